@@ -1,0 +1,93 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AccountKind says what an account stands for and whether it may go below
+// zero. Wallets never may; contra accounts (house, external) mirror money
+// that sits outside a wallet and carry the opposite sign by design.
+type AccountKind struct{ name string }
+
+// The account kinds. Small struct values, so no one invents a kind.
+var (
+	KindClientWallet = AccountKind{"client"}   // an operator's prefunded float, per currency
+	KindPlayerWallet = AccountKind{"player"}   // a player's game wallet, per client+player+currency
+	KindHouse        = AccountKind{"house"}    // game results, per client+provider+currency
+	KindExternal     = AccountKind{"external"} // money outside the ledger (the operator's own books)
+)
+
+// String returns the kind's stable name.
+func (k AccountKind) String() string { return k.name }
+
+// MayGoNegative reports whether balances of this kind may be below zero.
+func (k AccountKind) MayGoNegative() bool { return k == KindHouse || k == KindExternal }
+
+// AccountID names one account in one currency, e.g.
+// "player:acme:p-17:EUR". It is also the id of the account's event stream.
+type AccountID string
+
+// ClientWallet is the account of client in currency c.
+func ClientWallet(client string, c Currency) AccountID {
+	return AccountID("client:" + client + ":" + c.code)
+}
+
+// PlayerWallet is the game wallet of a player of client in currency c.
+func PlayerWallet(client, player string, c Currency) AccountID {
+	return AccountID("player:" + client + ":" + player + ":" + c.code)
+}
+
+// HouseAccount collects game results of provider for client in currency c.
+func HouseAccount(client, provider string, c Currency) AccountID {
+	return AccountID("house:" + client + ":" + provider + ":" + c.code)
+}
+
+// ExternalAccount mirrors money of client held outside the ledger.
+func ExternalAccount(client string, c Currency) AccountID {
+	return AccountID("external:" + client + ":" + c.code)
+}
+
+// Kind returns the account's kind from its id.
+func (a AccountID) Kind() AccountKind {
+	switch {
+	case strings.HasPrefix(string(a), "player:"):
+		return KindPlayerWallet
+	case strings.HasPrefix(string(a), "client:"):
+		return KindClientWallet
+	case strings.HasPrefix(string(a), "house:"):
+		return KindHouse
+	default:
+		return KindExternal
+	}
+}
+
+// CurrencyCode returns the currency part of the id.
+func (a AccountID) CurrencyCode() string {
+	s := string(a)
+	return s[strings.LastIndexByte(s, ':')+1:]
+}
+
+// MaxIDLength bounds client, player, provider, game, round and external
+// transaction ids.
+const MaxIDLength = 128
+
+// ValidateID checks an identifier given by a client or a provider: 1 to 128
+// characters of letters, digits and . _ - @ (no ':' so account ids stay
+// unambiguous, no control characters).
+func ValidateID(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is required: %w", field, ErrInvalidArgument)
+	}
+	if len(v) > MaxIDLength {
+		return fmt.Errorf("%s is longer than %d characters: %w", field, MaxIDLength, ErrInvalidArgument)
+	}
+	for _, r := range v {
+		ok := r == '.' || r == '_' || r == '-' || r == '@' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			return fmt.Errorf("%s %q has a character outside [A-Za-z0-9._@-]: %w", field, clip(v), ErrInvalidArgument)
+		}
+	}
+	return nil
+}

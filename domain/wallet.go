@@ -1,0 +1,446 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Env is what a decision needs from outside: the time and the id of the
+// event it may produce. Passing them in keeps decisions pure.
+type Env struct {
+	Now     time.Time
+	EventID string
+	Meta    Metadata
+}
+
+// GameTx identifies a provider's wallet call: whose money, which game.
+type GameTx struct {
+	Client, Player, Provider, Game, Round, Session, ExternalTx string
+	Currency                                                   Currency
+	RoundClosed, Promo                                         bool
+}
+
+func (g GameTx) validate() error {
+	for _, f := range []struct{ name, v string }{
+		{"client_id", g.Client}, {"player_id", g.Player}, {"provider", g.Provider}, {"transaction_id", g.ExternalTx},
+	} {
+		if err := ValidateID(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"game_id", g.Game}, {"round_id", g.Round}, {"session_id", g.Session}} {
+		if f.v != "" {
+			if err := ValidateID(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	if g.Currency.IsZero() {
+		return ErrUnknownCurrency
+	}
+	return nil
+}
+
+func (g GameTx) data(amount Money, balanceAfter int64) EventData {
+	return EventData{
+		ClientID: g.Client, PlayerID: g.Player, Provider: g.Provider, GameID: g.Game, RoundID: g.Round,
+		SessionID: g.Session, ExternalTxID: g.ExternalTx, Currency: g.Currency.code, Amount: amount.String(),
+		BalanceAfter: FormatMinor(balanceAfter, g.Currency.Exponent()), RoundClosed: g.RoundClosed, Promo: g.Promo,
+	}
+}
+
+func newEvent(t EventType, stream AccountID, env Env, d EventData) Event {
+	return Event{ID: env.EventID, Type: t, StreamID: stream, OccurredAt: env.Now.UTC(), Data: d, Meta: env.Meta}
+}
+
+// move returns the two postings that move amount from one account to another.
+func move(from, to AccountID, amount Money) []Posting {
+	return []Posting{{Account: from, Amount: amount.Neg().String()}, {Account: to, Amount: amount.String()}}
+}
+
+func checkAmount(m Money, c Currency, allowZero bool) error {
+	if m.cur != c {
+		return fmt.Errorf("amount in %s for a %s wallet: %w", m.cur, c, ErrCurrencyMismatch)
+	}
+	if m.minor < 0 || (m.minor == 0 && !allowZero) {
+		return fmt.Errorf("amount %s must be greater than zero: %w", m, ErrInvalidAmount)
+	}
+	return nil
+}
+
+func debitable(r Reader, id AccountID, m Money) (int64, error) {
+	bal := r.Account(id).Balance
+	if bal < m.minor {
+		return 0, fmt.Errorf("%s has %s, needs %s: %w", id, FormatMinor(bal, m.cur.Exponent()), m, ErrInsufficientFunds)
+	}
+	return bal - m.minor, nil
+}
+
+func credited(r Reader, id AccountID, m Money) (int64, error) {
+	b, ok := addInt64(r.Account(id).Balance, m.minor)
+	if !ok {
+		return 0, fmt.Errorf("balance of %s: %w", id, ErrAmountOverflow)
+	}
+	return b, nil
+}
+
+// DecideBet debits a player's wallet for a bet. A bet of zero is allowed
+// only as a promo (free spin) bet. A bet whose id was rolled back before it
+// arrived is refused.
+func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
+	if err := g.validate(); err != nil {
+		return Change{}, err
+	}
+	if err := checkAmount(amount, g.Currency, g.Promo); err != nil {
+		return Change{}, err
+	}
+	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
+	if rec, ok := r.Record(key); ok && rec.Kind == TxTombstone {
+		return Change{}, fmt.Errorf("bet %s: %w", g.ExternalTx, ErrRolledBackEarlier)
+	}
+	player := PlayerWallet(g.Client, g.Player, g.Currency)
+	after, err := debitable(r, player, amount)
+	if err != nil {
+		return Change{}, err
+	}
+	d := g.data(amount, after)
+	d.Postings = move(player, HouseAccount(g.Client, g.Provider, g.Currency), amount)
+	recs := []TxRecord{{Key: key, Kind: TxBet, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
+		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}}
+	if g.Round != "" {
+		round := roundRecord(r, g)
+		round.OpenBets++
+		round.Closed = round.Closed || g.RoundClosed
+		recs = append(recs, round)
+	}
+	return Change{Event: newEvent(EventBetPlaced, player, env, d), Records: recs}, nil
+}
+
+func roundRecord(r Reader, g GameTx) TxRecord {
+	key := RoundKey(g.Client, g.Provider, g.Round)
+	if rec, ok := r.Record(key); ok {
+		return rec
+	}
+	return TxRecord{Key: key, Kind: TxRound, Account: PlayerWallet(g.Client, g.Player, g.Currency),
+		PlayerID: g.Player, Currency: g.Currency.code, RoundID: g.Round}
+}
+
+// DecideWin credits a player's wallet. betRef, when given, names the bet the
+// win settles; a win on a rolled-back bet (named, or the only bets of its
+// round) is refused. A zero win closes a lost round. Wins are accepted after
+// the game session expired.
+func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change, error) {
+	if err := g.validate(); err != nil {
+		return Change{}, err
+	}
+	if err := checkAmount(amount, g.Currency, true); err != nil {
+		return Change{}, err
+	}
+	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
+	if rec, ok := r.Record(key); ok && rec.Kind == TxTombstone {
+		return Change{}, fmt.Errorf("win %s: %w", g.ExternalTx, ErrRolledBackEarlier)
+	}
+	if betRef != "" {
+		bet, ok := r.Record(GameTxKey(g.Client, g.Provider, betRef))
+		switch {
+		case !ok:
+			return Change{}, fmt.Errorf("bet %s: %w", betRef, ErrTransactionUnknown)
+		case bet.Kind == TxTombstone || bet.RolledBack:
+			return Change{}, fmt.Errorf("win on bet %s: %w", betRef, ErrBetRolledBack)
+		case bet.PlayerID != g.Player:
+			return Change{}, fmt.Errorf("bet %s: %w", betRef, ErrPlayerMismatch)
+		}
+	}
+	var recs []TxRecord
+	if g.Round != "" {
+		round, ok := r.Record(RoundKey(g.Client, g.Provider, g.Round))
+		if ok && round.OpenBets == 0 && round.RolledBets > 0 {
+			return Change{}, fmt.Errorf("win in round %s: %w", g.Round, ErrBetRolledBack)
+		}
+		if !ok {
+			round = roundRecord(r, g)
+		}
+		round.Closed = round.Closed || g.RoundClosed
+		recs = append(recs, round)
+	}
+	player := PlayerWallet(g.Client, g.Player, g.Currency)
+	after, err := credited(r, player, amount)
+	if err != nil {
+		return Change{}, err
+	}
+	d := g.data(amount, after)
+	d.ReferenceTx = betRef
+	d.Postings = move(HouseAccount(g.Client, g.Provider, g.Currency), player, amount)
+	recs = append([]TxRecord{{Key: key, Kind: TxWin, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
+		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}}, recs...)
+	return Change{Event: newEvent(EventWinCredited, player, env, d), Records: recs}, nil
+}
+
+// DecideRollback undoes the provider transaction ref: a bet is refunded, a
+// win is reversed (if the wallet still holds it). Each transaction is rolled
+// back at most once. A rollback of a transaction the ledger has never seen
+// moves no money but leaves a tombstone, so the late original is refused.
+// Rollbacks are accepted after the game session expired.
+func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
+	if err := g.validate(); err != nil {
+		return Change{}, err
+	}
+	if err := ValidateID("reference_transaction_id", ref); err != nil {
+		return Change{}, err
+	}
+	player := PlayerWallet(g.Client, g.Player, g.Currency)
+	house := HouseAccount(g.Client, g.Provider, g.Currency)
+	own := TxRecord{Key: GameTxKey(g.Client, g.Provider, g.ExternalTx), Kind: TxRollback, Account: player,
+		PlayerID: g.Player, Currency: g.Currency.code, RoundID: g.Round, EventID: env.EventID}
+	refKey := GameTxKey(g.Client, g.Provider, ref)
+	orig, ok := r.Record(refKey)
+	if !ok {
+		d := g.data(Zero(g.Currency), r.Account(player).Balance)
+		d.ReferenceTx = ref
+		d.Postings = []Posting{}
+		tomb := TxRecord{Key: refKey, Kind: TxTombstone, Account: player, PlayerID: g.Player,
+			Currency: g.Currency.code, RoundID: g.Round, EventID: env.EventID}
+		return Change{Event: newEvent(EventRollbackRecorded, player, env, d), Records: []TxRecord{own, tomb}}, nil
+	}
+	switch {
+	case orig.Kind == TxTombstone || orig.RolledBack:
+		return Change{}, fmt.Errorf("rollback of %s: %w", ref, ErrAlreadyRolledBack)
+	case orig.PlayerID != g.Player:
+		return Change{}, fmt.Errorf("rollback of %s: %w", ref, ErrPlayerMismatch)
+	case orig.Currency != g.Currency.code:
+		return Change{}, fmt.Errorf("rollback of %s in %s: %w", ref, orig.Currency, ErrCurrencyMismatch)
+	}
+	amount := FromMinor(orig.Amount, g.Currency)
+	var (
+		typ   EventType
+		after int64
+		err   error
+		post  []Posting
+	)
+	switch orig.Kind {
+	case TxBet:
+		typ, post = EventBetRolledBack, move(house, player, amount)
+		after, err = credited(r, player, amount)
+	case TxWin:
+		typ, post = EventWinReversed, move(player, house, amount)
+		after, err = debitable(r, player, amount)
+	default:
+		return Change{}, fmt.Errorf("rollback of %s %s: %w", orig.Kind, ref, ErrNotRollbackable)
+	}
+	if err != nil {
+		return Change{}, err
+	}
+	orig.RolledBack = true
+	own.Amount = amount.minor
+	recs := []TxRecord{own, orig}
+	if orig.Kind == TxBet && orig.RoundID != "" {
+		if round, ok := r.Record(RoundKey(g.Client, g.Provider, orig.RoundID)); ok {
+			round.OpenBets--
+			round.RolledBets++
+			round.Closed = round.Closed || g.RoundClosed
+			recs = append(recs, round)
+		}
+	}
+	d := g.data(amount, after)
+	d.ReferenceTx = ref
+	if orig.RoundID != "" {
+		d.RoundID = orig.RoundID
+	}
+	d.Postings = post
+	return Change{Event: newEvent(typ, player, env, d), Records: recs}, nil
+}
+
+// ClientTx identifies an operator's own money movement.
+type ClientTx struct {
+	Client, Player, ExternalTx, Reason string
+	Currency                           Currency
+}
+
+func (c ClientTx) validate() error {
+	if err := ValidateID("client_id", c.Client); err != nil {
+		return err
+	}
+	if err := ValidateID("transaction_id", c.ExternalTx); err != nil {
+		return err
+	}
+	if c.Player != "" {
+		if err := ValidateID("player_id", c.Player); err != nil {
+			return err
+		}
+	}
+	if c.Currency.IsZero() {
+		return ErrUnknownCurrency
+	}
+	return nil
+}
+
+// wallet is the player's wallet when a player is named, else the client's.
+func (c ClientTx) wallet() AccountID {
+	if c.Player != "" {
+		return PlayerWallet(c.Client, c.Player, c.Currency)
+	}
+	return ClientWallet(c.Client, c.Currency)
+}
+
+func (c ClientTx) change(r Reader, kind TxKind, typ EventType, amount Money, after int64, post []Posting, dir string, env Env) Change {
+	w := c.wallet()
+	d := EventData{ClientID: c.Client, PlayerID: c.Player, ExternalTxID: c.ExternalTx, Currency: c.Currency.code,
+		Amount: amount.String(), BalanceAfter: FormatMinor(after, c.Currency.Exponent()), Direction: dir,
+		Reason: c.Reason, Postings: post}
+	rec := TxRecord{Key: ClientTxKey(c.Client, c.ExternalTx), Kind: kind, Account: w, PlayerID: c.Player,
+		Currency: c.Currency.code, Amount: amount.minor, EventID: env.EventID}
+	return Change{Event: newEvent(typ, w, env, d), Records: []TxRecord{rec}}
+}
+
+// DecideDeposit brings money into a wallet (the client's, or a player's)
+// from outside the ledger.
+func DecideDeposit(r Reader, c ClientTx, amount Money, env Env) (Change, error) {
+	if err := c.validate(); err != nil {
+		return Change{}, err
+	}
+	if err := checkAmount(amount, c.Currency, false); err != nil {
+		return Change{}, err
+	}
+	after, err := credited(r, c.wallet(), amount)
+	if err != nil {
+		return Change{}, err
+	}
+	post := move(ExternalAccount(c.Client, c.Currency), c.wallet(), amount)
+	return c.change(r, TxDeposit, EventDeposited, amount, after, post, "", env), nil
+}
+
+// DecideWithdrawal takes money out of a wallet to outside the ledger.
+func DecideWithdrawal(r Reader, c ClientTx, amount Money, env Env) (Change, error) {
+	if err := c.validate(); err != nil {
+		return Change{}, err
+	}
+	if err := checkAmount(amount, c.Currency, false); err != nil {
+		return Change{}, err
+	}
+	after, err := debitable(r, c.wallet(), amount)
+	if err != nil {
+		return Change{}, err
+	}
+	post := move(c.wallet(), ExternalAccount(c.Client, c.Currency), amount)
+	return c.change(r, TxWithdrawal, EventWithdrawn, amount, after, post, "", env), nil
+}
+
+// Transfer directions between a client's wallet and a player's game wallet.
+const (
+	ToPlayer   = "to_player"
+	FromPlayer = "from_player"
+)
+
+// DecideTransfer moves money between the client's wallet and a player's
+// game wallet; the event lives on the player's stream.
+func DecideTransfer(r Reader, c ClientTx, amount Money, direction string, env Env) (Change, error) {
+	if err := c.validate(); err != nil {
+		return Change{}, err
+	}
+	if c.Player == "" {
+		return Change{}, fmt.Errorf("player_id is required for a transfer: %w", ErrInvalidArgument)
+	}
+	if err := checkAmount(amount, c.Currency, false); err != nil {
+		return Change{}, err
+	}
+	client, player := ClientWallet(c.Client, c.Currency), c.wallet()
+	var (
+		after int64
+		err   error
+		post  []Posting
+	)
+	switch direction {
+	case ToPlayer:
+		if _, err = debitable(r, client, amount); err != nil {
+			return Change{}, err
+		}
+		after, err = credited(r, player, amount)
+		post = move(client, player, amount)
+	case FromPlayer:
+		after, err = debitable(r, player, amount)
+		post = move(player, client, amount)
+	default:
+		return Change{}, fmt.Errorf("direction %q is not %s or %s: %w", direction, ToPlayer, FromPlayer, ErrInvalidArgument)
+	}
+	if err != nil {
+		return Change{}, err
+	}
+	return c.change(r, TxTransfer, EventTransferred, amount, after, post, direction, env), nil
+}
+
+// DecideAdjustment applies a signed correction to a wallet against the
+// client's external account. A wallet still cannot go below zero.
+func DecideAdjustment(r Reader, c ClientTx, delta Money, env Env) (Change, error) {
+	if err := c.validate(); err != nil {
+		return Change{}, err
+	}
+	if delta.cur != c.Currency {
+		return Change{}, ErrCurrencyMismatch
+	}
+	if delta.minor == 0 {
+		return Change{}, fmt.Errorf("an adjustment of zero moves nothing: %w", ErrInvalidAmount)
+	}
+	after, err := credited(r, c.wallet(), delta)
+	if err != nil {
+		return Change{}, err
+	}
+	if after < 0 {
+		return Change{}, fmt.Errorf("%s would go to %s: %w", c.wallet(), FormatMinor(after, c.Currency.Exponent()), ErrInsufficientFunds)
+	}
+	post := move(ExternalAccount(c.Client, c.Currency), c.wallet(), delta)
+	return c.change(r, TxAdjustment, EventAdjusted, delta, after, post, "", env), nil
+}
+
+// DecideBalanceSync sets a player's game wallet to the balance the client
+// reported at a signed launch. The difference is posted against the
+// client's external account, so every balance is explained by the ledger.
+func DecideBalanceSync(r Reader, c ClientTx, target Money, g GameTx, env Env) (Change, error) {
+	if err := c.validate(); err != nil {
+		return Change{}, err
+	}
+	if c.Player == "" {
+		return Change{}, fmt.Errorf("player_id is required: %w", ErrInvalidArgument)
+	}
+	if err := checkAmount(target, c.Currency, true); err != nil {
+		return Change{}, err
+	}
+	cur := r.Account(c.wallet()).Balance
+	delta, ok := addInt64(target.minor, -cur)
+	if !ok {
+		return Change{}, ErrAmountOverflow
+	}
+	post := move(ExternalAccount(c.Client, c.Currency), c.wallet(), FromMinor(delta, c.Currency))
+	ch := c.change(r, TxSync, EventBalanceSynced, target, target.minor, post, "", env)
+	ch.Event.Data.GameID, ch.Event.Data.SessionID, ch.Event.Data.Provider = g.Game, g.Session, g.Provider
+	return ch, nil
+}
+
+// Launch describes a game session opened for a player.
+type Launch struct {
+	Client, Player, Provider, Game, Session, ExternalTx string
+	Currency                                            Currency
+	ExpiresAt                                           time.Time
+}
+
+// DecideLaunch records a game launch. It moves no money.
+func DecideLaunch(r Reader, l Launch, env Env) (Change, error) {
+	for _, f := range []struct{ name, v string }{
+		{"client_id", l.Client}, {"player_id", l.Player}, {"provider", l.Provider}, {"game_id", l.Game},
+		{"session_id", l.Session}, {"transaction_id", l.ExternalTx},
+	} {
+		if err := ValidateID(f.name, f.v); err != nil {
+			return Change{}, err
+		}
+	}
+	if l.Currency.IsZero() {
+		return Change{}, ErrUnknownCurrency
+	}
+	w := PlayerWallet(l.Client, l.Player, l.Currency)
+	d := EventData{ClientID: l.Client, PlayerID: l.Player, Provider: l.Provider, GameID: l.Game, SessionID: l.Session,
+		ExternalTxID: l.ExternalTx, Currency: l.Currency.code, Amount: Zero(l.Currency).String(),
+		BalanceAfter: FormatMinor(r.Account(w).Balance, l.Currency.Exponent()),
+		ExpiresAt:    l.ExpiresAt.UTC().Format(time.RFC3339), Postings: []Posting{}}
+	rec := TxRecord{Key: ClientTxKey(l.Client, l.ExternalTx), Kind: TxLaunch, Account: w, PlayerID: l.Player,
+		Currency: l.Currency.code, EventID: env.EventID}
+	return Change{Event: newEvent(EventGameLaunched, w, env, d), Records: []TxRecord{rec}}, nil
+}
