@@ -16,6 +16,9 @@ var (
 	KindPlayerWallet = AccountKind{"player"}   // a player's game wallet, per client+player+currency
 	KindHouse        = AccountKind{"house"}    // game results, per client+provider+currency
 	KindExternal     = AccountKind{"external"} // money outside the ledger (the operator's own books)
+	// KindUnknown is any other id. It is treated like a wallet: it may not
+	// go below zero, so a malformed id can never mint money.
+	KindUnknown = AccountKind{"unknown"}
 )
 
 // String returns the kind's stable name.
@@ -57,8 +60,10 @@ func (a AccountID) Kind() AccountKind {
 		return KindClientWallet
 	case strings.HasPrefix(string(a), "house:"):
 		return KindHouse
-	default:
+	case strings.HasPrefix(string(a), "external:"):
 		return KindExternal
+	default:
+		return KindUnknown
 	}
 }
 

@@ -22,6 +22,9 @@ var (
 	ErrNotRollbackable    = errors.New("transaction kind cannot be rolled back")
 	ErrPlayerMismatch     = errors.New("referenced transaction belongs to another player")
 	ErrNotFound           = errors.New("not found")
+	// ErrDuplicateTransaction is a new call under an id already booked; the
+	// command layer answers such retries before they reach a decision.
+	ErrDuplicateTransaction = errors.New("transaction id already used")
 )
 
 // IdempotencyConflictError is returned when an external id is reused with a

@@ -42,6 +42,13 @@ func ParseMoney(s string, c Currency) (Money, error) {
 		return Money{}, fmt.Errorf("amount %q: %w", clip(s), ErrInvalidAmount)
 	}
 	exp := c.Exponent()
+	// decimal.Parse silently rounds beyond 19 significant digits
+	// ("1.0000000000000000001" becomes 1), so count the significant decimals
+	// in the text itself. The text is plain decimal here: Parse accepted it
+	// and exponents were refused above.
+	if i := strings.IndexByte(s, '.'); i >= 0 && len(strings.TrimRight(s[i+1:], "0")) > exp {
+		return Money{}, fmt.Errorf("amount %s in %s (%d decimals allowed): %w", clip(s), c.code, exp, ErrTooPrecise)
+	}
 	d = d.Trim(exp)
 	if d.Scale() > exp {
 		return Money{}, fmt.Errorf("amount %s in %s (%d decimals allowed): %w", s, c.code, exp, ErrTooPrecise)
@@ -51,7 +58,9 @@ func ParseMoney(s string, c Currency) (Money, error) {
 		return Money{}, fmt.Errorf("amount %q: %w", clip(s), ErrAmountOverflow)
 	}
 	minor, ok := mulAdd(whole, pow10[exp], frac)
-	if !ok {
+	// MinInt64 has no positive counterpart: refusing it keeps Neg and Sub
+	// exact for every parsed amount.
+	if !ok || minor == math.MinInt64 {
 		return Money{}, fmt.Errorf("amount %q: %w", clip(s), ErrAmountOverflow)
 	}
 	return Money{minor: minor, cur: c}, nil

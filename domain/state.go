@@ -1,6 +1,9 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // TxKind says what an external transaction was. Stored with its record.
 type TxKind string
@@ -43,6 +46,8 @@ type TxRecord struct {
 	// BalanceAfter is the wallet balance the original call answered with.
 	BalanceAfter string            `json:"balance_after,omitempty"`
 	Request      map[string]string `json:"request,omitempty"`
+	// CreatedAt is when the original call was recorded.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // GameTxKey is the idempotency key of a provider's transaction id: provider

@@ -95,8 +95,8 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 		return Change{}, err
 	}
 	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
-	if rec, ok := r.Record(key); ok && rec.Kind == TxTombstone {
-		return Change{}, fmt.Errorf("bet %s: %w", g.ExternalTx, ErrRolledBackEarlier)
+	if err := unusedID(r, key, "bet", g.ExternalTx); err != nil {
+		return Change{}, err
 	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
 	after, err := debitable(r, player, amount)
@@ -114,6 +114,20 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 		recs = append(recs, round)
 	}
 	return Change{Event: newEvent(EventBetPlaced, player, env, d), Records: recs}, nil
+}
+
+// unusedID refuses a transaction id the ledger already holds: a tombstone
+// (rolled back before it arrived) or, as a defence in depth behind the
+// command layer's replay check, an id already booked.
+func unusedID(r Reader, key, what, id string) error {
+	rec, ok := r.Record(key)
+	switch {
+	case !ok:
+		return nil
+	case rec.Kind == TxTombstone:
+		return fmt.Errorf("%s %s: %w", what, id, ErrRolledBackEarlier)
+	}
+	return fmt.Errorf("%s %s: id already used by a %s: %w", what, id, rec.Kind, ErrDuplicateTransaction)
 }
 
 func roundRecord(r Reader, g GameTx) TxRecord {
@@ -137,8 +151,8 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 		return Change{}, err
 	}
 	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
-	if rec, ok := r.Record(key); ok && rec.Kind == TxTombstone {
-		return Change{}, fmt.Errorf("win %s: %w", g.ExternalTx, ErrRolledBackEarlier)
+	if err := unusedID(r, key, "win", g.ExternalTx); err != nil {
+		return Change{}, err
 	}
 	if betRef != "" {
 		bet, ok := r.Record(GameTxKey(g.Client, g.Provider, betRef))
@@ -147,8 +161,12 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 			return Change{}, fmt.Errorf("bet %s: %w", betRef, ErrTransactionUnknown)
 		case bet.Kind == TxTombstone || bet.RolledBack:
 			return Change{}, fmt.Errorf("win on bet %s: %w", betRef, ErrBetRolledBack)
+		case bet.Kind != TxBet:
+			return Change{}, fmt.Errorf("%s %s is not a bet: %w", bet.Kind, betRef, ErrInvalidArgument)
 		case bet.PlayerID != g.Player:
 			return Change{}, fmt.Errorf("bet %s: %w", betRef, ErrPlayerMismatch)
+		case bet.Currency != g.Currency.code:
+			return Change{}, fmt.Errorf("bet %s in %s: %w", betRef, bet.Currency, ErrCurrencyMismatch)
 		}
 	}
 	var recs []TxRecord
@@ -187,6 +205,11 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	}
 	if err := ValidateID("reference_transaction_id", ref); err != nil {
 		return Change{}, err
+	}
+	// A rollback naming itself would write its own record and a tombstone
+	// under one key, and its retry would then fail instead of replaying.
+	if ref == g.ExternalTx {
+		return Change{}, fmt.Errorf("rollback %s refers to itself: %w", ref, ErrInvalidArgument)
 	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
 	house := HouseAccount(g.Client, g.Provider, g.Currency)
@@ -400,6 +423,13 @@ func DecideBalanceSync(r Reader, c ClientTx, target Money, g GameTx, env Env) (C
 	}
 	if c.Player == "" {
 		return Change{}, fmt.Errorf("player_id is required: %w", ErrInvalidArgument)
+	}
+	for _, f := range []struct{ name, v string }{{"provider", g.Provider}, {"game_id", g.Game}, {"session_id", g.Session}} {
+		if f.v != "" {
+			if err := ValidateID(f.name, f.v); err != nil {
+				return Change{}, err
+			}
+		}
 	}
 	if err := checkAmount(target, c.Currency, true); err != nil {
 		return Change{}, err

@@ -1,0 +1,170 @@
+// Package kafkatest gives tests the real Kafka broker named by
+// PITBOSS_KAFKA_BROKERS (`make test` starts it), a topic of their own, and a
+// plain sarama reader that shows records as they are on the broker: key,
+// partition, offset and headers.
+package kafkatest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/pitboss/pitboss/adapters/kafka"
+)
+
+// Brokers returns the broker list, failing the test when it is not set: a
+// test that needs Kafka never silently skips.
+func Brokers(t testing.TB) []string {
+	t.Helper()
+	v := os.Getenv("PITBOSS_KAFKA_BROKERS")
+	if v == "" {
+		t.Fatal("PITBOSS_KAFKA_BROKERS is not set: run the tests with `make test`, which starts PostgreSQL and Kafka")
+	}
+	return strings.Split(v, ",")
+}
+
+// NewTopic creates a topic with a random name and the given number of
+// partitions, deleted when the test ends.
+func NewTopic(t testing.TB, brokers []string, partitions int32) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	topic := "pitboss-test-" + hex.EncodeToString(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kafka.EnsureTopic(ctx, brokers, topic, partitions, 1); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := kafka.DeleteTopic(ctx, brokers, topic); err != nil {
+			t.Logf("delete topic %s: %v", topic, err)
+		}
+	})
+	return topic
+}
+
+// Record is one Kafka record as stored on the broker.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Key       string
+	Value     []byte
+	Headers   map[string]string
+}
+
+// Count is the number of records on topic (the sum of its partitions'
+// high-water marks).
+func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
+	client, err := sarama.NewClient(brokers, config())
+	if err != nil {
+		return 0, fmt.Errorf("kafka client: %w", err)
+	}
+	defer client.Close()
+	parts, err := client.Partitions(topic)
+	if err != nil {
+		return 0, fmt.Errorf("partitions of %s: %w", topic, err)
+	}
+	var n int64
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		hw, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+		if err != nil {
+			return 0, fmt.Errorf("offset of %s/%d: %w", topic, p, err)
+		}
+		n += hw
+	}
+	return n, nil
+}
+
+// ReadUntil reads every partition of topic from the start until done,
+// called with all records read so far after each new one, returns true, or
+// ctx ends (then it returns what it read and ctx's error). Records of one
+// partition keep their offset order in the result.
+func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]Record) bool) ([]Record, error) {
+	consumer, err := sarama.NewConsumer(brokers, config())
+	if err != nil {
+		return nil, fmt.Errorf("kafka consumer: %w", err)
+	}
+	defer consumer.Close()
+	parts, err := consumer.Partitions(topic)
+	if err != nil {
+		return nil, fmt.Errorf("partitions of %s: %w", topic, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		records []Record
+		wg      sync.WaitGroup
+		errs    = make(chan error, len(parts))
+	)
+	for _, p := range parts {
+		pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
+		if err != nil {
+			return nil, fmt.Errorf("consume %s/%d: %w", topic, p, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer pc.AsyncClose()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case e := <-pc.Errors():
+					errs <- e
+					return
+				case m := <-pc.Messages():
+					r := Record{Partition: m.Partition, Offset: m.Offset, Key: string(m.Key), Value: m.Value,
+						Headers: make(map[string]string, len(m.Headers))}
+					for _, h := range m.Headers {
+						r.Headers[string(h.Key)] = string(h.Value)
+					}
+					mu.Lock()
+					records = append(records, r)
+					if done(records) {
+						cancel()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	mu.Lock()
+	defer mu.Unlock()
+	out := append([]Record(nil), records...)
+	if done(out) {
+		return out, nil
+	}
+	if e, ok := <-errs; ok {
+		return out, e
+	}
+	if ctx.Err() != nil {
+		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx))
+	}
+	return out, nil
+}
+
+func config() *sarama.Config {
+	c := sarama.NewConfig()
+	c.ClientID = "pitboss-test"
+	c.Version = kafka.KafkaVersion
+	c.Consumer.Return.Errors = true
+	return c
+}
