@@ -118,6 +118,7 @@ func (h *Handler) run(ctx context.Context, key string, request map[string]string
 			}
 			ch.Records[0].Request = request
 			ch.Records[0].BalanceAfter = ch.Event.Data.BalanceAfter
+			ch.Records[0].CreatedAt = env.Now.UTC()
 			e, err := v.Apply(ch)
 			if err != nil {
 				return Outcome{}, err
@@ -126,9 +127,17 @@ func (h *Handler) run(ctx context.Context, key string, request map[string]string
 		},
 	}
 	var err error
+	widened := 0
 	for attempt := range MaxConcurrencyRetries {
 		var out Outcome
 		out, err = h.ledger.Execute(ctx, op)
+		if more := (*needRecords)(nil); errors.As(err, &more) && widened < maxWidenings {
+			widened++
+			// The decision found it needs state it could not name before
+			// reading (the round of the transaction it rolls back).
+			op.Records = append(op.Records, more.keys...)
+			continue
+		}
 		if ce := (*domain.ConcurrencyError)(nil); errors.As(err, &ce) {
 			if werr := backoff(ctx, attempt); werr != nil {
 				return Result{}, werr
@@ -142,6 +151,15 @@ func (h *Handler) run(ctx context.Context, key string, request map[string]string
 	}
 	return Result{}, fmt.Errorf("after %d attempts: %w", MaxConcurrencyRetries, err)
 }
+
+// needRecords is returned by a decision that must see more records than
+// its operation named; run executes the operation again with them loaded.
+type needRecords struct{ keys []string }
+
+func (e *needRecords) Error() string { return fmt.Sprintf("decision needs records %v", e.keys) }
+
+// maxWidenings bounds how often an operation may ask for more records.
+const maxWidenings = 2
 
 func backoff(ctx context.Context, attempt int) error {
 	t := time.NewTimer(time.Duration(1<<attempt) * time.Millisecond)
@@ -159,10 +177,12 @@ func resultOf(out Outcome, request map[string]string) Result {
 	res := Result{
 		TransactionID: r.EventID, Kind: r.Kind, Account: r.Account, Currency: r.Currency,
 		Amount: request["amount"], BalanceAfter: r.BalanceAfter, Position: r.Position,
-		Replayed: out.Replayed, ExternalID: request["transaction_id"],
+		Replayed: out.Replayed, ExternalID: request["transaction_id"], OccurredAt: r.CreatedAt,
+	}
+	if cur, err := domain.ParseCurrency(r.Currency); err == nil && res.Amount == "" {
+		res.Amount = domain.FromMinor(r.Amount, cur).String()
 	}
 	if out.Event != nil {
-		res.OccurredAt = out.Event.OccurredAt
 		res.Amount = out.Event.Data.Amount
 	}
 	return res

@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestParseUUID(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []byte
+		ok   bool
+	}{
+		{in: "00112233-4455-6677-8899-aabbccddeeff", ok: true,
+			want: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
+		{in: "00112233-4455-6677-8899-AABBCCDDEEFF", ok: true,
+			want: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
+		{in: "", ok: false},
+		{in: "00112233445566778899aabbccddeeff", ok: false},
+		{in: "00112233-4455-6677-8899-aabbccddeefg", ok: false},
+		{in: "00112233-4455-6677-8899_aabbccddeeff", ok: false},
+		{in: "0011223-34455-6677-8899-aabbccddeeff", ok: false},
+		{in: "00112233-4455-6677-8899-aabbccddeeff0", ok: false},
+	}
+	for _, tc := range tests {
+		got, ok := parseUUID(tc.in)
+		if ok != tc.ok || (ok && !bytes.Equal(got[:], tc.want)) {
+			t.Errorf("parseUUID(%q) = %x, %v; want %x, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestParseStreamVersionKey(t *testing.T) {
+	tests := []struct {
+		detail  string
+		stream  string
+		version int64
+	}{
+		{"Key (stream_id, stream_version)=(player:acme:p-1:EUR, 3) already exists.", "player:acme:p-1:EUR", 3},
+		{"Key (stream_id, stream_version)=(house:a:b:BTC, 12345) already exists.", "house:a:b:BTC", 12345},
+		{"something else", "", 0},
+		{"Key (stream_id, stream_version)=(x, y) already exists.", "x", 0},
+	}
+	for _, tc := range tests {
+		stream, version := parseStreamVersionKey(tc.detail)
+		if stream != tc.stream || version != tc.version {
+			t.Errorf("parseStreamVersionKey(%q) = %q, %d; want %q, %d", tc.detail, stream, version, tc.stream, tc.version)
+		}
+	}
+}
