@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run Pitboss locally against the infrastructure from scripts/infra-up.sh
+# (`make run` brings that up and builds bin/pitboss first):
+#   1. bin/pitboss migrate   apply database migrations
+#   2. bin/pitboss sandbox   create a sandbox client + API key if none exists, print it
+#   3. exec bin/pitboss serve
+set -euo pipefail
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+# shellcheck source=scripts/env.sh
+source "$SCRIPT_DIR/env.sh"
+cd "$PITBOSS_ROOT"
+
+BIN="${PITBOSS_BIN:-$PITBOSS_ROOT/bin/pitboss}"
+[ -x "$BIN" ] || { echo "[run] $BIN not found; run 'make build' first" >&2; exit 1; }
+
+echo "[run] PITBOSS_DATABASE_URL=$PITBOSS_DATABASE_URL" >&2
+echo "[run] PITBOSS_KAFKA_BROKERS=$PITBOSS_KAFKA_BROKERS" >&2
+echo "[run] $BIN migrate" >&2
+"$BIN" migrate
+echo "[run] $BIN sandbox" >&2
+"$BIN" sandbox
+echo "[run] exec $BIN serve" >&2
+exec "$BIN" serve "$@"
