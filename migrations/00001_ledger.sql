@@ -32,8 +32,13 @@ CREATE TABLE accounts (
     version       bigint      NOT NULL,
     last_position bigint      NOT NULL,
     updated_at    timestamptz NOT NULL DEFAULT now(),
+    -- the account id without its currency: "player:acme:p-17:" lists a
+    -- player's wallets in every currency.
+    owner         text        GENERATED ALWAYS AS (left(account_id, length(account_id) - length(currency))) STORED,
     CONSTRAINT accounts_no_overdraft CHECK (kind IN ('house', 'external') OR balance >= 0)
 );
+
+CREATE INDEX accounts_owner_idx ON accounts (owner);
 
 -- One row per external transaction id (and per round): idempotency, the
 -- original answer for retries, and rollback state. The primary key is what

@@ -58,6 +58,15 @@ type LedgerConfig struct {
 	// batch in flight when Run's context ends still completes within it.
 	// Default 10s.
 	BatchTimeout time.Duration
+	// Observer, when set, is told about every batch (metrics).
+	Observer LedgerObserver
+}
+
+// LedgerObserver is told about every batch the writer ran: how many
+// operations it held, how many events it committed, how long it took and
+// whether it failed. It is called on the writer goroutine: keep it fast.
+type LedgerObserver interface {
+	ObserveLedgerBatch(operations, events int, took time.Duration, err error)
 }
 
 func (c *LedgerConfig) setDefaults() {
@@ -278,7 +287,11 @@ func (l *Ledger) process(runCtx context.Context) {
 	defer cancel()
 	b.reset()
 	start := time.Now()
-	if err := l.runBatch(ctx, b); err != nil {
+	err := l.runBatch(ctx, b)
+	if l.cfg.Observer != nil {
+		l.cfg.Observer.ObserveLedgerBatch(len(b.reqs), len(b.events), time.Since(start), err)
+	}
+	if err != nil {
 		err = fmt.Errorf("ledger batch of %d operations: %w", len(b.reqs), err)
 		if ce := (*domain.ConcurrencyError)(nil); errors.As(err, &ce) {
 			l.log.Debug("ledger batch conflicted", "err", err)

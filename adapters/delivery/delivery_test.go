@@ -1,0 +1,303 @@
+package delivery_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
+)
+
+func TestSignAndVerify(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_test"
+	body := []byte(`{"member_account":"p1","bet_amount":10.00}`)
+	at := time.Unix(1_700_000_000, 0)
+	header := delivery.Sign(secret, at, body)
+
+	// then the header is exactly what a receiver computes by hand
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("1700000000." + string(body)))
+	if want := "t=1700000000,v1=" + hex.EncodeToString(m.Sum(nil)); header != want {
+		t.Fatalf("header %q, want %q", header, want)
+	}
+
+	tests := []struct {
+		name   string
+		header string
+		secret string
+		body   []byte
+		now    time.Time
+		want   error
+	}{
+		{"valid", header, secret, body, at.Add(time.Minute), nil},
+		{"valid among several v1", "t=1700000000,v1=00ff," + header[len("t=1700000000,"):], secret, body, at, nil},
+		{"other body", header, secret, []byte(`{"member_account":"p1","bet_amount":100.00}`), at, delivery.ErrSignatureMismatch},
+		{"other secret", header, "whsec_other", body, at, delivery.ErrSignatureMismatch},
+		{"too old", header, secret, body, at.Add(6 * time.Minute), delivery.ErrSignatureExpired},
+		{"from the future", header, secret, body, at.Add(-6 * time.Minute), delivery.ErrSignatureExpired},
+		{"no timestamp", header[len("t=1700000000,"):], secret, body, at, delivery.ErrSignatureMalformed},
+		{"no signature", "t=1700000000", secret, body, at, delivery.ErrSignatureMalformed},
+		{"garbage", "nonsense", secret, body, at, delivery.ErrSignatureMalformed},
+		{"timestamp changed", strings.Replace(header, "t=1700000000", "t=1700000001", 1), secret, body, at, delivery.ErrSignatureMismatch},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := delivery.Verify(tc.header, tc.secret, tc.body, tc.now, 5*time.Minute)
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewSecret(t *testing.T) {
+	t.Parallel()
+	a, b := delivery.NewSecret(), delivery.NewSecret()
+	if a == b || !strings.HasPrefix(a, delivery.SecretPrefix) || len(a) != len(delivery.SecretPrefix)+43 {
+		t.Fatalf("secrets %q %q", a, b)
+	}
+}
+
+func TestScheduleCeilings(t *testing.T) {
+	t.Parallel()
+	s := delivery.Schedule{Base: 10 * time.Second, Factor: 3, Cap: 6 * time.Hour, MaxAttempts: 15, MaxAge: 24 * time.Hour}
+	want := []time.Duration{10 * time.Second, 30 * time.Second, 90 * time.Second, 270 * time.Second, 810 * time.Second,
+		2430 * time.Second, 7290 * time.Second, 6 * time.Hour, 6 * time.Hour}
+	for i, w := range want {
+		if got := s.Ceiling(i + 1); got != w {
+			t.Fatalf("ceiling after attempt %d = %v, want %v", i+1, got, w)
+		}
+	}
+	if got := s.Ceiling(200); got != 6*time.Hour {
+		t.Fatalf("ceiling after 200 attempts = %v (overflow?)", got)
+	}
+}
+
+func TestScheduleNext(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	full := func(n int64) int64 { return n } // the jitter at its top
+	none := func(int64) int64 { return 0 }   // the jitter at its bottom
+	tests := []struct {
+		name      string
+		rnd       func(int64) int64
+		attempt   int
+		now       time.Time
+		wantDelay time.Duration
+		wantPark  bool
+	}{
+		{"first failure waits up to the base", full, 1, start, 10 * time.Second, false},
+		{"full jitter may retry at once", none, 1, start, 0, false},
+		{"third failure waits up to 90 s", full, 3, start, 90 * time.Second, false},
+		{"the last attempt parks", full, 15, start, 0, true},
+		{"beyond the maximum age parks", full, 8, start.Add(20 * time.Hour), 0, true},
+		{"within the maximum age retries", none, 8, start.Add(20 * time.Hour), 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := delivery.Schedule{Base: 10 * time.Second, Factor: 3, Cap: 6 * time.Hour, MaxAttempts: 15,
+				MaxAge: 24 * time.Hour, Rand: tc.rnd}
+			d, park := s.Next(tc.attempt, start, tc.now)
+			if d != tc.wantDelay || park != tc.wantPark {
+				t.Fatalf("Next = %v, %v; want %v, %v", d, park, tc.wantDelay, tc.wantPark)
+			}
+		})
+	}
+	t.Run("the default jitter is spread over [0, ceiling]", func(t *testing.T) {
+		s := delivery.Schedule{Base: time.Second, Factor: 2, Cap: time.Minute, MaxAttempts: 100, MaxAge: time.Hour}
+		for n := 1; n <= 8; n++ {
+			ceiling := s.Ceiling(n)
+			var low, high bool
+			for range 2000 {
+				d, park := s.Next(n, start, start)
+				if park || d < 0 || d > ceiling {
+					t.Fatalf("attempt %d: delay %v (park %v) outside [0, %v]", n, d, park, ceiling)
+				}
+				low = low || d < ceiling/4
+				high = high || d > ceiling*3/4
+			}
+			if !low || !high {
+				t.Fatalf("attempt %d: 2000 delays never reached both quarters of [0, %v]", n, ceiling)
+			}
+		}
+	})
+}
+
+func TestScheduleValidate(t *testing.T) {
+	t.Parallel()
+	bad := delivery.Schedule{Base: time.Minute, Cap: time.Second, Factor: 0, MaxAttempts: 0, MaxAge: -1}
+	err := bad.Validate()
+	for _, want := range []string{"base", "factor", "attempts", "age"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Validate = %v, want it to mention %s", err, want)
+		}
+	}
+}
+
+func TestIsPublic(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{"8.8.8.8", true},
+		{"2606:4700:4700::1111", true},
+		{"127.0.0.1", false},
+		{"127.8.9.10", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false}, // cloud metadata
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"0.0.0.0", false},
+		{"::", false},
+		{"100.64.0.1", false},
+		{"224.0.0.1", false},
+		{"255.255.255.255", false},
+		{"::ffff:127.0.0.1", false}, // IPv4-mapped loopback
+		{"::ffff:8.8.8.8", true},
+		{"64:ff9b::a00:1", false}, // NAT64 of 10.0.0.1
+		{"64:ff9b::808:808", true},
+		{"2002:7f00:1::", false}, // 6to4 of 127.0.0.1
+		{"198.18.0.1", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.addr, func(t *testing.T) {
+			if got := delivery.IsPublic(netip.MustParseAddr(tc.addr)); got != tc.want {
+				t.Fatalf("IsPublic(%s) = %v, want %v", tc.addr, got, tc.want)
+			}
+		})
+	}
+}
+
+// receiver is a real HTTP server on loopback that answers with handler and
+// counts the requests that reached it.
+func receiver(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+func TestSender(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_sender"
+	body := []byte(`{"x":1}`)
+	var got atomic.Pointer[http.Request]
+	var gotBody atomic.Pointer[[]byte]
+	ok, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(r)
+		gotBody.Store(&b)
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte("thanks"))
+	})
+	failing, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(strings.Repeat("é", 600))) // 1200 bytes of two-byte characters
+	})
+	redirect, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, ok.URL, http.StatusFound)
+	})
+	slow, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	s := delivery.NewSender(delivery.SenderConfig{Timeout: 300 * time.Millisecond, AllowPrivate: true})
+	req := func(url string) delivery.Request {
+		return delivery.Request{URL: url, Body: body, Secret: secret, DeliveryID: "dl_1", IdempotencyKey: "ev:callback",
+			EventID: "ev", EventType: "wallet.bet_placed.v1", Kind: "bet", Attempt: 3}
+	}
+
+	t.Run("a 2xx succeeds; the request is signed and carries the delivery headers", func(t *testing.T) {
+		r := s.Send(t.Context(), req(ok.URL))
+		if !r.Succeeded() || r.StatusCode != http.StatusAccepted || r.Excerpt != "thanks" || r.Error != "" {
+			t.Fatalf("result %+v", r)
+		}
+		h := got.Load().Header
+		if err := delivery.Verify(h.Get(delivery.SignatureHeader), secret, *gotBody.Load(), time.Now(), time.Minute); err != nil {
+			t.Fatalf("signature: %v", err)
+		}
+		for k, want := range map[string]string{"Idempotency-Key": "ev:callback", "X-Pitboss-Attempt": "3",
+			"X-Pitboss-Delivery-Id": "dl_1", "Content-Type": "application/json", "X-Pitboss-Kind": "bet"} {
+			if h.Get(k) != want {
+				t.Fatalf("header %s = %q, want %q", k, h.Get(k), want)
+			}
+		}
+	})
+	t.Run("a 500 fails and keeps at most 1 KiB of whole characters", func(t *testing.T) {
+		r := s.Send(t.Context(), req(failing.URL))
+		if r.Succeeded() || r.StatusCode != 500 || len(r.Excerpt) > delivery.MaxExcerpt || len(r.Excerpt) < 1000 ||
+			strings.ContainsRune(r.Excerpt, '\uFFFD') {
+			t.Fatalf("result status %d, error %q, excerpt of %d bytes", r.StatusCode, r.Error, len(r.Excerpt))
+		}
+	})
+	t.Run("a redirect is not followed and fails", func(t *testing.T) {
+		r := s.Send(t.Context(), req(redirect.URL))
+		if r.Succeeded() || r.StatusCode != http.StatusFound {
+			t.Fatalf("result %+v", r)
+		}
+	})
+	t.Run("a receiver slower than the timeout fails", func(t *testing.T) {
+		start := time.Now()
+		r := s.Send(t.Context(), req(slow.URL))
+		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "timeout") || time.Since(start) > 1500*time.Millisecond {
+			t.Fatalf("result %+v after %v", r, time.Since(start))
+		}
+	})
+	t.Run("a refused connection fails", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		url := dead.URL
+		dead.Close()
+		if r := s.Send(t.Context(), req(url)); r.Succeeded() || r.Error == "" {
+			t.Fatalf("result %+v", r)
+		}
+	})
+}
+
+func TestSenderRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
+	srv, hits := receiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	guarded := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second})
+	// localhost resolves to a loopback address: the check runs on what a
+	// name resolves to, at connect time, not on the URL's text.
+	for _, url := range []string{srv.URL, "http://localhost:" + port, "http://[::ffff:127.0.0.1]:" + port} {
+		t.Run(url, func(t *testing.T) {
+			r := guarded.Send(t.Context(), delivery.Request{URL: url, Body: []byte(`{}`), Secret: "s"})
+			if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "non-public address") {
+				t.Fatalf("result %+v, want a refusal", r)
+			}
+		})
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("%d requests reached the loopback receiver", n)
+	}
+	// and with private targets allowed, the same receiver is reached
+	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, AllowPrivate: true})
+	if r := open.Send(t.Context(), delivery.Request{URL: srv.URL, Body: []byte(`{}`), Secret: "s"}); !r.Succeeded() {
+		t.Fatalf("allowed: %+v", r)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("hits %d, want 1", hits.Load())
+	}
+
+}

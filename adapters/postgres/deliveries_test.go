@@ -1,0 +1,490 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/secretbox"
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/domain"
+)
+
+type dlEnv struct {
+	pool  *pgxpool.Pool
+	store *postgres.Deliveries
+	ctx   context.Context
+}
+
+func newDLEnv(t *testing.T) *dlEnv {
+	t.Helper()
+	pool, _ := pgtest.NewDatabase(t)
+	key := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(key)
+	box, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := postgres.NewDeliveries(pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dlEnv{pool: pool, store: store, ctx: t.Context()}
+}
+
+// client creates a client with a forward callback URL (empty: none).
+func (e *dlEnv) client(t *testing.T, id, callbackURL string) {
+	t.Helper()
+	if _, err := postgres.NewGateway(e.pool).CreateClient(e.ctx, id, id, "sandbox"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetForwardCallbackURL(e.ctx, id, callbackURL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *dlEnv) webhook(t *testing.T, client string, kinds ...string) api.WebhookEndpoint {
+	t.Helper()
+	w, secret, err := e.store.CreateWebhook(e.ctx, api.WebhookEndpoint{ClientID: client, URL: "https://example.com/hook",
+		Kinds: kinds, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secret) < 40 || secret[:6] != delivery.SecretPrefix {
+		t.Fatalf("secret %q: want whsec_ and 43 characters", secret)
+	}
+	return w
+}
+
+var dlVersion atomic.Int64
+
+// outgoing is a bet-like event of client on stream; callback set.
+func outgoing(client, stream, kind string) delivery.Outgoing {
+	v := dlVersion.Add(1)
+	id := uuid.NewString()
+	o := delivery.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: kind, ClientID: client, StreamID: stream,
+		StreamVersion: v, Position: v, OccurredAt: time.Now(),
+		Callback: []byte(`{"event_id":"` + id + `","n":` + fmt.Sprint(v) + `}`),
+		Webhook:  []byte(`{"id":"` + id + `"}`)}
+	if kind != api.KindBet && kind != api.KindWin && kind != api.KindRollback {
+		o.Callback = nil
+	}
+	return o
+}
+
+func (e *dlEnv) enqueue(t *testing.T, o delivery.Outgoing, want int) {
+	t.Helper()
+	n, err := e.store.Enqueue(e.ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("enqueue %s (%s): %d deliveries added, want %d", o.EventID, o.Kind, n, want)
+	}
+}
+
+// states returns endpoint -> states of o's deliveries.
+func (e *dlEnv) states(t *testing.T, client string, eventIDs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, id := range eventIDs {
+		list, _, err := e.store.ListDeliveries(e.ctx, client, api.DeliveryFilter{EventID: id, PerPage: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range list {
+			out[d.EventID[:8]+"/"+d.EndpointID] = d.State
+		}
+	}
+	return out
+}
+
+func TestDeliveriesEnqueue(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	e.client(t, "nocb", "")
+	betHook := e.webhook(t, "acme", api.KindBet)
+	allHook := e.webhook(t, "acme", api.KindAll)
+	depositHook := e.webhook(t, "acme", api.KindDeposit, api.KindWithdrawal)
+	other := e.webhook(t, "nocb", api.KindBet)
+
+	tests := []struct {
+		name      string
+		o         delivery.Outgoing
+		endpoints []string
+	}{
+		{"a bet goes to the callback, the bet and the * endpoints", outgoing("acme", "player:acme:p1:EUR", api.KindBet),
+			[]string{"callback", betHook.ID, allHook.ID}},
+		{"a deposit is not forwarded as a callback", outgoing("acme", "client:acme:EUR", api.KindDeposit),
+			[]string{allHook.ID, depositHook.ID}},
+		{"a launch reaches only *", outgoing("acme", "player:acme:p2:EUR", api.KindGameLaunched), []string{allHook.ID}},
+		{"a client without a callback URL gets webhooks only", outgoing("nocb", "player:nocb:p1:EUR", api.KindBet),
+			[]string{other.ID}},
+		{"an event of an unknown client makes nothing", outgoing("ghost", "player:ghost:p1:EUR", api.KindBet), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// when the event is enqueued twice (a redelivered record)
+			e.enqueue(t, tc.o, len(tc.endpoints))
+			e.enqueue(t, tc.o, 0)
+			// then there is one delivery per endpoint, each the head of its queue
+			got := e.states(t, tc.o.ClientID, tc.o.EventID)
+			want := map[string]string{}
+			for _, ep := range tc.endpoints {
+				want[tc.o.EventID[:8]+"/"+ep] = api.DeliveryPending
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("deliveries %v, want %v", got, want)
+			}
+		})
+	}
+
+	t.Run("an endpoint created after the event occurred does not get it", func(t *testing.T) {
+		o := outgoing("acme", "player:acme:p9:EUR", api.KindWin)
+		o.OccurredAt = time.Now().Add(-time.Hour)
+		e.enqueue(t, o, 1) // the callback only: every endpoint is younger than the event
+		if got := e.states(t, "acme", o.EventID); got[o.EventID[:8]+"/"+allHook.ID] != "" {
+			t.Fatalf("deliveries %v: the * endpoint was created after the event", got)
+		}
+	})
+}
+
+func TestDeliveriesQueueOrder(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	a1 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
+	a2 := outgoing("acme", "player:acme:a:EUR", api.KindWin)
+	a3 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
+	b1 := outgoing("acme", "player:acme:b:EUR", api.KindBet)
+	for _, o := range []delivery.Outgoing{a1, a2, a3, b1} {
+		e.enqueue(t, o, 1)
+	}
+	// given player a's three callbacks and player b's one
+	// then only the head of each player's queue is due
+	jobs := e.claim(t, 10)
+	if got := eventIDs(jobs); !sameSet(got, []string{a1.EventID, b1.EventID}) {
+		t.Fatalf("claimed %v, want the heads %s and %s", got, a1.EventID, b1.EventID)
+	}
+	// and a claimed head is leased: not claimed again
+	if again := e.claim(t, 10); len(again) != 0 {
+		t.Fatalf("claimed %v while leased", eventIDs(again))
+	}
+	ja1 := findJob(t, jobs, a1.EventID)
+	if ja1.URL != "https://acme.example/cb" || ja1.Attempt != 1 || ja1.RoundAttempt != 1 || ja1.Gone != "" || ja1.Fault != "" {
+		t.Fatalf("job %+v", ja1)
+	}
+	if !bytes.Equal(ja1.Payload, a1.Callback) {
+		t.Fatalf("payload %s, want the exact bytes %s", ja1.Payload, a1.Callback)
+	}
+
+	// when a's head fails and is retried later, a2 stays behind it
+	e.finish(t, ja1, delivery.Outcome{Result: delivery.Result{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL,
+		RetryAfter: time.Hour})
+	if got := e.states(t, "acme", a2.EventID)[a2.EventID[:8]+"/callback"]; got != api.DeliveryQueued {
+		t.Fatalf("a2 is %s behind a failing head, want queued", got)
+	}
+	// when a's head is parked, a2 becomes the head at once
+	e.resetDue(t, a1.EventID)
+	ja1 = findJob(t, e.claim(t, 10), a1.EventID)
+	if ja1.Attempt != 2 || ja1.RoundAttempt != 2 {
+		t.Fatalf("second attempt numbered %d/%d", ja1.Attempt, ja1.RoundAttempt)
+	}
+	e.finish(t, ja1, delivery.Outcome{Result: delivery.Result{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL, Park: true})
+	ja2 := findJob(t, e.claim(t, 10), a2.EventID)
+	// when a2 succeeds, a3 follows
+	e.finish(t, ja2, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: ja2.URL, Succeeded: true})
+	ja3 := findJob(t, e.claim(t, 10), a3.EventID)
+
+	// then the log shows every attempt
+	d, err := e.store.Delivery(e.ctx, "acme", ja1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.State != api.DeliveryParked || d.Attempts != 2 || len(d.Log) != 2 || d.Log[1].StatusCode != 500 || d.ParkedAt == nil {
+		t.Fatalf("parked delivery %+v", d)
+	}
+
+	t.Run("re-send of a parked delivery goes behind the queue's head", func(t *testing.T) {
+		r, err := e.store.ResendDelivery(e.ctx, "acme", ja1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State != api.DeliveryQueued {
+			t.Fatalf("re-sent delivery is %s while a3 is the head, want queued", r.State)
+		}
+		e.finish(t, ja3, delivery.Outcome{Result: delivery.Result{StatusCode: 204}, URL: ja3.URL, Succeeded: true})
+		j := findJob(t, e.claim(t, 10), a1.EventID)
+		if j.Attempt != 3 || j.RoundAttempt != 1 {
+			t.Fatalf("re-sent attempt numbered %d (round %d), want 3 (round 1)", j.Attempt, j.RoundAttempt)
+		}
+		if _, err := e.store.ResendDelivery(e.ctx, "acme", j.ID); !errors.Is(err, api.ErrDeliveryInProgress) {
+			t.Fatalf("re-send of a pending delivery: %v, want ErrDeliveryInProgress", err)
+		}
+	})
+
+	t.Run("a finish after the lease was taken over does not move the delivery", func(t *testing.T) {
+		o := outgoing("acme", "player:acme:c:EUR", api.KindBet)
+		e.enqueue(t, o, 1)
+		first := findJob(t, e.claimLease(t, 10, time.Millisecond), o.EventID)
+		time.Sleep(20 * time.Millisecond)
+		second := findJob(t, e.claim(t, 10), o.EventID)
+		e.finish(t, first, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: first.URL, Succeeded: true})
+		d, _ := e.store.Delivery(e.ctx, "acme", first.ID)
+		if d.State != api.DeliveryPending || len(d.Log) != 1 {
+			t.Fatalf("stale finish: state %s with %d log entries, want pending with 1", d.State, len(d.Log))
+		}
+		e.finish(t, second, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: second.URL, Succeeded: true})
+		d, _ = e.store.Delivery(e.ctx, "acme", first.ID)
+		if d.State != api.DeliverySucceeded || len(d.Log) != 2 {
+			t.Fatalf("state %s with %d log entries, want succeeded with 2", d.State, len(d.Log))
+		}
+	})
+
+	t.Run("re-send of an unknown or another client's delivery is not found", func(t *testing.T) {
+		e.client(t, "other", "")
+		for _, tc := range []struct{ client, id string }{{"acme", "dl_nope"}, {"other", ja1.ID}} {
+			if _, err := e.store.ResendDelivery(e.ctx, tc.client, tc.id); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("resend %s as %s: %v, want ErrNotFound", tc.id, tc.client, err)
+			}
+		}
+	})
+}
+
+func TestDeliveriesConcurrentClaimsTakeEachHeadOnce(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	const players = 40
+	for i := range players {
+		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), api.KindBet), 1)
+		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), api.KindWin), 1)
+	}
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		wg   sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for range 5 {
+				jobs, err := e.store.Claim(e.ctx, 7, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					seen[j.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != players {
+		t.Fatalf("%d deliveries claimed, want the %d heads", len(seen), players)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("delivery %s claimed %d times", id, n)
+		}
+	}
+}
+
+func TestDeliveriesWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "")
+	e.client(t, "other", "")
+	w := e.webhook(t, "acme", api.KindBet)
+
+	t.Run("the secret is stored sealed and opens for the worker", func(t *testing.T) {
+		secret, err := e.store.RotateWebhookSecret(e.ctx, "acme", w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sealed []byte
+		if err := e.pool.QueryRow(e.ctx, `SELECT secret FROM webhook_endpoints WHERE id = $1`, w.ID).Scan(&sealed); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(sealed, []byte(secret)) || bytes.Contains(sealed, []byte(secret[6:])) {
+			t.Fatal("the webhook secret is stored in plain text")
+		}
+		o := outgoing("acme", "player:acme:s:EUR", api.KindBet)
+		e.enqueue(t, o, 1)
+		j := findJob(t, e.claim(t, 10), o.EventID)
+		if j.Secret != secret || j.URL != "https://example.com/hook" {
+			t.Fatalf("job secret %q url %q, want the rotated secret", j.Secret, j.URL)
+		}
+	})
+
+	t.Run("update changes only the given fields", func(t *testing.T) {
+		url := "https://example.com/v2"
+		got, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{URL: &url, Kinds: []string{api.KindWin}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.URL != url || !slices.Equal(got.Kinds, []string{api.KindWin}) || !got.Enabled || got.Description != "" {
+			t.Fatalf("updated endpoint %+v", got)
+		}
+	})
+
+	t.Run("disabling parks what waits for the endpoint", func(t *testing.T) {
+		o := outgoing("acme", "player:acme:d:EUR", api.KindWin)
+		e.enqueue(t, o, 1)
+		off := false
+		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{Enabled: &off}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.states(t, "acme", o.EventID)[o.EventID[:8]+"/"+w.ID]; got != api.DeliveryParked {
+			t.Fatalf("delivery to a disabled endpoint is %s, want parked", got)
+		}
+		e.enqueue(t, outgoing("acme", "player:acme:d:EUR", api.KindWin), 0)
+	})
+
+	t.Run("another client sees nothing", func(t *testing.T) {
+		if _, err := e.store.Webhook(e.ctx, "other", w.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("get: %v", err)
+		}
+		if err := e.store.DeleteWebhook(e.ctx, "other", w.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("delete: %v", err)
+		}
+		if list, _ := e.store.ListWebhooks(e.ctx, "other"); len(list) != 0 {
+			t.Fatalf("list: %v", list)
+		}
+	})
+
+	t.Run("delete hides the endpoint and a head in flight is parked on its next claim", func(t *testing.T) {
+		on := true
+		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{Enabled: &on}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.DeleteWebhook(e.ctx, "acme", w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.Webhook(e.ctx, "acme", w.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("get after delete: %v", err)
+		}
+		if err := e.store.DeleteWebhook(e.ctx, "acme", w.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("second delete: %v", err)
+		}
+	})
+
+	t.Run("a client has at most 20 endpoints", func(t *testing.T) {
+		e.client(t, "many", "")
+		for range api.MaxWebhooksPerClient {
+			e.webhook(t, "many", api.KindAll)
+		}
+		_, _, err := e.store.CreateWebhook(e.ctx, api.WebhookEndpoint{ClientID: "many", URL: "https://x.example",
+			Kinds: []string{api.KindAll}, Enabled: true})
+		if !errors.Is(err, domain.ErrInvalidArgument) {
+			t.Fatalf("21st endpoint: %v, want ErrInvalidArgument", err)
+		}
+	})
+}
+
+func TestDeliveriesCallbackSecret(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	fc, err := e.store.ForwardCallback(e.ctx, "acme")
+	if err != nil || fc.URL != "https://acme.example/cb" || fc.SecretCreatedAt != nil {
+		t.Fatalf("before any delivery: %+v, %v", fc, err)
+	}
+	// given no secret, the first claim makes one (nothing is sent unsigned)
+	o := outgoing("acme", "player:acme:p:EUR", api.KindBet)
+	e.enqueue(t, o, 1)
+	j := findJob(t, e.claim(t, 10), o.EventID)
+	if len(j.Secret) < 40 || j.Fault != "" {
+		t.Fatalf("lazily created secret %q (fault %q)", j.Secret, j.Fault)
+	}
+	// when the client rotates, the next attempt is signed with the new one
+	secret, err := e.store.RotateCallbackSecret(e.ctx, "acme")
+	if err != nil || secret == j.Secret {
+		t.Fatalf("rotate: %q, %v", secret, err)
+	}
+	e.finish(t, j, delivery.Outcome{Result: delivery.Result{Error: "timeout"}, URL: j.URL})
+	e.resetDue(t, o.EventID)
+	if j2 := findJob(t, e.claim(t, 10), o.EventID); j2.Secret != secret {
+		t.Fatal("the retry is not signed with the rotated secret")
+	}
+	if _, err := e.store.RotateCallbackSecret(e.ctx, "ghost"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("rotate for an unknown client: %v", err)
+	}
+	// when the callback URL is removed, the head is gone: parked without a request
+	if err := e.store.SetForwardCallbackURL(e.ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.resetDue(t, o.EventID)
+	if j3 := findJob(t, e.claimLease(t, 10, 0), o.EventID); j3.Gone == "" {
+		t.Fatalf("job %+v: want Gone", j3)
+	}
+}
+
+func (e *dlEnv) claim(t *testing.T, n int) []delivery.Job { return e.claimLease(t, n, time.Minute) }
+
+func (e *dlEnv) claimLease(t *testing.T, n int, lease time.Duration) []delivery.Job {
+	t.Helper()
+	jobs, err := e.store.Claim(e.ctx, n, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
+func (e *dlEnv) finish(t *testing.T, j delivery.Job, o delivery.Outcome) {
+	t.Helper()
+	if err := e.store.Finish(e.ctx, j, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resetDue makes the event's pending deliveries due now.
+func (e *dlEnv) resetDue(t *testing.T, eventID string) {
+	t.Helper()
+	if _, err := e.pool.Exec(e.ctx, `UPDATE deliveries SET next_attempt_at = now() WHERE event_id = $1 AND state = 'pending'`,
+		eventID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventIDs(jobs []delivery.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.EventID)
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func findJob(t *testing.T, jobs []delivery.Job, eventID string) delivery.Job {
+	t.Helper()
+	for _, j := range jobs {
+		if j.EventID == eventID {
+			return j
+		}
+	}
+	t.Fatalf("event %s not among the claimed %v", eventID, eventIDs(jobs))
+	return delivery.Job{}
+}

@@ -1,0 +1,200 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/adapters/secretbox"
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/domain"
+)
+
+// Gateway stores clients, API keys, providers, games and game sessions.
+type Gateway struct {
+	pool *pgxpool.Pool
+	box  *secretbox.Box // seals provider secrets; nil: plain text (providers_sealed.go)
+}
+
+// NewGateway returns the gateway store.
+func NewGateway(pool *pgxpool.Pool) *Gateway { return &Gateway{pool: pool} }
+
+var (
+	_ api.Keys     = (*Gateway)(nil)
+	_ api.Catalog  = (*Gateway)(nil)
+	_ api.Sessions = (*Gateway)(nil)
+	_ api.Wallets  = (*Gateway)(nil)
+)
+
+// AuthenticateKey finds a live key by its hash.
+func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (api.Principal, error) {
+	var p api.Principal
+	err := g.pool.QueryRow(ctx, `
+		SELECT k.id, k.client_id, k.environment, k.scopes, c.plan FROM api_keys k JOIN clients c ON c.id = k.client_id
+		WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
+		keyHash).Scan(&p.KeyID, &p.ClientID, &p.Environment, &p.Scopes, &p.Plan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return api.Principal{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return api.Principal{}, fmt.Errorf("authenticate key: %w", err)
+	}
+	return p, nil
+}
+
+// Provider returns a provider by id.
+func (g *Gateway) Provider(ctx context.Context, id string) (api.Provider, error) {
+	var (
+		p      api.Provider
+		sealed []byte
+	)
+	err := g.pool.QueryRow(ctx, `SELECT id, name, secret, secret_sealed, enabled FROM providers WHERE id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return api.Provider{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return api.Provider{}, fmt.Errorf("provider %s: %w", id, err)
+	}
+	if p.Secret, err = g.openProviderSecret(id, p.Secret, sealed); err != nil {
+		return api.Provider{}, err
+	}
+	return p, nil
+}
+
+// Game returns a game by id.
+func (g *Gateway) Game(ctx context.Context, id string) (api.Game, error) {
+	var x api.Game
+	err := g.pool.QueryRow(ctx, `
+		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
+		FROM games WHERE id = $1`, id).
+		Scan(&x.ID, &x.ProviderID, &x.Name, &x.Category, &x.Enabled, &x.Code)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return api.Game{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return api.Game{}, fmt.Errorf("game %s: %w", id, err)
+	}
+	return x, nil
+}
+
+// CreateSession stores a launched game session.
+func (g *Gateway) CreateSession(ctx context.Context, s api.GameSession) error {
+	_, err := g.pool.Exec(ctx, `
+		INSERT INTO game_sessions (id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.GameID, s.Currency, s.TransactionID, s.ReturnURL, s.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// Session returns a session by id.
+func (g *Gateway) Session(ctx context.Context, id string) (api.GameSession, error) {
+	var s api.GameSession
+	err := g.pool.QueryRow(ctx, `
+		SELECT id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at
+		FROM game_sessions WHERE id = $1`, id).
+		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.TransactionID, &s.ReturnURL, &s.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return api.GameSession{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return api.GameSession{}, fmt.Errorf("session: %w", err)
+	}
+	return s, nil
+}
+
+// WalletBalances lists the committed balances of the client's wallets, or
+// of one player's, per currency.
+func (g *Gateway) WalletBalances(ctx context.Context, clientID, playerID string) ([]api.AccountBalance, error) {
+	prefix := "client:" + clientID + ":"
+	if playerID != "" {
+		prefix = "player:" + clientID + ":" + playerID + ":"
+	}
+	rows, err := g.pool.Query(ctx, `
+		SELECT currency, balance, last_position FROM accounts
+		WHERE owner = $1 ORDER BY currency`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("wallet balances: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (api.AccountBalance, error) {
+		var b api.AccountBalance
+		err := r.Scan(&b.Currency, &b.Minor, &b.LastPosition)
+		return b, err
+	})
+}
+
+// CreateClient adds a client. It is idempotent: an existing id is kept.
+func (g *Gateway) CreateClient(ctx context.Context, id, name, environment string) (created bool, err error) {
+	tag, err := g.pool.Exec(ctx, `INSERT INTO clients (id, name, environment) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
+		id, name, environment)
+	if err != nil {
+		return false, fmt.Errorf("create client %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// IssueKey creates a new API key for a client and returns it. The key is
+// shown once: only its hash is stored.
+func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string, expiresAt *time.Time) (key, keyID string, err error) {
+	var env string
+	if err := g.pool.QueryRow(ctx, `SELECT environment FROM clients WHERE id = $1`, clientID).Scan(&env); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return "", "", fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
+		}
+		return "", "", fmt.Errorf("client %s: %w", clientID, err)
+	}
+	idb := make([]byte, 6)
+	sec := make([]byte, 24)
+	_, _ = rand.Read(idb)
+	_, _ = rand.Read(sec)
+	keyID = hex.EncodeToString(idb)
+	tag := "live"
+	if env == "sandbox" {
+		tag = "test"
+	}
+	key = "pb_" + tag + "_" + keyID + "_" + strings.TrimRight(base64.RawURLEncoding.EncodeToString(sec), "=")
+	_, err = g.pool.Exec(ctx, `INSERT INTO api_keys (id, client_id, key_hash, environment, scopes, expires_at) VALUES ($1,$2,$3,$4,$5,$6)`,
+		keyID, clientID, api.HashKey(key), env, scopes, expiresAt)
+	if err != nil {
+		return "", "", fmt.Errorf("issue key: %w", err)
+	}
+	return key, keyID, nil
+}
+
+// UpsertProvider creates or updates a provider.
+func (g *Gateway) UpsertProvider(ctx context.Context, p api.Provider) error {
+	plain, sealed := g.sealProviderSecret(p.ID, p.Secret)
+	_, err := g.pool.Exec(ctx, `
+		INSERT INTO providers (id, name, secret, secret_sealed, enabled) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, secret = excluded.secret,
+			secret_sealed = excluded.secret_sealed, enabled = excluded.enabled`,
+		p.ID, p.Name, plain, sealed, p.Enabled)
+	if err != nil {
+		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// UpsertGame creates or updates a game.
+func (g *Gateway) UpsertGame(ctx context.Context, x api.Game) error {
+	_, err := g.pool.Exec(ctx, `
+		INSERT INTO games (id, provider_id, name, category, enabled) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,
+			category = excluded.category, enabled = excluded.enabled`,
+		x.ID, x.ProviderID, x.Name, x.Category, x.Enabled)
+	if err != nil {
+		return fmt.Errorf("upsert game %s: %w", x.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,448 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// ReadModelSchema is the schema of the live read models; a rebuild is
+// written to ShadowSchema and swapped in by renaming the schemas.
+const (
+	ReadModelSchema = "readmodels"
+	ShadowSchema    = "readmodels_shadow"
+)
+
+// advanceLimit bounds the events one watermark step looks at.
+const advanceLimit = 10_000
+
+// ReadModels is the Postgres store of the read models: it applies a
+// projection's Changes with the stream's checkpoint in one transaction,
+// moves the watermarks, answers the queries, and rebuilds (replay.go).
+type ReadModels struct {
+	pool   *pgxpool.Pool
+	schema string
+	sql    readModelSQL
+}
+
+var (
+	_ projections.TransactionReader = (*ReadModels)(nil)
+	_ projections.ReportReader      = (*ReadModels)(nil)
+	_ projections.PositionReader    = (*ReadModels)(nil)
+	_ projections.LedgerHead        = (*Accounts)(nil)
+)
+
+// NewReadModels returns the store of the live read models.
+func NewReadModels(pool *pgxpool.Pool) *ReadModels { return newReadModelsIn(pool, ReadModelSchema) }
+
+func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
+	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema)}
+}
+
+// readModelSQL holds the statements with the schema filled in.
+type readModelSQL struct {
+	ensureCheckpoint, lockCheckpoint, saveCheckpoint, skipCheckpoint                       string
+	lookupGameTx                                                                           string
+	insertTx, upsertGameResult, markRolledBack                                             string
+	upsertGGR, addPlayer, addRound, upsertBalance                                          string
+	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays string
+}
+
+func newReadModelSQL(schema string) readModelSQL {
+	t := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	txCols := `id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
+		round_id, external_id, reference_id, seq, sub, position, balance_after, promo, open_bets, rolled_bets, wins, closed`
+	txVals := `$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23`
+	ggrAmounts := []string{"bets", "bet_refunds", "wins", "win_reversals", "promo_bets", "promo_bet_refunds",
+		"promo_wins", "promo_win_reversals"}
+	var adds []string
+	for _, c := range ggrAmounts {
+		adds = append(adds, c+" = g."+c+" + excluded."+c)
+	}
+	return readModelSQL{
+		ensureCheckpoint: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
+			VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING`,
+		lockCheckpoint: `SELECT version FROM ` + t("checkpoints") + ` WHERE projection = $1 AND stream_id = $2 FOR UPDATE`,
+		saveCheckpoint: `UPDATE ` + t("checkpoints") + ` SET version = $3, position = $4 WHERE projection = $1 AND stream_id = $2`,
+		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
+			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
+		lookupGameTx: `SELECT type, coalesce(game, ''), promo FROM ` + t("transactions") + `
+			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
+		insertTx: `INSERT INTO ` + t("transactions") + ` (` + txCols + `) VALUES (` + txVals + `)`,
+		upsertGameResult: `INSERT INTO ` + t("transactions") + ` AS t (` + txCols + `) VALUES (` + txVals + `)
+			ON CONFLICT (id) DO UPDATE SET
+				amount = t.amount + excluded.amount,
+				open_bets = t.open_bets + excluded.open_bets,
+				rolled_bets = t.rolled_bets + excluded.rolled_bets,
+				wins = t.wins + excluded.wins,
+				closed = t.closed OR excluded.closed,
+				position = greatest(t.position, excluded.position),
+				seq = least(t.seq, excluded.seq),
+				created_at = CASE WHEN excluded.seq < t.seq THEN excluded.created_at ELSE t.created_at END,
+				game = CASE WHEN excluded.seq < t.seq THEN excluded.game ELSE t.game END,
+				player_id = CASE WHEN excluded.seq < t.seq THEN excluded.player_id ELSE t.player_id END`,
+		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
+			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
+		upsertGGR: `INSERT INTO ` + t("ggr_daily") + ` AS g (client_id, day, provider, game, currency, scale, ` +
+			strings.Join(ggrAmounts, ", ") + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			ON CONFLICT (client_id, day, provider, game, currency) DO UPDATE SET ` + strings.Join(adds, ", "),
+		addPlayer: `INSERT INTO ` + t("ggr_players") + ` (client_id, day, provider, game, currency, player_id)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		addRound: `INSERT INTO ` + t("ggr_rounds") + ` (client_id, day, provider, game, currency, round_key)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		upsertBalance: `INSERT INTO ` + t("balances") + ` AS b (account_id, kind, client_id, player_id, currency, scale, balance, position)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id) DO UPDATE
+			SET balance = b.balance + excluded.balance, position = greatest(b.position, excluded.position)`,
+		position:     `SELECT coalesce((SELECT position FROM ` + t("positions") + ` WHERE projection = $1), 0)`,
+		lockPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE SKIP LOCKED`,
+		waitPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE`,
+		savePosition: `INSERT INTO ` + t("positions") + ` AS p (projection, position) VALUES ($1, $2)
+			ON CONFLICT (projection) DO UPDATE SET position = excluded.position`,
+		// The events after the watermark, in position order, and whether
+		// the projection has applied each (its stream's checkpoint is at or
+		// past it). Positions only appear in commit order (the ledger's
+		// batch lock), so a hole below a committed position never fills.
+		scanEvents: `SELECT e.position, e.stream_version <= coalesce(c.version, 0)
+			FROM events e LEFT JOIN ` + t("checkpoints") + ` c ON c.projection = $1 AND c.stream_id = e.stream_id
+			WHERE e.position > $2 ORDER BY e.position LIMIT $3`,
+		// Numbers the history rows that just fell under the watermark, per
+		// client in (seq, sub) order, after the client's rows so far.
+		sequence: `WITH new AS (
+				SELECT client_id, id, row_number() OVER (PARTITION BY client_id ORDER BY seq, sub) AS k,
+				       count(*) OVER (PARTITION BY client_id) AS n
+				FROM ` + t("transactions") + ` WHERE seq > $1 AND seq <= $2),
+			counts AS (
+				INSERT INTO ` + t("tx_counts") + ` AS c (client_id, rows)
+				SELECT client_id, max(n) FROM new GROUP BY client_id
+				ON CONFLICT (client_id) DO UPDATE SET rows = c.rows + excluded.rows
+				RETURNING client_id, rows)
+			INSERT INTO ` + t("tx_order") + ` (client_id, rn, id)
+			SELECT new.client_id, counts.rows - new.n + new.k, new.id FROM new JOIN counts USING (client_id)`,
+		// Widens each client's day bounds by the rows just numbered.
+		sequenceDays: `INSERT INTO ` + t("tx_days") + ` AS d (client_id, day, min_seq, max_seq)
+			SELECT client_id, (created_at AT TIME ZONE 'UTC')::date, min(seq), max(seq) FROM ` + t("transactions") + `
+			WHERE seq > $1 AND seq <= $2 GROUP BY 1, 2
+			ON CONFLICT (client_id, day) DO UPDATE
+			SET min_seq = least(d.min_seq, excluded.min_seq), max_seq = greatest(d.max_seq, excluded.max_seq)`,
+	}
+}
+
+// batcher is a connection or transaction that can pipeline statements.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// Apply applies event e to projection p: in one transaction it locks the
+// stream's checkpoint, skips e if the checkpoint is at or past it (applied
+// false), refuses it with a *projections.GapError if a version is missing,
+// and otherwise writes p's Changes and moves the checkpoint to e. A
+// *projections.InvalidEventError means e can never be applied; any other
+// error is worth a retry (the transaction rolled back).
+func (m *ReadModels) Apply(ctx context.Context, p projections.Projection, e domain.Event) (applied bool, err error) {
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_, _ = conn.Exec(rctx, "ROLLBACK")
+			cancel()
+		}
+		conn.Release()
+	}()
+	return m.applyOn(ctx, conn, p, e, true)
+}
+
+// applyOn runs Apply's steps on db; with ownTx it opens and commits the
+// transaction itself (two round trips in all), without it db is a
+// transaction the caller ends.
+func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event, ownTx bool) (bool, error) {
+	name, stream := string(p.Name()), string(e.StreamID)
+	lookups := p.Lookups(e)
+	b := &pgx.Batch{}
+	if ownTx {
+		b.Queue("BEGIN")
+	}
+	b.Queue(m.sql.ensureCheckpoint, name, stream)
+	b.Queue(m.sql.lockCheckpoint, name, stream)
+	for _, k := range lookups {
+		b.Queue(m.sql.lookupGameTx, k.ClientID, k.Provider, k.ExternalID)
+	}
+	var version int64
+	found := make(map[projections.GameTxKey]projections.GameTx, len(lookups))
+	err := func() error {
+		br := db.SendBatch(ctx, b)
+		defer br.Close()
+		if ownTx {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("checkpoint of %s: %w", stream, err)
+		}
+		if err := br.QueryRow().Scan(&version); err != nil {
+			return fmt.Errorf("lock checkpoint of %s: %w", stream, err)
+		}
+		for _, k := range lookups {
+			var g projections.GameTx
+			err := br.QueryRow().Scan(&g.Type, &g.Game, &g.Promo)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+			case err != nil:
+				return fmt.Errorf("look up %s: %w", k.ExternalID, err)
+			default:
+				found[k] = g
+			}
+		}
+		return br.Close()
+	}()
+	if err != nil {
+		return false, err
+	}
+	ok, err := projections.Checkpoint(p.Name(), e, version)
+	if err != nil || !ok {
+		return false, m.endTx(ctx, db, ownTx, err)
+	}
+	ch, err := p.Apply(e, func(k projections.GameTxKey) (projections.GameTx, bool) {
+		g, ok := found[k]
+		return g, ok
+	})
+	if err != nil {
+		return false, m.endTx(ctx, db, ownTx, err)
+	}
+	b = &pgx.Batch{}
+	n := m.queueChanges(b, ch)
+	b.Queue(m.sql.saveCheckpoint, name, stream, e.Version, e.Position)
+	if ownTx {
+		b.Queue("COMMIT")
+	}
+	br := db.SendBatch(ctx, b)
+	defer br.Close()
+	for i := range n {
+		if _, err := br.Exec(); err != nil {
+			return false, fmt.Errorf("apply change %d of event %s: %w", i+1, e.ID, err)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return false, fmt.Errorf("save checkpoint of %s: %w", stream, err)
+	}
+	if ownTx {
+		tag, err := br.Exec()
+		if err != nil {
+			return false, fmt.Errorf("commit: %w", err)
+		}
+		if tag.String() != "COMMIT" {
+			return false, fmt.Errorf("commit: transaction ended with %s", tag.String())
+		}
+	}
+	return true, br.Close()
+}
+
+// endTx rolls back a transaction Apply opened and returns cause.
+func (m *ReadModels) endTx(ctx context.Context, db batcher, ownTx bool, cause error) error {
+	if !ownTx {
+		return cause
+	}
+	b := &pgx.Batch{}
+	b.Queue("ROLLBACK")
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return errors.Join(cause, fmt.Errorf("rollback: %w", err))
+	}
+	return cause
+}
+
+// queueChanges queues the statements of ch and returns how many.
+func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) int {
+	n := b.Len()
+	for _, t := range ch.Transactions {
+		b.Queue(m.sql.insertTx, txArgs(t)...)
+	}
+	for _, r := range ch.RolledBack {
+		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalID, r.Position)
+	}
+	for _, t := range ch.GameResults {
+		b.Queue(m.sql.upsertGameResult, txArgs(t)...)
+	}
+	for _, g := range ch.GGR {
+		b.Queue(m.sql.upsertGGR, g.ClientID, g.Day, g.Provider, g.Game, g.Currency, g.Scale, g.Bets, g.BetRefunds,
+			g.Wins, g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals)
+	}
+	for _, p := range ch.Players {
+		b.Queue(m.sql.addPlayer, p.ClientID, p.Day, p.Provider, p.Game, p.Currency, p.Member)
+	}
+	for _, r := range ch.Rounds {
+		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
+	}
+	for _, x := range ch.Balances {
+		b.Queue(m.sql.upsertBalance, string(x.Account), x.Kind, x.ClientID, nullText(x.PlayerID), x.Currency, x.Scale,
+			x.Balance, x.Position)
+	}
+	return b.Len() - n
+}
+
+func txArgs(t projections.Transaction) []any {
+	var bal any
+	if t.HasBalanceAfter {
+		bal = t.BalanceAfter
+	}
+	return []any{t.ID, t.ClientID, string(t.Type), t.Amount, t.Currency, t.Scale, string(t.Status), t.CreatedAt,
+		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalID),
+		nullText(t.ReferenceID), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed}
+}
+
+// nullText stores "" as NULL.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// RecordDeadLetter logs d and moves its stream's checkpoint past it (when
+// the stream and version are known), so the stream's later events apply.
+func (m *ReadModels) RecordDeadLetter(ctx context.Context, d projections.DeadLetter) error {
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `INSERT INTO projection_dead_letters
+		(projection, event_id, stream_id, stream_version, position, reason, topic, kafka_partition, kafka_offset)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		string(d.Projection), d.EventID, d.StreamID, d.Version, d.Position, d.Reason, d.Topic, d.Partition, d.Offset)
+	if err != nil {
+		return fmt.Errorf("record dead letter: %w", err)
+	}
+	if d.StreamID != "" && d.Version > 0 {
+		if _, err := tx.Exec(ctx, m.sql.skipCheckpoint, string(d.Projection), d.StreamID, d.Version, d.Position); err != nil {
+			return fmt.Errorf("move checkpoint of %s past version %d: %w", d.StreamID, d.Version, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit dead letter: %w", err)
+	}
+	return nil
+}
+
+// Position returns projection p's watermark.
+func (m *ReadModels) Position(ctx context.Context, p projections.Name) (int64, error) {
+	var pos int64
+	if err := m.pool.QueryRow(ctx, m.sql.position, string(p)).Scan(&pos); err != nil {
+		return 0, fmt.Errorf("position of %s: %w", p, err)
+	}
+	return pos, nil
+}
+
+// Advance moves projection p's watermark up to the last event before the
+// first one p has not applied, numbers the history rows that fell under it
+// (History), and returns the watermark. One process advances a projection
+// at a time; the others return the watermark as it is.
+func (m *ReadModels) Advance(ctx context.Context, p projections.Name) (int64, error) {
+	for {
+		pos, more, err := m.advanceStep(ctx, m.pool, p, true)
+		if err != nil || !more {
+			return pos, err
+		}
+	}
+}
+
+// advanceStep looks at up to advanceLimit events after the watermark. db is
+// the pool (own transaction) or the caller's transaction.
+func (m *ReadModels) advanceStep(ctx context.Context, db interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}, p projections.Name, skipLocked bool) (int64, bool, error) {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	var from int64
+	lock := m.sql.waitPosition
+	if skipLocked {
+		lock = m.sql.lockPosition
+	}
+	err = tx.QueryRow(ctx, lock, string(p)).Scan(&from)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if !skipLocked {
+			return 0, false, fmt.Errorf("no watermark row for %s", p)
+		}
+		pos, err := m.Position(ctx, p) // another process is advancing it
+		return pos, false, err
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("lock watermark of %s: %w", p, err)
+	}
+	rows, _ := tx.Query(ctx, m.sql.scanEvents, string(p), from, advanceLimit)
+	to, seen, stopped := from, 0, false
+	var (
+		position int64
+		applied  bool
+	)
+	_, err = pgx.ForEachRow(rows, []any{&position, &applied}, func() error {
+		seen++
+		if stopped || !applied {
+			stopped = true
+			return nil
+		}
+		to = position
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("scan events after %d: %w", from, err)
+	}
+	if to == from {
+		return from, false, nil
+	}
+	if p == projections.History {
+		if _, err := tx.Exec(ctx, m.sql.sequence, from, to); err != nil {
+			return 0, false, fmt.Errorf("number history rows %d..%d: %w", from+1, to, err)
+		}
+		if _, err := tx.Exec(ctx, m.sql.sequenceDays, from, to); err != nil {
+			return 0, false, fmt.Errorf("day bounds of history rows %d..%d: %w", from+1, to, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, m.sql.savePosition, string(p), to); err != nil {
+		return 0, false, fmt.Errorf("save watermark of %s: %w", p, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, false, fmt.Errorf("commit watermark of %s: %w", p, err)
+	}
+	return to, !stopped && seen == advanceLimit, nil
+}
+
+// SetCommissionRate stores a commission deal: rate (decimal text, 0..1) on
+// the positive GGR of provider from validFrom (a UTC day) on, for client or,
+// when client is empty, for every client without a deal of its own.
+func (m *ReadModels) SetCommissionRate(ctx context.Context, provider, client, rate string, validFrom time.Time) error {
+	if err := domain.ValidateID("provider", provider); err != nil {
+		return err
+	}
+	if client != "" {
+		if err := domain.ValidateID("client_id", client); err != nil {
+			return err
+		}
+	}
+	_, err := m.pool.Exec(ctx, `INSERT INTO commission_rates (provider, client_id, rate, valid_from) VALUES ($1, $2, $3::numeric, $4)
+		ON CONFLICT ON CONSTRAINT commission_rates_deal_key DO UPDATE SET rate = excluded.rate`,
+		provider, nullText(client), rate, validFrom.UTC().Format(time.DateOnly))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "23514" || pgErr.Code == "22P02" || pgErr.Code == "22003") {
+		return fmt.Errorf("commission rate %q must be a decimal from 0 to 1: %w", rate, domain.ErrInvalidArgument)
+	}
+	if err != nil {
+		return fmt.Errorf("set commission rate of %s: %w", provider, err)
+	}
+	return nil
+}

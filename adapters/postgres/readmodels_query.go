@@ -1,0 +1,308 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pitboss/pitboss/projections"
+)
+
+// txCols is the select list scanTx reads, with the table alias a ("" or "t.").
+func txCols(a string) string {
+	return strings.NewReplacer("@", a).Replace(`@id::text, @client_id, @type, @amount, @currency, @scale, @status,
+	@created_at, coalesce(@provider, ''), coalesce(@game, ''), coalesce(@player_id, ''), coalesce(@round_id, ''),
+	coalesce(@external_id, ''), coalesce(@reference_id, ''), @seq, @sub, @position, @balance_after, @promo,
+	@open_bets, @rolled_bets, @wins, @closed`)
+}
+
+func scanTx(row pgx.CollectableRow) (projections.Transaction, error) {
+	var (
+		t      projections.Transaction
+		typ    string
+		status string
+		bal    *int64
+		scale  int16
+		sub    int16
+	)
+	err := row.Scan(&t.ID, &t.ClientID, &typ, &t.Amount, &t.Currency, &scale, &status, &t.CreatedAt, &t.Provider,
+		&t.Game, &t.PlayerID, &t.RoundID, &t.ExternalID, &t.ReferenceID, &t.Seq, &sub, &t.Position, &bal, &t.Promo,
+		&t.OpenBets, &t.RolledBets, &t.Wins, &t.Closed)
+	t.Type, t.Status, t.Scale, t.Sub = projections.TxType(typ), projections.Status(status), int(scale), int(sub)
+	t.CreatedAt = t.CreatedAt.UTC()
+	if bal != nil {
+		t.BalanceAfter, t.HasBalanceAfter = *bal, true
+	}
+	return t, err
+}
+
+// Transactions returns one page of a client's history, newest first
+// ((seq, sub) descending).
+//
+// Unfiltered, the page is found by row number: rows at or below the
+// watermark are numbered per client (tx_order), rows above it (the few the
+// watermark has not reached) come first, so any page costs one index range
+// and the total is a maintained counter plus those few. Filtered, the page
+// is an index walk with OFFSET and the total is counted up to
+// projections.MaxExactTotal.
+func (m *ReadModels) Transactions(ctx context.Context, f projections.TransactionFilter, p projections.Page) (projections.TransactionPage, error) {
+	if p.Number < 1 || p.Size < 1 {
+		return projections.TransactionPage{}, fmt.Errorf("page %d of %d rows: %w", p.Number, p.Size, errBadPage)
+	}
+	tx, err := m.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	var page projections.TransactionPage
+	if f.Filtered() {
+		page, err = m.filteredPage(ctx, tx, f, p)
+	} else {
+		page, err = m.numberedPage(ctx, tx, f.ClientID, p)
+	}
+	if err != nil {
+		return projections.TransactionPage{}, err
+	}
+	if page.Rows == nil {
+		page.Rows = []projections.Transaction{}
+	}
+	return page, tx.Commit(ctx)
+}
+
+var errBadPage = errors.New("page and size must be positive")
+
+func (m *ReadModels) t(name string) string { return pgx.Identifier{m.schema, name}.Sanitize() }
+
+func (m *ReadModels) numberedPage(ctx context.Context, tx pgx.Tx, client string, p projections.Page) (projections.TransactionPage, error) {
+	var watermark, numbered, unnumbered int64
+	err := tx.QueryRow(ctx, `
+		SELECT w.position,
+		       coalesce((SELECT rows FROM `+m.t("tx_counts")+` WHERE client_id = $1), 0),
+		       (SELECT count(*) FROM `+m.t("transactions")+` WHERE client_id = $1 AND seq > w.position)
+		FROM (SELECT coalesce((SELECT position FROM `+m.t("positions")+` WHERE projection = $2), 0) AS position) w`,
+		client, string(projections.History)).Scan(&watermark, &numbered, &unnumbered)
+	if err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("count history of %s: %w", client, err)
+	}
+	page := projections.TransactionPage{Total: numbered + unnumbered, TotalExact: true}
+	off, size := p.Offset(), int64(p.Size)
+	if off < unnumbered {
+		rows, _ := tx.Query(ctx, `SELECT `+txCols("")+` FROM `+m.t("transactions")+`
+			WHERE client_id = $1 AND seq > $2 ORDER BY seq DESC, sub DESC LIMIT $3 OFFSET $4`, client, watermark, size, off)
+		if page.Rows, err = pgx.CollectRows(rows, scanTx); err != nil {
+			return projections.TransactionPage{}, fmt.Errorf("newest history of %s: %w", client, err)
+		}
+		size -= int64(len(page.Rows))
+		off = unnumbered
+	}
+	hi := numbered - (off - unnumbered)
+	lo := max(hi-size+1, 1)
+	if size > 0 && hi >= 1 {
+		rows, _ := tx.Query(ctx, `SELECT `+txCols("t.")+` FROM `+m.t("tx_order")+` o
+			JOIN `+m.t("transactions")+` t ON t.id = o.id
+			WHERE o.client_id = $1 AND o.rn BETWEEN $2 AND $3 ORDER BY o.rn DESC`, client, lo, hi)
+		more, err := pgx.CollectRows(rows, scanTx)
+		if err != nil {
+			return projections.TransactionPage{}, fmt.Errorf("history rows %d..%d of %s: %w", lo, hi, client, err)
+		}
+		page.Rows = append(page.Rows, more...)
+	}
+	return page, nil
+}
+
+// prefixed qualifies a comma-separated list of column names.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, c := range parts {
+		parts[i] = alias + c
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.TransactionFilter, p projections.Page) (projections.TransactionPage, error) {
+	where := []string{"client_id = $1"}
+	args := []any{f.ClientID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.PlayerID != "" {
+		add("player_id = ?", f.PlayerID)
+	}
+	if f.Type != "" {
+		add("type = ?", string(f.Type))
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.Currency != "" {
+		add("currency = ?", f.Currency)
+	}
+	if f.Provider != "" {
+		add("provider = ?", f.Provider)
+	}
+	if f.Game != "" {
+		add("game = ?", f.Game)
+	}
+	if !f.From.IsZero() {
+		add("created_at >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		add("created_at < ?", f.To)
+	}
+	cond := strings.Join(where, " AND ")
+	n := len(args)
+	rows, _ := tx.Query(ctx, `SELECT `+txCols("")+` FROM `+m.t("transactions")+` WHERE `+cond+`
+		ORDER BY seq DESC, sub DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
+		append(args, p.Size, p.Offset())...)
+	list, err := pgx.CollectRows(rows, scanTx)
+	if err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("filtered history of %s: %w", f.ClientID, err)
+	}
+	var count int64
+	err = tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+m.t("transactions")+` WHERE `+cond+`
+		LIMIT $`+strconv.Itoa(n+1)+`) x`, append(args, projections.MaxExactTotal+1)...).Scan(&count)
+	if err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("count filtered history of %s: %w", f.ClientID, err)
+	}
+	page := projections.TransactionPage{Rows: list, Total: count, TotalExact: count <= projections.MaxExactTotal}
+	if !page.TotalExact {
+		page.Total = max(projections.MaxExactTotal, p.Offset()+int64(len(list)))
+	}
+	return page, nil
+}
+
+// reportDims returns the select expressions and names of q's dimensions
+// (time, provider, game), currency always last.
+func reportDims(q projections.ReportQuery) (exprs, names []string) {
+	switch {
+	case q.Has(projections.DimDay):
+		exprs, names = append(exprs, "day AS period"), append(names, "period")
+	case q.Has(projections.DimMonth):
+		exprs, names = append(exprs, "date_trunc('month', day)::date AS period"), append(names, "period")
+	}
+	if q.Has(projections.DimProvider) || q.Has(projections.DimGame) {
+		exprs, names = append(exprs, "provider"), append(names, "provider")
+	}
+	// A game id is the provider's: grouping by game groups by provider too.
+	if q.Has(projections.DimGame) {
+		exprs, names = append(exprs, "game"), append(names, "game")
+	}
+	return append(exprs, "currency"), append(names, "currency")
+}
+
+// GGR sums the daily GGR of a client over q's days, grouped by q's
+// dimensions and always by currency; players and rounds are counted
+// distinct per group from their sets.
+func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]projections.GGRRow, error) {
+	exprs, names := reportDims(q)
+	group := strings.Join(names, ", ")
+	sel := strings.Join(exprs, ", ")
+	where := `client_id = $1 AND day BETWEEN $2 AND $3`
+	sql := `WITH sums AS (
+		SELECT ` + sel + `, max(scale) AS scale,
+		       sum(bets)::bigint AS bets, sum(bet_refunds)::bigint AS bet_refunds,
+		       sum(wins)::bigint AS wins, sum(win_reversals)::bigint AS win_reversals,
+		       sum(promo_bets)::bigint AS promo_bets, sum(promo_bet_refunds)::bigint AS promo_bet_refunds,
+		       sum(promo_wins)::bigint AS promo_wins, sum(promo_win_reversals)::bigint AS promo_win_reversals
+		FROM ` + m.t("ggr_daily") + ` WHERE ` + where + ` GROUP BY ` + group + `),
+	players AS (
+		SELECT ` + sel + `, count(DISTINCT player_id) AS n FROM ` + m.t("ggr_players") + `
+		WHERE ` + where + ` GROUP BY ` + group + `),
+	rounds AS (
+		SELECT ` + sel + `, count(DISTINCT round_key) AS n FROM ` + m.t("ggr_rounds") + `
+		WHERE ` + where + ` GROUP BY ` + group + `)
+	SELECT ` + prefixed("s.", group) + `, s.scale, s.bets, s.bet_refunds, s.wins, s.win_reversals, s.promo_bets,
+	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, coalesce(r.n, 0), coalesce(p.n, 0)
+	FROM sums s LEFT JOIN players p USING (` + group + `) LEFT JOIN rounds r USING (` + group + `)
+	ORDER BY ` + prefixed("s.", group)
+	rows, err := m.pool.Query(ctx, sql, q.ClientID, q.From, q.To)
+	if err != nil {
+		return nil, fmt.Errorf("ggr report: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (projections.GGRRow, error) {
+		var (
+			r     projections.GGRRow
+			scale int16
+		)
+		dest := make([]any, 0, 16)
+		for _, n := range names {
+			switch n {
+			case "period":
+				dest = append(dest, &r.Period)
+			case "provider":
+				dest = append(dest, &r.Provider)
+			case "game":
+				dest = append(dest, &r.Game)
+			case "currency":
+				dest = append(dest, &r.Currency)
+			}
+		}
+		dest = append(dest, &scale, &r.Bets, &r.BetRefunds, &r.Wins, &r.WinReversals, &r.PromoBets,
+			&r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.Rounds, &r.Players)
+		err := row.Scan(dest...)
+		r.Scale = int(scale)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ggr report: %w", err)
+	}
+	return out, nil
+}
+
+// Commission applies the commission deals to a client's real-money GGR:
+// per provider, currency and period (a day when q groups by day, else a
+// month), commission = max(0, round(sum over the days of rate x GGR)). A
+// day's rate is the client's own deal valid that day if there is one, else
+// the provider's default deal; no deal means no commission.
+func (m *ReadModels) Commission(ctx context.Context, q projections.ReportQuery) ([]projections.CommissionRow, error) {
+	period := "date_trunc('month', day)::date"
+	if q.Has(projections.DimDay) {
+		period = "day"
+	}
+	rows, err := m.pool.Query(ctx, `
+		WITH days AS (
+			SELECT day, provider, currency, max(scale) AS scale,
+			       sum((bets - bet_refunds) - (wins - win_reversals)) AS ggr
+			FROM `+m.t("ggr_daily")+` WHERE client_id = $1 AND day BETWEEN $2 AND $3
+			GROUP BY day, provider, currency),
+		rated AS (
+			SELECT d.*, r.rate FROM days d LEFT JOIN LATERAL (
+				SELECT c.rate FROM commission_rates c
+				WHERE c.provider = d.provider AND (c.client_id = $1 OR c.client_id IS NULL) AND c.valid_from <= d.day
+				ORDER BY c.client_id IS NULL, c.valid_from DESC LIMIT 1) r ON true)
+		SELECT `+period+` AS period, provider, currency, max(scale), sum(ggr)::bigint,
+		       greatest(0, round(sum(ggr * coalesce(rate, 0))))::bigint,
+		       coalesce(((array_agg(rate ORDER BY day DESC))[1])::text, ''),
+		       count(DISTINCT coalesce(rate, -1)) > 1
+		FROM rated GROUP BY 1, provider, currency ORDER BY 1, provider, currency`, q.ClientID, q.From, q.To)
+	if err != nil {
+		return nil, fmt.Errorf("commission report: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (projections.CommissionRow, error) {
+		var (
+			r     projections.CommissionRow
+			scale int16
+		)
+		err := row.Scan(&r.Period, &r.Provider, &r.Currency, &scale, &r.GGR, &r.Commission, &r.Rate, &r.RateChanged)
+		r.Scale, r.Rate = int(scale), trimRate(r.Rate)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("commission report: %w", err)
+	}
+	return out, nil
+}
+
+// trimRate drops the trailing zeros of numeric text: "0.150000" -> "0.15".
+func trimRate(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

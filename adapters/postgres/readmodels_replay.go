@@ -1,0 +1,904 @@
+package postgres
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// ReplayOptions configures a rebuild of the read models from the event
+// store.
+type ReplayOptions struct {
+	// Full applies every event up to the head. By default the rebuild
+	// applies, per projection and stream, exactly the events the live read
+	// models have applied (their checkpoints, read in the same snapshot as
+	// the live tables it is compared with), so a difference is a real one
+	// and never the projector's lag.
+	Full bool
+	// Shadow writes the rebuild into the shadow schema, replacing what is
+	// there, ready for Swap.
+	Shadow bool
+	// Examples bounds the differences listed per table. Default 10.
+	Examples int
+	// Progress, when set, is called about every 200ms while events are
+	// read and once when they are all applied.
+	Progress func(ReplayProgress)
+}
+
+// ReplayProgress tells how far a rebuild got.
+type ReplayProgress struct {
+	Events  int64 // events read so far
+	Total   int64 // events in the store when the rebuild began
+	Elapsed time.Duration
+	Done    bool
+}
+
+// ReplayReport is the outcome of a rebuild and its comparison with the
+// live read models.
+type ReplayReport struct {
+	Events   int64 // events read
+	Skipped  int64 // events a projection could not apply (dead letters)
+	Head     int64 // position of the last event read
+	Full     bool
+	Read     time.Duration // reading and applying the events
+	Write    time.Duration // writing the shadow schema
+	Compare  time.Duration
+	Tables   []TableDiff
+	Rebuilt  map[string]int64 // rows per rebuilt table
+	Shadowed bool
+}
+
+// Differences is the number of rows that differ, over every table.
+func (r ReplayReport) Differences() int64 {
+	var n int64
+	for _, t := range r.Tables {
+		n += t.Missing + t.Extra + t.Changed
+	}
+	return n
+}
+
+// TableDiff compares one live table with its rebuild.
+type TableDiff struct {
+	Table   string
+	Live    int64 // rows in the live table
+	Rebuilt int64
+	Missing int64 // rebuilt rows the live table lacks
+	Extra   int64 // live rows the rebuild does not have
+	Changed int64 // rows in both whose values differ
+	// Examples are the first differences, one line each.
+	Examples []string
+}
+
+// Compare rebuilds every read model from the event store (read straight
+// from Postgres in position order) and compares the rebuild with the live
+// tables, row by row. With opts.Shadow it also writes the rebuild into the
+// shadow schema for Swap. It is what `pitboss replay` runs, and what an
+// auditor's tool calls to check the read models against a recomputation.
+func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
+	if opts.Examples <= 0 {
+		opts.Examples = 10
+	}
+	rep := ReplayReport{Full: opts.Full, Rebuilt: map[string]int64{}}
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	// One snapshot for the events, the live checkpoints and the live tables.
+	// It is read-only: it has no transaction id, so it does not hold the
+	// relay back (only running writers do).
+	snap, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return rep, fmt.Errorf("begin snapshot: %w", err)
+	}
+	defer snap.Rollback(ctx)
+
+	var total int64
+	if err := snap.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&total); err != nil {
+		return rep, fmt.Errorf("count events: %w", err)
+	}
+	var live map[projections.StreamKey]int64
+	livePos := map[projections.Name]int64{}
+	if !opts.Full {
+		if live, err = m.liveCheckpoints(ctx, snap); err != nil {
+			return rep, err
+		}
+		for _, p := range projections.All {
+			var pos int64
+			if err := snap.QueryRow(ctx, m.sql.position, string(p)).Scan(&pos); err != nil {
+				return rep, fmt.Errorf("watermark of %s: %w", p, err)
+			}
+			livePos[p] = pos
+		}
+	}
+
+	start := time.Now()
+	mem := projections.NewMemory()
+	if err := replayEvents(ctx, snap, mem, live, &rep, total, opts.Progress); err != nil {
+		return rep, err
+	}
+	for _, p := range projections.All {
+		w := rep.Head
+		if !opts.Full {
+			w = livePos[p]
+		}
+		mem.SetWatermark(p, w)
+	}
+	rb := newRebuilt(mem)
+	rep.Read = time.Since(start)
+	if opts.Progress != nil {
+		opts.Progress(ReplayProgress{Events: rep.Events, Total: total, Elapsed: rep.Read, Done: true})
+	}
+
+	start = time.Now()
+	if opts.Shadow {
+		if err := m.writeShadow(ctx, rb); err != nil {
+			return rep, err
+		}
+		rep.Shadowed = true
+	}
+	rep.Write = time.Since(start)
+
+	start = time.Now()
+	for _, tb := range rmTables {
+		rows := tb.rows(rb)
+		rep.Rebuilt[tb.name] = int64(rows.n)
+		d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples)
+		if err != nil {
+			return rep, err
+		}
+		rep.Tables = append(rep.Tables, d)
+	}
+	rep.Compare = time.Since(start)
+	return rep, snap.Commit(ctx)
+}
+
+func (m *ReadModels) liveCheckpoints(ctx context.Context, tx pgx.Tx) (map[projections.StreamKey]int64, error) {
+	rows, _ := tx.Query(ctx, `SELECT projection, stream_id, version FROM `+m.t("checkpoints"))
+	out := map[projections.StreamKey]int64{}
+	var (
+		p, s string
+		v    int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&p, &s, &v}, func() error {
+		out[projections.StreamKey{Projection: projections.Name(p), StreamID: s}] = v
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read live checkpoints: %w", err)
+	}
+	return out, nil
+}
+
+// rawEvent is one stored event before decoding.
+type rawEvent struct {
+	position, version int64
+	stream            string
+	body              []byte
+}
+
+type replayChunk struct {
+	seq    int
+	raws   []rawEvent
+	events []domain.Event
+	errs   []error
+}
+
+const replayChunkSize = 1024
+
+// replayEvents reads every event in position order and applies it to mem:
+// one goroutine reads, the others decode chunks in parallel, and this one
+// applies them in order. live, when not nil, limits each projection to the
+// versions it holds.
+func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live map[projections.StreamKey]int64,
+	rep *ReplayReport, total int64, progress func(ReplayProgress)) error {
+	projs := make([]projections.Projection, 0, len(projections.All))
+	for _, n := range projections.All {
+		p, err := projections.ByName(n)
+		if err != nil {
+			return err
+		}
+		projs = append(projs, p)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	todo := make(chan *replayChunk, workers*2)
+	done := make(chan *replayChunk, workers*2)
+	g.Go(func() error {
+		defer close(todo)
+		rows, err := tx.Query(gctx, `SELECT position, stream_id, stream_version, body FROM events ORDER BY position`)
+		if err != nil {
+			return fmt.Errorf("read events: %w", err)
+		}
+		defer rows.Close()
+		c := &replayChunk{}
+		for rows.Next() {
+			v := rows.RawValues()
+			var r rawEvent
+			if err := rows.Scan(&r.position, &r.stream, &r.version, nil); err != nil {
+				return fmt.Errorf("read event: %w", err)
+			}
+			r.body = bytes.Clone(v[3])
+			c.raws = append(c.raws, r)
+			if len(c.raws) == replayChunkSize {
+				select {
+				case todo <- c:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				c = &replayChunk{seq: c.seq + 1}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read events: %w", err)
+		}
+		if len(c.raws) > 0 {
+			select {
+			case todo <- c:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	var decoders errgroup.Group
+	for range workers {
+		decoders.Go(func() error {
+			for c := range todo {
+				c.events = make([]domain.Event, len(c.raws))
+				c.errs = make([]error, len(c.raws))
+				for i, r := range c.raws {
+					c.events[i], c.errs[i] = domain.DecodeBody(r.body)
+					c.raws[i].body = nil
+				}
+				select {
+				case done <- c:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		err := decoders.Wait()
+		close(done)
+		return err
+	})
+	g.Go(func() error {
+		start, last := time.Now(), time.Now()
+		pending := map[int]*replayChunk{}
+		next := 0
+		for c := range done {
+			pending[c.seq] = c
+			for {
+				c, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				for i, r := range c.raws {
+					applyReplayed(mem, projs, live, r, c.events[i], c.errs[i], rep)
+				}
+				if progress != nil && time.Since(last) >= 200*time.Millisecond {
+					last = time.Now()
+					progress(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(start)})
+				}
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// applyReplayed applies one stored event to every projection, the way the
+// projector would: an event a projection cannot apply (undecodable or
+// invalid) moves its checkpoint on, as a dead letter does.
+func applyReplayed(mem *projections.Memory, projs []projections.Projection, live map[projections.StreamKey]int64,
+	r rawEvent, e domain.Event, decodeErr error, rep *ReplayReport) {
+	rep.Events++
+	rep.Head = r.position
+	skipped := false
+	for _, p := range projs {
+		if live != nil && r.version > live[projections.StreamKey{Projection: p.Name(), StreamID: r.stream}] {
+			continue
+		}
+		if decodeErr != nil {
+			mem.Skip(p.Name(), r.stream, r.version, r.position)
+			skipped = true
+			continue
+		}
+		if _, err := mem.Apply(p, e); err != nil {
+			mem.Skip(p.Name(), r.stream, r.version, r.position)
+			skipped = true
+		}
+	}
+	if skipped {
+		rep.Skipped++
+	}
+}
+
+// rebuilt holds a Memory's rows sorted the way the diff reads the live
+// tables.
+type rebuilt struct {
+	txs         []*projections.Transaction
+	order       []orderRow
+	counts      []orderRow // rn is the count
+	days        []dayRow
+	balances    []*projections.Balance
+	ggr         []*projections.GGRDelta
+	players     []projections.GGRMember
+	rounds      []projections.GGRMember
+	checkpoints []checkpointRow
+	positions   []checkpointRow
+}
+
+type orderRow struct {
+	client string
+	rn     int64
+	id     string
+}
+
+type dayRow struct {
+	client   string
+	day      time.Time
+	min, max int64
+}
+
+type checkpointRow struct {
+	projection, stream string
+	version, position  int64
+}
+
+func newRebuilt(m *projections.Memory) *rebuilt {
+	rb := &rebuilt{}
+	for _, t := range m.Transactions {
+		rb.txs = append(rb.txs, t)
+	}
+	slices.SortFunc(rb.txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
+	for c, ids := range m.Order {
+		for i, id := range ids {
+			rb.order = append(rb.order, orderRow{client: c, rn: int64(i + 1), id: id})
+		}
+		rb.counts = append(rb.counts, orderRow{client: c, rn: int64(len(ids))})
+	}
+	slices.SortFunc(rb.order, func(a, b orderRow) int { return cmp.Or(strings.Compare(a.client, b.client), cmp.Compare(a.rn, b.rn)) })
+	slices.SortFunc(rb.counts, func(a, b orderRow) int { return strings.Compare(a.client, b.client) })
+	for k, r := range m.Days {
+		rb.days = append(rb.days, dayRow{client: k.ClientID, day: k.Day, min: r.Min, max: r.Max})
+	}
+	slices.SortFunc(rb.days, func(a, b dayRow) int { return cmp.Or(strings.Compare(a.client, b.client), a.day.Compare(b.day)) })
+	for _, b := range m.Balances {
+		rb.balances = append(rb.balances, b)
+	}
+	slices.SortFunc(rb.balances, func(a, b *projections.Balance) int { return strings.Compare(string(a.Account), string(b.Account)) })
+	for _, g := range m.GGR {
+		rb.ggr = append(rb.ggr, g)
+	}
+	slices.SortFunc(rb.ggr, func(a, b *projections.GGRDelta) int { return cmpGGRKey(a.GGRKey, b.GGRKey) })
+	for p := range m.Players {
+		rb.players = append(rb.players, p)
+	}
+	for r := range m.Rounds {
+		rb.rounds = append(rb.rounds, r)
+	}
+	byMember := func(a, b projections.GGRMember) int {
+		return cmp.Or(cmpGGRKey(a.GGRKey, b.GGRKey), strings.Compare(a.Member, b.Member))
+	}
+	slices.SortFunc(rb.players, byMember)
+	slices.SortFunc(rb.rounds, byMember)
+	for k, c := range m.Checkpoints {
+		rb.checkpoints = append(rb.checkpoints, checkpointRow{projection: string(k.Projection), stream: k.StreamID,
+			version: c.Version, position: c.Position})
+	}
+	byCheckpoint := func(a, b checkpointRow) int {
+		return cmp.Or(strings.Compare(a.projection, b.projection), strings.Compare(a.stream, b.stream))
+	}
+	slices.SortFunc(rb.checkpoints, byCheckpoint)
+	for p, pos := range m.Positions {
+		rb.positions = append(rb.positions, checkpointRow{projection: string(p), position: pos})
+	}
+	slices.SortFunc(rb.positions, byCheckpoint)
+	return rb
+}
+
+func cmpGGRKey(a, b projections.GGRKey) int {
+	return cmp.Or(strings.Compare(a.ClientID, b.ClientID), a.Day.Compare(b.Day), strings.Compare(a.Provider, b.Provider),
+		strings.Compare(a.Game, b.Game), strings.Compare(a.Currency, b.Currency))
+}
+
+// tableRows yields the rows of one rebuilt table in key order.
+type tableRows struct {
+	n   int
+	row func(i int) []any
+}
+
+// rmTable describes one read-model table for the shadow copy and the diff.
+type rmTable struct {
+	name string
+	// cols are the stored columns (generated ones left out), selects the
+	// expressions the diff reads them with.
+	cols, selects []string
+	key           int    // the first key columns are the key
+	order         string // the ORDER BY matching the rebuilt order
+	rows          func(*rebuilt) tableRows
+}
+
+var rmTables = []rmTable{
+	{name: "transactions", key: 1, order: "id",
+		cols: []string{"id", "client_id", "type", "amount", "currency", "scale", "base_status", "created_at",
+			"provider", "game", "player_id", "round_id", "external_id", "reference_id", "seq", "sub", "position",
+			"balance_after", "promo", "open_bets", "rolled_bets", "wins", "closed"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.txs), row: func(i int) []any {
+				t := rb.txs[i]
+				args := txArgs(*t)
+				if t.Type == projections.TypeGameResult {
+					// Stored as given; the status column derives from the
+					// counters.
+					args[6] = string(projections.StatusPending)
+				}
+				return args
+			}}
+		}},
+	{name: "tx_order", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.order), row: func(i int) []any {
+				o := rb.order[i]
+				return []any{o.client, o.rn, o.id}
+			}}
+		}},
+	{name: "tx_counts", key: 1, order: `client_id COLLATE "C"`, cols: []string{"client_id", "rows"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.counts), row: func(i int) []any { return []any{rb.counts[i].client, rb.counts[i].rn} }}
+		}},
+	{name: "tx_days", key: 2, order: `client_id COLLATE "C", day`, cols: []string{"client_id", "day", "min_seq", "max_seq"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.days), row: func(i int) []any {
+				d := rb.days[i]
+				return []any{d.client, d.day, d.min, d.max}
+			}}
+		}},
+	{name: "balances", key: 1, order: `account_id COLLATE "C"`,
+		cols: []string{"account_id", "kind", "client_id", "player_id", "currency", "scale", "balance", "position"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.balances), row: func(i int) []any {
+				b := rb.balances[i]
+				return []any{string(b.Account), b.Kind, b.ClientID, nullText(b.PlayerID), b.Currency, b.Scale, b.Balance, b.Position}
+			}}
+		}},
+	{name: "ggr_daily", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
+		cols: []string{"client_id", "day", "provider", "game", "currency", "scale", "bets", "bet_refunds", "wins",
+			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.ggr), row: func(i int) []any {
+				g := rb.ggr[i]
+				return []any{g.ClientID, g.Day, g.Provider, g.Game, g.Currency, g.Scale, g.Bets, g.BetRefunds, g.Wins,
+					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals}
+			}}
+		}},
+	{name: "ggr_players", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,
+		cols: []string{"client_id", "day", "provider", "game", "currency", "player_id"},
+		rows: func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
+	{name: "ggr_rounds", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
+		cols: []string{"client_id", "day", "provider", "game", "currency", "round_key"},
+		rows: func(rb *rebuilt) tableRows { return memberRows(rb.rounds) }},
+	{name: "checkpoints", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`,
+		cols: []string{"projection", "stream_id", "version", "position"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.checkpoints), row: func(i int) []any {
+				c := rb.checkpoints[i]
+				return []any{c.projection, c.stream, c.version, c.position}
+			}}
+		}},
+	{name: "positions", key: 1, order: `projection COLLATE "C"`, cols: []string{"projection", "position"},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.positions), row: func(i int) []any {
+				return []any{rb.positions[i].projection, rb.positions[i].position}
+			}}
+		}},
+}
+
+func memberRows(ms []projections.GGRMember) tableRows {
+	return tableRows{n: len(ms), row: func(i int) []any {
+		m := ms[i]
+		return []any{m.ClientID, m.Day, m.Provider, m.Game, m.Currency, m.Member}
+	}}
+}
+
+// diffTable reads the live table in key order and merges it with the
+// rebuilt rows.
+func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb tableRows, examples int) (TableDiff, error) {
+	d := TableDiff{Table: tb.name, Rebuilt: int64(rb.n)}
+	sel := make([]string, len(tb.cols))
+	for i, c := range tb.cols {
+		sel[i] = pgx.Identifier{c}.Sanitize()
+		if c == "id" {
+			sel[i] = "id::text"
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+` ORDER BY `+tb.order)
+	if err != nil {
+		return d, fmt.Errorf("read live %s: %w", tb.name, err)
+	}
+	defer rows.Close()
+	note := func(format string, args ...any) {
+		if len(d.Examples) < examples {
+			d.Examples = append(d.Examples, fmt.Sprintf(format, args...))
+		}
+	}
+	i := 0
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return d, fmt.Errorf("read live %s: %w", tb.name, err)
+		}
+		live := normRow(vals)
+		d.Live++
+		for ; i < rb.n; i++ {
+			want := normRow(rb.row(i))
+			c := cmpKey(want[:tb.key], live[:tb.key])
+			if c > 0 {
+				break
+			}
+			if c < 0 {
+				d.Missing++
+				note("%s %s: missing from the live table", tb.name, keyText(tb, want))
+				continue
+			}
+			if diffs := changedCols(tb, want, live); diffs != "" {
+				d.Changed++
+				note("%s %s: %s", tb.name, keyText(tb, want), diffs)
+			}
+			i++
+			goto next
+		}
+		d.Extra++
+		note("%s %s: in the live table, not in the rebuild", tb.name, keyText(tb, live))
+	next:
+	}
+	if err := rows.Err(); err != nil {
+		return d, fmt.Errorf("read live %s: %w", tb.name, err)
+	}
+	for ; i < rb.n; i++ {
+		d.Missing++
+		note("%s %s: missing from the live table", tb.name, keyText(tb, normRow(rb.row(i))))
+	}
+	return d, nil
+}
+
+// normRow makes live and rebuilt values comparable: integers as int64,
+// times in UTC, uuids as text.
+func normRow(vals []any) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case int:
+			out[i] = int64(x)
+		case int16:
+			out[i] = int64(x)
+		case int32:
+			out[i] = int64(x)
+		case time.Time:
+			out[i] = x.UTC()
+		case [16]byte:
+			out[i] = uuidText(x)
+		case pgtype.UUID:
+			out[i] = uuidText(x.Bytes)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func uuidText(b [16]byte) string {
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func cmpKey(a, b []any) int {
+	for i := range a {
+		if c := cmpValue(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// cmpValue orders normalised key values as the diff's ORDER BY does
+// (text in "C" collation: bytewise).
+func cmpValue(a, b any) int {
+	switch x := a.(type) {
+	case string:
+		y, _ := b.(string)
+		return strings.Compare(x, y)
+	case int64:
+		y, _ := b.(int64)
+		return cmp.Compare(x, y)
+	case time.Time:
+		y, _ := b.(time.Time)
+		return x.Compare(y)
+	}
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}
+
+func equalValue(a, b any) bool {
+	if ta, ok := a.(time.Time); ok {
+		tb, ok := b.(time.Time)
+		return ok && ta.Equal(tb)
+	}
+	return a == b
+}
+
+func changedCols(tb rmTable, want, live []any) string {
+	var diffs []string
+	for i := tb.key; i < len(tb.cols); i++ {
+		if !equalValue(want[i], live[i]) {
+			diffs = append(diffs, fmt.Sprintf("%s live=%v rebuilt=%v", tb.cols[i], show(live[i]), show(want[i])))
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
+
+func keyText(tb rmTable, row []any) string {
+	parts := make([]string, tb.key)
+	for i := range parts {
+		parts[i] = tb.cols[i] + "=" + fmt.Sprint(show(row[i]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func show(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
+	}
+	return v
+}
+
+// shadowComplete marks a shadow schema whose every table is written.
+const shadowComplete = "pitboss rebuild complete"
+
+// writeShadow replaces the shadow schema with the rebuilt tables: the live
+// tables' definitions, filled by COPY before their indexes are built (much
+// faster than COPY into indexed tables), a few tables at a time. The schema
+// is marked complete last, so Swap never takes a half-written one.
+func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
+	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+shadow+` CASCADE`); err != nil {
+		return fmt.Errorf("drop shadow schema: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA `+shadow); err != nil {
+		return fmt.Errorf("create shadow schema: %w", err)
+	}
+	for _, tb := range rmTables {
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
+			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+			return fmt.Errorf("create shadow %s: %w", tb.name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("create shadow tables: %w", err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	// A few tables at a time, leaving a connection for the snapshot.
+	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
+	for _, tb := range rmTables {
+		g.Go(func() error { return m.fillShadow(gctx, tb, tb.rows(rb)) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowComplete+`'`); err != nil {
+		return fmt.Errorf("mark shadow schema complete: %w", err)
+	}
+	return nil
+}
+
+// fillShadow copies one rebuilt table into the shadow schema and gives it
+// the live table's keys and indexes.
+func (m *ReadModels) fillShadow(ctx context.Context, tb rmTable, rows tableRows) error {
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+		return fmt.Errorf("shadow %s: %w", tb.name, err)
+	}
+	target := pgx.Identifier{ShadowSchema, tb.name}
+	if _, err := tx.CopyFrom(ctx, target, tb.cols, &copyRows{rows: rows, uuidCol: slices.Index(tb.cols, "id")}); err != nil {
+		return fmt.Errorf("copy shadow %s: %w", tb.name, err)
+	}
+	// The live table's constraints (primary key, unique) and its other
+	// indexes, under the same names in the shadow schema.
+	rowsQ, _ := tx.Query(ctx, `
+		SELECT 'ALTER TABLE ' || $3 || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid)
+		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u')
+		UNION ALL
+		SELECT replace(pg_get_indexdef(i.indexrelid), ' ON ' || quote_ident($2) || '.', ' ON ' || quote_ident($4) || '.')
+		FROM pg_index i WHERE i.indrelid = $1::regclass
+		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+		m.t(tb.name), m.schema, target.Sanitize(), ShadowSchema)
+	ddl, err := pgx.CollectRows(rowsQ, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read the definition of %s: %w", tb.name, err)
+	}
+	for _, stmt := range ddl {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("shadow %s: %s: %w", tb.name, stmt, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit shadow %s: %w", tb.name, err)
+	}
+	return nil
+}
+
+// copyRows feeds COPY from tableRows, converting the uuid column's text.
+type copyRows struct {
+	rows    tableRows
+	uuidCol int // -1: none
+	i       int
+	err     error
+}
+
+func (c *copyRows) Next() bool {
+	c.i++
+	return c.i <= c.rows.n && c.err == nil
+}
+
+func (c *copyRows) Values() ([]any, error) {
+	vals := c.rows.row(c.i - 1)
+	if c.uuidCol >= 0 {
+		var u pgtype.UUID
+		if err := u.Scan(vals[c.uuidCol]); err != nil {
+			c.err = fmt.Errorf("row %d: id %v: %w", c.i, vals[c.uuidCol], err)
+			return nil, c.err
+		}
+		vals[c.uuidCol] = u
+	}
+	return vals, nil
+}
+
+func (c *copyRows) Err() error { return c.err }
+
+// SwapReport tells what Swap did.
+type SwapReport struct {
+	// CaughtUp is the number of events the live projector had applied since
+	// the rebuild's snapshot, applied to the rebuild before the swap.
+	CaughtUp int
+}
+
+// ErrNoShadow is returned by Swap when there is no rebuilt schema.
+var ErrNoShadow = errors.New("no rebuilt read models to swap in: run a rebuild with Shadow first")
+
+// Swap makes the shadow schema the live read models, atomically. In one
+// transaction it blocks the projectors' writes (they wait, then carry on
+// against the new tables), applies to the shadow tables every event the live
+// checkpoints have and the shadow's do not (what the projectors did since
+// the rebuild's snapshot), moves the shadow's watermarks, and renames the
+// schemas. Queries never see a half-swapped state.
+func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
+	var rep SwapReport
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	var complete bool
+	err = tx.QueryRow(ctx, `SELECT coalesce(obj_description(oid, 'pg_namespace') = $2, false) FROM pg_namespace WHERE nspname = $1`,
+		ShadowSchema, shadowComplete).Scan(&complete)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !complete) {
+		return rep, ErrNoShadow
+	}
+	if err != nil {
+		return rep, fmt.Errorf("find shadow schema: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+m.t("checkpoints")+` IN EXCLUSIVE MODE`); err != nil {
+		return rep, fmt.Errorf("lock live checkpoints: %w", err)
+	}
+	shadow := newReadModelsIn(m.pool, ShadowSchema)
+	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
+		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
+		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
+	type behind struct {
+		p        projections.Name
+		stream   string
+		from, to int64
+	}
+	lag, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (behind, error) {
+		var b behind
+		var p string
+		err := r.Scan(&p, &b.stream, &b.from, &b.to)
+		b.p = projections.Name(p)
+		return b, err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("compare checkpoints: %w", err)
+	}
+	for _, b := range lag {
+		proj, err := projections.ByName(b.p)
+		if err != nil {
+			return rep, err
+		}
+		rows, _ := tx.Query(ctx, `SELECT position, stream_version, body FROM events
+			WHERE stream_id = $1 AND stream_version > $2 AND stream_version <= $3 ORDER BY stream_version`, b.stream, b.from, b.to)
+		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rawEvent, error) {
+			var e rawEvent
+			err := r.Scan(&e.position, &e.version, &e.body)
+			return e, err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("read events of %s: %w", b.stream, err)
+		}
+		for _, raw := range evs {
+			e, err := domain.DecodeBody(raw.body)
+			if err == nil {
+				_, err = shadow.applyOn(ctx, tx, proj, e, false)
+				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
+					return rep, fmt.Errorf("catch up %s of %s at version %d: %w", b.p, b.stream, raw.version, err)
+				}
+			}
+			if err != nil {
+				// The live projector dead-lettered it: so does the rebuild.
+				if _, err := tx.Exec(ctx, shadow.sql.skipCheckpoint, string(b.p), b.stream, raw.version, raw.position); err != nil {
+					return rep, fmt.Errorf("skip %s of %s: %w", b.p, b.stream, err)
+				}
+			}
+			rep.CaughtUp++
+		}
+	}
+	for _, p := range projections.All {
+		for {
+			_, more, err := shadow.advanceStep(ctx, tx, p, false)
+			if err != nil {
+				return rep, err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	old := pgx.Identifier{ReadModelSchema + "_old"}.Sanitize()
+	for _, stmt := range []string{
+		`COMMENT ON SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` IS NULL`,
+		`ALTER SCHEMA ` + pgx.Identifier{m.schema}.Sanitize() + ` RENAME TO ` + old,
+		`ALTER SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
+		`DROP SCHEMA ` + old + ` CASCADE`,
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return rep, fmt.Errorf("swap schemas: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return rep, fmt.Errorf("commit swap: %w", err)
+	}
+	return rep, nil
+}

@@ -1,0 +1,123 @@
+package projector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// Defaults of Config.
+const (
+	DefaultWorkers            = 8
+	DefaultMaxInvalidAttempts = 3
+	DefaultGapTimeout         = time.Minute
+	DefaultRetryBackoff       = 50 * time.Millisecond
+	DefaultMaxRetryBackoff    = 5 * time.Second
+	DefaultWatermarkInterval  = 20 * time.Millisecond
+	DefaultIdleAdvance        = time.Second
+)
+
+// DeadLetterTopic is the dead-letter topic of a ledger topic: "<topic>.dlq".
+func DeadLetterTopic(topic string) string { return topic + ".dlq" }
+
+// Config configures one projection's worker. Zero fields take their
+// defaults; Brokers and Projection are required.
+type Config struct {
+	Brokers    []string
+	Projection projections.Name
+	// Topic is the ledger topic; kafka.DefaultTopic by default.
+	Topic string
+	// DeadLetterTopic receives the events the projection gives up on;
+	// DeadLetterTopic(Topic) by default.
+	DeadLetterTopic string
+	// ConsumerGroup is Projection.ConsumerGroup() by default. Frozen once
+	// in use: a new group reads the topic again from its oldest offset.
+	ConsumerGroup string
+	// Workers is the number of messages handled at once. The subscriber
+	// has at most one message in flight per partition, so more workers than
+	// partitions assigned to this process do nothing.
+	Workers int
+	// MaxInvalidAttempts is how often an event that fails validation is
+	// tried before it goes to the dead-letter topic. An undecodable body
+	// goes at once.
+	MaxInvalidAttempts int
+	// GapTimeout is how long an event whose stream is missing an earlier
+	// version is retried (the earlier one may still arrive, e.g. from
+	// another partition after a repartitioning) before it is dead-lettered.
+	GapTimeout time.Duration
+	// RetryBackoff is the first pause before a retry; it doubles up to
+	// MaxRetryBackoff. Database errors are retried for as long as it takes.
+	RetryBackoff, MaxRetryBackoff time.Duration
+	// WatermarkInterval is the least time between two watermark moves;
+	// IdleAdvance how often the watermark is moved without new events.
+	WatermarkInterval, IdleAdvance time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.Topic == "" {
+		c.Topic = kafka.DefaultTopic
+	}
+	if c.DeadLetterTopic == "" {
+		c.DeadLetterTopic = DeadLetterTopic(c.Topic)
+	}
+	if c.ConsumerGroup == "" && c.Projection != "" {
+		c.ConsumerGroup = c.Projection.ConsumerGroup()
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.MaxInvalidAttempts == 0 {
+		c.MaxInvalidAttempts = DefaultMaxInvalidAttempts
+	}
+	if c.GapTimeout == 0 {
+		c.GapTimeout = DefaultGapTimeout
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = DefaultRetryBackoff
+	}
+	if c.MaxRetryBackoff == 0 {
+		c.MaxRetryBackoff = DefaultMaxRetryBackoff
+	}
+	if c.WatermarkInterval == 0 {
+		c.WatermarkInterval = DefaultWatermarkInterval
+	}
+	if c.IdleAdvance == 0 {
+		c.IdleAdvance = DefaultIdleAdvance
+	}
+}
+
+// Validate reports every invalid field.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no brokers"))
+	}
+	if !c.Projection.Valid() {
+		errs = append(errs, fmt.Errorf("unknown projection %q", c.Projection))
+	}
+	if c.Topic == "" || c.DeadLetterTopic == "" || c.Topic == c.DeadLetterTopic {
+		errs = append(errs, fmt.Errorf("topic %q and dead-letter topic %q must be set and differ", c.Topic, c.DeadLetterTopic))
+	}
+	if c.ConsumerGroup == "" {
+		errs = append(errs, errors.New("consumer group is empty"))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d < 1", c.Workers))
+	}
+	if c.MaxInvalidAttempts < 1 {
+		errs = append(errs, fmt.Errorf("max invalid attempts %d < 1", c.MaxInvalidAttempts))
+	}
+	if c.GapTimeout < 0 {
+		errs = append(errs, fmt.Errorf("gap timeout %v < 0", c.GapTimeout))
+	}
+	if c.RetryBackoff <= 0 || c.MaxRetryBackoff < c.RetryBackoff {
+		errs = append(errs, fmt.Errorf("retry backoff %v..%v: want 0 < first <= max", c.RetryBackoff, c.MaxRetryBackoff))
+	}
+	if c.WatermarkInterval <= 0 || c.IdleAdvance <= 0 {
+		errs = append(errs, fmt.Errorf("watermark interval %v and idle advance %v must be positive", c.WatermarkInterval, c.IdleAdvance))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,666 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// The admin API (/admin/v1): clients, their keys, plan tiers, launch and
+// callback settings, webhook endpoints and usage, for the operators of
+// Pitboss itself. It is authenticated by one admin token from
+// configuration (PITBOSS_ADMIN_TOKEN); without a token it does not exist
+// (404). See docs/keys-and-admin.md.
+
+// MinAdminTokenLength is the shortest admin token accepted.
+const MinAdminTokenLength = 32
+
+// Admin list paging.
+const (
+	adminDefaultPerPage = 50
+	adminMaxPerPage     = 200
+	maxClientNameLength = 200
+	maxKeyLabelLength   = 100
+)
+
+func (s *Server) registerAdminRoutes(e *echo.Echo) {
+	a := e.Group("/admin/v1", s.adminAuth)
+	a.GET("/tiers", s.adminTiers)
+	a.POST("/clients", s.adminCreateClient)
+	a.GET("/clients", s.adminListClients)
+	a.GET("/clients/:client", s.adminGetClient)
+	a.PATCH("/clients/:client", s.adminUpdateClient)
+	a.POST("/clients/:client/client-secret", s.adminIssueClientSecret)
+	a.GET("/clients/:client/usage", s.adminUsage)
+	a.GET("/clients/:client/keys", s.adminListKeys)
+	a.POST("/clients/:client/keys", s.adminIssueKey)
+	a.GET("/clients/:client/keys/:key", s.adminGetKey)
+	a.POST("/clients/:client/keys/:key/rotate", s.adminRotateKey)
+	a.POST("/clients/:client/keys/:key/revoke", s.adminRevokeKey)
+	a.GET("/clients/:client/webhooks", s.adminListWebhooks)
+	a.POST("/clients/:client/webhooks", s.adminCreateWebhook)
+	a.GET("/clients/:client/webhooks/:id", s.adminGetWebhook)
+	a.PATCH("/clients/:client/webhooks/:id", s.adminUpdateWebhook)
+	a.DELETE("/clients/:client/webhooks/:id", s.adminDeleteWebhook)
+}
+
+// adminAuth checks Authorization: Bearer <admin token> in constant time.
+// A valid client API key is 403 (a credential without the permission);
+// anything else is 401.
+func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.adminDigest == nil {
+			return apiError(http.StatusNotFound, CodeNotFound, "the admin API is disabled: PITBOSS_ADMIN_TOKEN is not set")
+		}
+		scheme, token, found := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
+		token = strings.TrimSpace(token)
+		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return apiError(http.StatusUnauthorized, CodeUnauthorized, "missing admin token: send Authorization: Bearer <PITBOSS_ADMIN_TOKEN>")
+		}
+		d := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(d[:], s.adminDigest) != 1 {
+			if s.deps.Keys != nil {
+				if _, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), HashKey(token)); err == nil {
+					return apiError(http.StatusForbidden, CodeForbidden, "a client API key cannot use the admin API")
+				}
+			}
+			return apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid admin token")
+		}
+		if s.deps.Admin.Clients == nil {
+			return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the admin API has no client store configured")
+		}
+		return next(c)
+	}
+}
+
+func adminFieldError(field, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: msg, Details: map[string]any{"field": field}}
+}
+
+// adminClientID reads :client; an id no client can have is not found.
+func adminClientID(c echo.Context) (string, error) {
+	id := c.Param("client")
+	if domain.ValidateID("client", id) != nil {
+		return "", apiError(http.StatusNotFound, CodeNotFound, "no such client")
+	}
+	return id, nil
+}
+
+func adminTime(t time.Time) string { return t.UTC().Format(deliveryTimeLayout) }
+
+func adminTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := adminTime(*t)
+	return &s
+}
+
+type rateTierView struct {
+	Tier          string `json:"tier"`
+	Limit         int    `json:"limit"`
+	WindowSeconds int64  `json:"window_seconds"`
+}
+
+func viewOfTier(t RateTier) rateTierView {
+	return rateTierView{Tier: t.Name, Limit: t.Limit, WindowSeconds: int64(t.Window / time.Second)}
+}
+
+type adminClientView struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Environment string `json:"environment"`
+	Plan        string `json:"plan"`
+	// RateLimit is the tier that applies: the plan's, or the default tier
+	// when the plan is not configured.
+	RateLimit       rateTierView         `json:"rate_limit"`
+	CreatedAt       string               `json:"created_at"`
+	SignedLaunch    *signedLaunchView    `json:"signed_launch,omitempty"`
+	ForwardCallback *adminCallbackView   `json:"forward_callback,omitempty"`
+	Created         *bool                `json:"created,omitempty"`
+	Keys            *adminClientKeyCount `json:"keys,omitempty"`
+}
+
+type adminClientKeyCount struct {
+	Active int `json:"active"`
+	Total  int `json:"total"`
+}
+
+type signedLaunchView struct {
+	// RequireSignature null means the environment's default.
+	RequireSignature   *bool    `json:"require_signature"`
+	SignatureRequired  bool     `json:"signature_required"`
+	IPAllowList        []string `json:"ip_allow_list"`
+	AllowedReturnHosts []string `json:"allowed_return_hosts"`
+	DefaultCurrency    string   `json:"default_currency"`
+	ClientSecretSet    bool     `json:"client_secret_set"`
+}
+
+type adminCallbackView struct {
+	URL       string `json:"url"`
+	SecretSet bool   `json:"secret_set"`
+}
+
+func (s *Server) viewOfClient(cl Client) adminClientView {
+	return adminClientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
+		RateLimit: viewOfTier(s.cfg.RateLimits.tier(cl.Plan)), CreatedAt: adminTime(cl.CreatedAt)}
+}
+
+// fullClientView adds what the other stores know of the client.
+func (s *Server) fullClientView(c echo.Context, cl Client) (adminClientView, error) {
+	ctx := c.Request().Context()
+	v := s.viewOfClient(cl)
+	keys, err := s.deps.Admin.Clients.ListAPIKeys(ctx, cl.ID)
+	if err != nil {
+		return v, err
+	}
+	now := s.now()
+	v.Keys = &adminClientKeyCount{Total: len(keys)}
+	for _, k := range keys {
+		if k.State(now) == KeyActive {
+			v.Keys.Active++
+		}
+	}
+	if s.deps.Admin.Launch != nil {
+		lc, err := s.deps.Admin.Launch.LaunchClient(ctx, cl.ID)
+		if err != nil {
+			return v, err
+		}
+		sl := &signedLaunchView{RequireSignature: lc.RequireSignature, SignatureRequired: lc.SignatureRequired(),
+			IPAllowList: make([]string, 0, len(lc.IPAllowList)), AllowedReturnHosts: lc.AllowedReturnHosts,
+			DefaultCurrency: lc.DefaultCurrency, ClientSecretSet: lc.Secret != nil}
+		for _, p := range lc.IPAllowList {
+			sl.IPAllowList = append(sl.IPAllowList, p.String())
+		}
+		if sl.AllowedReturnHosts == nil {
+			sl.AllowedReturnHosts = []string{}
+		}
+		v.SignedLaunch = sl
+	}
+	if s.deps.Admin.Callbacks != nil {
+		fc, err := s.deps.Admin.Callbacks.ForwardCallback(ctx, cl.ID)
+		if err != nil {
+			return v, err
+		}
+		v.ForwardCallback = &adminCallbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil}
+	}
+	return v, nil
+}
+
+// GET /admin/v1/tiers: the configured plan tiers.
+func (s *Server) adminTiers(c echo.Context) error {
+	out := make([]rateTierView, 0, len(s.cfg.RateLimits.Tiers))
+	for _, t := range s.cfg.RateLimits.Tiers {
+		out = append(out, viewOfTier(t))
+	}
+	return ok(c, map[string]any{"tiers": out, "default_tier": s.cfg.RateLimits.DefaultTier})
+}
+
+type adminClientRequest struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Environment string `json:"environment"`
+	Plan        string `json:"plan"`
+}
+
+func checkClientName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return adminFieldError("name", "name is required")
+	}
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxClientNameLength {
+		return adminFieldError("name", "name must be at most 200 characters")
+	}
+	return nil
+}
+
+func (s *Server) checkPlan(plan string) error {
+	if !s.cfg.RateLimits.Has(plan) {
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: "plan " + strconv.Quote(clipWebhookKind(plan)) + " is not a configured tier; tiers are " +
+				strings.Join(s.cfg.RateLimits.Names(), ", "),
+			Details: map[string]any{"field": "plan", "tiers": s.cfg.RateLimits.Names()}}
+	}
+	return nil
+}
+
+// CheckEnvironment accepts sandbox or production.
+func CheckEnvironment(env string) error {
+	if env != EnvironmentSandbox && env != EnvironmentProduction {
+		return adminFieldError("environment", "environment must be sandbox or production")
+	}
+	return nil
+}
+
+// POST /admin/v1/clients {id, name, environment, plan?}: 200 with the
+// client and created true; the same request again answers the existing
+// client with created false; the id with other settings is 409
+// CLIENT_EXISTS.
+func (s *Server) adminCreateClient(c echo.Context) error {
+	var req adminClientRequest
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := domain.ValidateID("id", req.ID); err != nil {
+		return adminFieldError("id", "id is required: 1 to 128 characters of A-Z a-z 0-9 . _ @ -")
+	}
+	if err := checkClientName(req.Name); err != nil {
+		return err
+	}
+	if err := CheckEnvironment(req.Environment); err != nil {
+		return err
+	}
+	if req.Plan == "" {
+		req.Plan = s.cfg.RateLimits.DefaultTier
+	}
+	if err := s.checkPlan(req.Plan); err != nil {
+		return err
+	}
+	cl, created, err := s.deps.Admin.Clients.AddClient(c.Request().Context(),
+		Client{ID: req.ID, Name: req.Name, Environment: req.Environment, Plan: req.Plan})
+	if err != nil {
+		return err
+	}
+	if created {
+		s.log.InfoContext(c.Request().Context(), "admin: client created", "client_id", cl.ID, "environment", cl.Environment,
+			"plan", cl.Plan, "request_id", requestID(c))
+	}
+	v := s.viewOfClient(cl)
+	v.Created = &created
+	return ok(c, v)
+}
+
+// GET /admin/v1/clients?page=&per_page=
+func (s *Server) adminListClients(c echo.Context) error {
+	page, err := deliveryQueryInt(c, "page", 1, 1<<30)
+	if err != nil {
+		return err
+	}
+	perPage, err := deliveryQueryInt(c, "per_page", adminDefaultPerPage, adminMaxPerPage)
+	if err != nil {
+		return err
+	}
+	list, total, err := s.deps.Admin.Clients.ListClients(c.Request().Context(), page, perPage)
+	if err != nil {
+		return err
+	}
+	out := make([]adminClientView, 0, len(list))
+	for _, cl := range list {
+		out = append(out, s.viewOfClient(cl))
+	}
+	return c.JSON(http.StatusOK, envelope{Success: true, Data: out,
+		Pagination: &pagination{Page: page, PerPage: perPage, Total: total}})
+}
+
+// GET /admin/v1/clients/{id}: the client with its launch and callback
+// settings and key counts.
+func (s *Server) adminGetClient(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	cl, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	v, err := s.fullClientView(c, cl)
+	if err != nil {
+		return err
+	}
+	return ok(c, v)
+}
+
+type adminClientPatch struct {
+	Name               *string          `json:"name"`
+	Plan               *string          `json:"plan"`
+	Environment        *string          `json:"environment"`
+	ForwardCallbackURL *string          `json:"forward_callback_url"`
+	RequireSignature   *json.RawMessage `json:"require_signature"`
+	IPAllowList        *[]string        `json:"ip_allow_list"`
+	AllowedReturnHosts *[]string        `json:"allowed_return_hosts"`
+	DefaultCurrency    *string          `json:"default_currency"`
+}
+
+func (p adminClientPatch) launchChanged() bool {
+	return p.RequireSignature != nil || p.IPAllowList != nil || p.AllowedReturnHosts != nil || p.DefaultCurrency != nil
+}
+
+// ParseAllowList reads an IP allow-list: CIDRs or single addresses.
+func ParseAllowList(entries []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(entries))
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		p, err := netip.ParsePrefix(e)
+		if err != nil {
+			a, aerr := netip.ParseAddr(e)
+			if aerr != nil {
+				return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+					Message: "ip_allow_list entry " + strconv.Quote(clipWebhookKind(e)) + " is not a CIDR or an IP address",
+					Details: map[string]any{"field": "ip_allow_list"}}
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// PATCH /admin/v1/clients/{id}: any of name, plan, forward_callback_url
+// ("" stops forwarding), require_signature (true, false, or null for the
+// environment's default), ip_allow_list, allowed_return_hosts,
+// default_currency. Everything is checked before anything is written; the
+// stores are then written one after another (launch settings, callback
+// address, name and plan), so a failing database may leave a part applied
+// — repeating the PATCH completes it.
+func (s *Server) adminUpdateClient(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	var req adminClientPatch
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Environment != nil {
+		return adminFieldError("environment", "a client's environment cannot change: its keys belong to it; create a new client")
+	}
+	if req.Name != nil {
+		if err := checkClientName(*req.Name); err != nil {
+			return err
+		}
+	}
+	if req.Plan != nil {
+		if err := s.checkPlan(*req.Plan); err != nil {
+			return err
+		}
+	}
+	if req.ForwardCallbackURL != nil && *req.ForwardCallbackURL != "" {
+		if err := CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.cfg.AllowPrivateCallbacks); err != nil {
+			return err
+		}
+	}
+	var requireSig *bool
+	if req.RequireSignature != nil && string(*req.RequireSignature) != "null" {
+		var b bool
+		if err := json.Unmarshal(*req.RequireSignature, &b); err != nil {
+			return adminFieldError("require_signature", "require_signature must be true, false or null (the environment's default)")
+		}
+		requireSig = &b
+	}
+	var allow []netip.Prefix
+	if req.IPAllowList != nil {
+		if allow, err = ParseAllowList(*req.IPAllowList); err != nil {
+			return err
+		}
+	}
+	if req.DefaultCurrency != nil && *req.DefaultCurrency != "" {
+		if _, err := domain.ParseCurrency(*req.DefaultCurrency); err != nil {
+			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency,
+				Message: "default_currency " + strconv.Quote(clipWebhookKind(*req.DefaultCurrency)) + " is not a known currency",
+				Details: map[string]any{"field": "default_currency"}}
+		}
+	}
+	if (req.launchChanged() && s.deps.Admin.Launch == nil) || (req.ForwardCallbackURL != nil && s.deps.Admin.Callbacks == nil) {
+		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the store of these settings is not configured")
+	}
+
+	ctx := c.Request().Context()
+	cl, err := s.deps.Admin.Clients.GetClient(ctx, id)
+	if err != nil {
+		return err
+	}
+	if req.launchChanged() {
+		lc, err := s.deps.Admin.Launch.LaunchClient(ctx, id)
+		if err != nil {
+			return err
+		}
+		ls := lc.LaunchSettings
+		if req.RequireSignature != nil {
+			ls.RequireSignature = requireSig
+		}
+		if req.IPAllowList != nil {
+			ls.IPAllowList = allow
+		}
+		if req.AllowedReturnHosts != nil {
+			ls.AllowedReturnHosts = *req.AllowedReturnHosts
+		}
+		if req.DefaultCurrency != nil {
+			ls.DefaultCurrency = strings.ToUpper(*req.DefaultCurrency)
+		}
+		if err := s.deps.Admin.Launch.SetLaunchSettings(ctx, id, ls); err != nil {
+			return err
+		}
+	}
+	if req.ForwardCallbackURL != nil {
+		if err := s.deps.Admin.Callbacks.SetForwardCallbackURL(ctx, id, *req.ForwardCallbackURL); err != nil {
+			return err
+		}
+	}
+	if req.Name != nil || req.Plan != nil {
+		if cl, err = s.deps.Admin.Clients.UpdateClient(ctx, id, ClientChange{Name: req.Name, Plan: req.Plan}); err != nil {
+			return err
+		}
+	}
+	s.log.InfoContext(ctx, "admin: client updated", "client_id", id, "request_id", requestID(c))
+	v, err := s.fullClientView(c, cl)
+	if err != nil {
+		return err
+	}
+	return ok(c, v)
+}
+
+// POST /admin/v1/clients/{id}/client-secret: a new client secret for the
+// signed launch, shown once; the previous one stops working at once.
+func (s *Server) adminIssueClientSecret(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	if s.deps.Admin.Launch == nil {
+		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the signed-launch store is not configured")
+	}
+	secret, err := s.deps.Admin.Launch.IssueClientSecret(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(c.Request().Context(), "admin: client secret issued", "client_id", id, "request_id", requestID(c))
+	return ok(c, map[string]string{"client_id": id, "client_secret": secret})
+}
+
+// GET /admin/v1/clients/{id}/usage: as GET /api/v1/usage, for any client.
+func (s *Server) adminUsage(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return s.usage(c, id)
+}
+
+// adminKnownClient answers 404 for a client that does not exist.
+func (s *Server) adminKnownClient(c echo.Context) (string, error) {
+	id, err := adminClientID(c)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func (s *Server) requireAdminWebhooks() error {
+	if s.deps.Webhooks == nil {
+		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the webhook store is not configured")
+	}
+	return nil
+}
+
+// GET /admin/v1/clients/{id}/webhooks
+func (s *Server) adminListWebhooks(c echo.Context) error {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return err
+	}
+	id, err := s.adminKnownClient(c)
+	if err != nil {
+		return err
+	}
+	list, err := s.deps.Webhooks.ListWebhooks(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]webhookView, 0, len(list))
+	for _, e := range list {
+		out = append(out, viewOfWebhook(e, ""))
+	}
+	return ok(c, out)
+}
+
+// POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
+// answer carries the signing secret, shown once.
+func (s *Server) adminCreateWebhook(c echo.Context) error {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return err
+	}
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	var req webhookRequest
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.URL == nil {
+		return webhookFieldError("url", "url is required")
+	}
+	if err := CheckCallbackURL("url", *req.URL, s.cfg.AllowPrivateCallbacks); err != nil {
+		return err
+	}
+	kinds, err := checkWebhookKinds(req.Kinds)
+	if err != nil {
+		return err
+	}
+	if err := checkWebhookDescription(req.Description); err != nil {
+		return err
+	}
+	e := WebhookEndpoint{ClientID: id, URL: *req.URL, Kinds: kinds, Enabled: true}
+	if req.Description != nil {
+		e.Description = *req.Description
+	}
+	if req.Enabled != nil {
+		e.Enabled = *req.Enabled
+	}
+	e, secret, err := s.deps.Webhooks.CreateWebhook(c.Request().Context(), e)
+	if err != nil {
+		return err
+	}
+	return ok(c, viewOfWebhook(e, secret))
+}
+
+// GET /admin/v1/clients/{id}/webhooks/{webhook_id}
+func (s *Server) adminGetWebhook(c echo.Context) error {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return err
+	}
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	wid, err := webhookID(c)
+	if err != nil {
+		return err
+	}
+	e, err := s.deps.Webhooks.Webhook(c.Request().Context(), id, wid)
+	if err != nil {
+		return err
+	}
+	return ok(c, viewOfWebhook(e, ""))
+}
+
+// PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
+// description, enabled.
+func (s *Server) adminUpdateWebhook(c echo.Context) error {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return err
+	}
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	wid, err := webhookID(c)
+	if err != nil {
+		return err
+	}
+	var req webhookRequest
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	ch := WebhookChange{URL: req.URL, Description: req.Description, Enabled: req.Enabled}
+	if req.URL != nil {
+		if err := CheckCallbackURL("url", *req.URL, s.cfg.AllowPrivateCallbacks); err != nil {
+			return err
+		}
+	}
+	if req.Kinds != nil {
+		if ch.Kinds, err = checkWebhookKinds(req.Kinds); err != nil {
+			return err
+		}
+	}
+	if err := checkWebhookDescription(req.Description); err != nil {
+		return err
+	}
+	e, err := s.deps.Webhooks.UpdateWebhook(c.Request().Context(), id, wid, ch)
+	if err != nil {
+		return err
+	}
+	return ok(c, viewOfWebhook(e, ""))
+}
+
+// DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}
+func (s *Server) adminDeleteWebhook(c echo.Context) error {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return err
+	}
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	wid, err := webhookID(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Webhooks.DeleteWebhook(c.Request().Context(), id, wid); err != nil {
+		return err
+	}
+	return ok(c, map[string]any{"id": wid, "deleted": true})
+}
+
+// optionalJSON decodes the body into v when there is one: an empty body
+// keeps v's defaults.
+func optionalJSON(c echo.Context, v any) error {
+	b, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
+		return apiError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
+	}
+	if err := decodeJSON(b, v); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// CheckScopes validates a key's scopes: at least one, each known;
+// duplicates are dropped, the order kept.
+func CheckScopes(scopes []string) ([]string, error) {
+	if len(scopes) == 0 {
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: "scopes must list at least one scope: " + strings.Join(AllScopes, ", "),
+			Details: map[string]any{"field": "scopes", "scopes": AllScopes}}
+	}
+	out := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if !slices.Contains(AllScopes, sc) {
+			return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+				Message: "unknown scope " + strconv.Quote(clipWebhookKind(sc)) + "; scopes are " + strings.Join(AllScopes, ", "),
+				Details: map[string]any{"field": "scopes", "scopes": AllScopes}}
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// CheckKeyLabel accepts a label of at most 100 characters.
+func CheckKeyLabel(label string) error {
+	if !utf8.ValidString(label) || utf8.RuneCountInString(label) > maxKeyLabelLength {
+		return adminFieldError("label", "label must be at most 100 characters")
+	}
+	return nil
+}
+
+// CheckExpiry accepts no expiry or one after now.
+func CheckExpiry(expiresAt *time.Time, now time.Time) error {
+	if expiresAt != nil && !expiresAt.After(now) {
+		return adminFieldError("expires_at", "expires_at must be in the future")
+	}
+	return nil
+}
+
+// CheckGrace accepts a rotation grace period from 0 to MaxRotationGrace.
+func CheckGrace(d time.Duration) error {
+	if d < 0 || d > MaxRotationGrace {
+		return adminFieldError("grace_period_seconds", "grace_period_seconds must be from 0 to 2592000 (30 days)")
+	}
+	return nil
+}
+
+type keyView struct {
+	ID          string   `json:"id"`
+	ClientID    string   `json:"client_id"`
+	Prefix      string   `json:"prefix"`
+	Label       string   `json:"label"`
+	Environment string   `json:"environment"`
+	Scopes      []string `json:"scopes"`
+	Status      string   `json:"status"`
+	CreatedAt   string   `json:"created_at"`
+	ExpiresAt   *string  `json:"expires_at"`
+	RevokedAt   *string  `json:"revoked_at"`
+	LastUsedAt  *string  `json:"last_used_at"`
+	ReplacedBy  *string  `json:"replaced_by"`
+	// Key is the whole key: present only in the answers of issue and
+	// rotate, the one time it is shown.
+	Key string `json:"key,omitempty"`
+}
+
+func viewOfKey(k APIKey, now time.Time) keyView {
+	v := keyView{ID: k.ID, ClientID: k.ClientID, Prefix: k.Prefix, Label: k.Label, Environment: k.Environment,
+		Scopes: k.Scopes, Status: k.State(now), CreatedAt: adminTime(k.CreatedAt), ExpiresAt: adminTimePtr(k.ExpiresAt),
+		RevokedAt: adminTimePtr(k.RevokedAt), LastUsedAt: adminTimePtr(k.LastUsedAt)}
+	if k.ReplacedBy != "" {
+		v.ReplacedBy = &k.ReplacedBy
+	}
+	if v.Scopes == nil {
+		v.Scopes = []string{}
+	}
+	return v
+}
+
+// adminKeyID reads :key; an id no key can have is not found.
+func adminKeyID(c echo.Context) (string, error) {
+	id := c.Param("key")
+	if domain.ValidateID("key", id) != nil {
+		return "", apiError(http.StatusNotFound, CodeNotFound, "no such API key")
+	}
+	return id, nil
+}
+
+// GET /admin/v1/clients/{id}/keys: every key, newest first, without
+// secrets.
+func (s *Server) adminListKeys(c echo.Context) error {
+	id, err := s.adminKnownClient(c)
+	if err != nil {
+		return err
+	}
+	keys, err := s.deps.Admin.Clients.ListAPIKeys(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	out := make([]keyView, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, viewOfKey(k, now))
+	}
+	return ok(c, out)
+}
+
+// GET /admin/v1/clients/{id}/keys/{key_id}
+func (s *Server) adminGetKey(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	kid, err := adminKeyID(c)
+	if err != nil {
+		return err
+	}
+	k, err := s.deps.Admin.Clients.GetAPIKey(c.Request().Context(), id, kid)
+	if err != nil {
+		return err
+	}
+	return ok(c, viewOfKey(k, s.now()))
+}
+
+type issueKeyRequest struct {
+	Scopes    []string   `json:"scopes"`
+	Label     string     `json:"label"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// POST /admin/v1/clients/{id}/keys {scopes, label?, expires_at?}: a new
+// key of the client's environment. The answer's key is the only time the
+// key is shown.
+func (s *Server) adminIssueKey(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	var req issueKeyRequest
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	scopes, err := CheckScopes(req.Scopes)
+	if err != nil {
+		return err
+	}
+	if err := CheckKeyLabel(req.Label); err != nil {
+		return err
+	}
+	if err := CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+		return err
+	}
+	k, err := s.deps.Admin.Clients.IssueAPIKey(c.Request().Context(),
+		KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: req.ExpiresAt})
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(c.Request().Context(), "admin: API key issued", "client_id", id, "key_id", k.ID,
+		"scopes", k.Scopes, "request_id", requestID(c))
+	v := viewOfKey(k.APIKey, s.now())
+	v.Key = k.Secret
+	return ok(c, v)
+}
+
+// rotatedKeyView is the new key with the key it replaces.
+type rotatedKeyView struct {
+	keyView
+	Replaced keyView `json:"replaced"`
+}
+
+type rotateKeyRequest struct {
+	GracePeriodSeconds *int64     `json:"grace_period_seconds"`
+	ExpiresAt          *time.Time `json:"expires_at"`
+}
+
+// POST /admin/v1/clients/{id}/keys/{key_id}/rotate {grace_period_seconds?,
+// expires_at?}: a new key with the old one's scopes and label, shown once.
+// The old key keeps working for the grace period (default 24 h, 0 ends it
+// now) and is then expired. A key is rotated once: rotating it again is
+// 409 KEY_ALREADY_ROTATED, so a retried call never mints two keys.
+func (s *Server) adminRotateKey(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	kid, err := adminKeyID(c)
+	if err != nil {
+		return err
+	}
+	var req rotateKeyRequest
+	if err := optionalJSON(c, &req); err != nil {
+		return err
+	}
+	grace := DefaultRotationGrace
+	if req.GracePeriodSeconds != nil {
+		if *req.GracePeriodSeconds < 0 || *req.GracePeriodSeconds > int64(MaxRotationGrace/time.Second) {
+			return CheckGrace(-1)
+		}
+		grace = time.Duration(*req.GracePeriodSeconds) * time.Second
+	}
+	if err := CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+		return err
+	}
+	k, old, err := s.deps.Admin.Clients.RotateAPIKey(c.Request().Context(),
+		RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: req.ExpiresAt})
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(c.Request().Context(), "admin: API key rotated", "client_id", id, "old_key_id", kid,
+		"key_id", k.ID, "grace", grace.String(), "request_id", requestID(c))
+	now := s.now()
+	v := viewOfKey(k.APIKey, now)
+	v.Key = k.Secret
+	return ok(c, rotatedKeyView{keyView: v, Replaced: viewOfKey(old, now)})
+}
+
+// POST /admin/v1/clients/{id}/keys/{key_id}/revoke: the key stops working
+// at once (every API process looks keys up per request). Revoking a
+// revoked key answers it unchanged.
+func (s *Server) adminRevokeKey(c echo.Context) error {
+	id, err := adminClientID(c)
+	if err != nil {
+		return err
+	}
+	kid, err := adminKeyID(c)
+	if err != nil {
+		return err
+	}
+	k, err := s.deps.Admin.Clients.RevokeAPIKey(c.Request().Context(), id, kid)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(c.Request().Context(), "admin: API key revoked", "client_id", id, "key_id", kid, "request_id", requestID(c))
+	return ok(c, viewOfKey(k, s.now()))
+}

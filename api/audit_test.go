@@ -1,0 +1,260 @@
+package api_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/system"
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/domain"
+)
+
+// auHarness is the real Echo server with the audit log on a fresh database
+// holding the events of two clients, booked through the real ledger.
+type auHarness struct {
+	t       *testing.T
+	pool    *pgxpool.Pool
+	handler http.Handler
+	// keys: acme with audit:read, acme without it, other with audit:read
+	acme, acmeNoScope, other string
+	events                   int
+}
+
+func newAuHarness(t *testing.T) *auHarness {
+	t.Helper()
+	ctx := t.Context()
+	pool, _ := pgtest.NewDatabase(t)
+	gw := postgres.NewGateway(pool)
+	h := &auHarness{t: t, pool: pool}
+	issue := func(client string, scopes ...string) string {
+		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, c := range []string{"acme", "other"} {
+		if _, err := gw.CreateClient(ctx, c, c, "sandbox"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.acme = issue("acme", api.ScopeAuditRead)
+	h.acmeNoScope = issue("acme", api.ScopeTransactionsRead, api.ScopeWalletRead)
+	h.other = issue("other", api.ScopeAuditRead)
+
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	cmd := commands.NewHandler(l, system.Clock{}, system.IDs{})
+	eur := domain.MustCurrency("EUR")
+	// interleave the two clients so each one's positions have gaps
+	for i := range 4 {
+		for _, c := range []string{"acme", "other"} {
+			if c == "other" && i == 3 {
+				continue
+			}
+			amt := domain.FromMinor(int64(100*(i+1)), eur)
+			if _, err := cmd.Deposit(ctx, commands.ClientCall{ClientID: c, PlayerID: "p1", TransactionID: fmt.Sprintf("d%d", i),
+				Currency: eur}, amt); err != nil {
+				t.Fatal(err)
+			}
+			h.events++
+		}
+	}
+	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: postgres.NewAudit(pool), Logger: logger})
+	h.handler = srv.Handler()
+	return h
+}
+
+type auPage struct {
+	Success bool `json:"success"`
+	Data    []struct {
+		Position      int64  `json:"position"`
+		EventID       string `json:"event_id"`
+		StreamID      string `json:"stream_id"`
+		StreamVersion int64  `json:"stream_version"`
+		Type          string `json:"type"`
+		OccurredAt    string `json:"occurred_at"`
+		Body          string `json:"body"`
+		PrevHash      string `json:"prev_hash"`
+		Hash          string `json:"hash"`
+	} `json:"data"`
+	NextAfter *int64 `json:"next_after"`
+	Position  *int64 `json:"position"`
+	HeadHash  string `json:"head_hash"`
+	Error     *struct {
+		Code    string         `json:"code"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+}
+
+func (h *auHarness) get(query, key string) (*httptest.ResponseRecorder, auPage) {
+	h.t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events"+query, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	var p auPage
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		h.t.Fatalf("status %d body %q: %v", rec.Code, rec.Body.String(), err)
+	}
+	return rec, p
+}
+
+// positions reads every page of client's events with the given limit.
+func (h *auHarness) positions(key string, limit int) []int64 {
+	h.t.Helper()
+	var out []int64
+	after := int64(0)
+	for range 100 {
+		rec, p := h.get(fmt.Sprintf("?after=%d&limit=%d", after, limit), key)
+		if rec.Code != http.StatusOK {
+			h.t.Fatalf("page after %d: %d %s", after, rec.Code, rec.Body.String())
+		}
+		for _, e := range p.Data {
+			out = append(out, e.Position)
+		}
+		after = *p.NextAfter
+		if len(p.Data) < limit {
+			return out
+		}
+	}
+	h.t.Fatal("paging did not end")
+	return nil
+}
+
+func TestAuditEventsAPI(t *testing.T) {
+	t.Parallel()
+	h := newAuHarness(t)
+	var headHash []byte
+	if err := h.pool.QueryRow(t.Context(), `SELECT hash FROM events ORDER BY position DESC LIMIT 1`).Scan(&headHash); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name   string
+		query  string
+		key    string
+		status int
+		code   string
+		field  string
+	}{
+		{"own events", "", h.acme, 200, "", ""},
+		{"own events, largest page", "?after=0&limit=1000", h.acme, 200, "", ""},
+		{"the other client's events", "?limit=1", h.other, 200, "", ""},
+		{"a negative after", "?after=-1", h.acme, 400, api.CodeInvalidRequest, "after"},
+		{"an after that is not a number", "?after=abc", h.acme, 400, api.CodeInvalidRequest, "after"},
+		{"limit zero", "?limit=0", h.acme, 400, api.CodeInvalidRequest, "limit"},
+		{"limit above 1000", "?limit=1001", h.acme, 400, api.CodeInvalidRequest, "limit"},
+		{"a fractional limit", "?limit=2.5", h.acme, 400, api.CodeInvalidRequest, "limit"},
+		{"no key", "", "", 401, api.CodeUnauthorized, ""},
+		{"an unknown key", "", "pk_sandbox_nope", 401, api.CodeUnauthorized, ""},
+		{"a key without audit:read", "", h.acmeNoScope, 403, api.CodeForbidden, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, p := h.get(tc.query, tc.key)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body.String())
+			}
+			if tc.status != 200 {
+				if p.Success || p.Error == nil || p.Error.Code != tc.code || (tc.field != "" && p.Error.Details["field"] != tc.field) {
+					t.Fatalf("error body %s, want code %s field %q", rec.Body.String(), tc.code, tc.field)
+				}
+				return
+			}
+			client := "acme"
+			if tc.key == h.other {
+				client = "other"
+			}
+			if !p.Success || len(p.Data) == 0 || p.Position == nil || *p.Position != int64(h.events) ||
+				p.HeadHash != hex.EncodeToString(headHash) || rec.Header().Get(api.HeaderLedgerPosition) != strconv.Itoa(h.events) {
+				t.Fatalf("page %s: want the head %d and its hash", rec.Body.String(), h.events)
+			}
+			last := int64(0)
+			for _, e := range p.Data {
+				// only the client's own events, in position order
+				var body domain.Event
+				var err error
+				if body, err = domain.DecodeBody([]byte(e.Body)); err != nil || body.Data.ClientID != client ||
+					!strings.Contains(e.StreamID, ":"+client+":") || e.Position <= last || body.Position != e.Position {
+					t.Fatalf("event %+v (decoded %+v, %v) is not one of the events of %s, in order", e, body, err, client)
+				}
+				last = e.Position
+				// each one verifies on its own: hash = SHA-256(prev_hash || body)
+				prev, err := hex.DecodeString(e.PrevHash)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(append(prev, e.Body...))
+				if hex.EncodeToString(sum[:]) != e.Hash {
+					t.Fatalf("position %d: the hash does not cover the body", e.Position)
+				}
+			}
+			if *p.NextAfter != last {
+				t.Fatalf("next_after %d, want the last position %d", *p.NextAfter, last)
+			}
+		})
+	}
+
+	t.Run("paging walks every own event once and no one else's", func(t *testing.T) {
+		acme := h.positions(h.acme, 2)
+		other := h.positions(h.other, 3)
+		if len(acme) != 4 || len(other) != 3 {
+			t.Fatalf("acme %v, other %v", acme, other)
+		}
+		if all := h.positions(h.acme, 1000); !slices.Equal(all, acme) {
+			t.Fatalf("pages of 2 %v, one page %v", acme, all)
+		}
+		both := append(slices.Clone(acme), other...)
+		slices.Sort(both)
+		for i, p := range both {
+			if p != int64(i+1) {
+				t.Fatalf("acme %v and other %v together are not every position 1..%d (%d at %d)", acme, other, h.events, p, i)
+			}
+		}
+	})
+
+	t.Run("after the head: an empty page", func(t *testing.T) {
+		rec, p := h.get(fmt.Sprintf("?after=%d", h.events), h.acme)
+		if rec.Code != 200 || p.Data == nil || len(p.Data) != 0 || *p.NextAfter != int64(h.events) || *p.Position != int64(h.events) {
+			t.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+	})
+
+	t.Run("a server without the audit log", func(t *testing.T) {
+		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: postgres.NewGateway(h.pool),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events", nil)
+		req.Header.Set("Authorization", "Bearer "+h.acme)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), api.CodeUnavailable) {
+			t.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"crypto/sha256"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+const principalKey = "principal"
+
+// HashKey is how API keys are stored: SHA-256 of the whole key. Keys carry
+// 190 bits of randomness, so a fast hash is enough and lookups stay O(1).
+func HashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// environmentOf tells which environment a request reached by its host:
+// sandbox and production are served at different base addresses.
+func (s *Server) environmentOf(r *http.Request) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if env, ok := s.cfg.HostEnvironments[strings.ToLower(host)]; ok {
+		return env
+	}
+	return s.cfg.DefaultEnvironment
+}
+
+// authMiddleware checks Authorization: Bearer <API_KEY>. A missing,
+// malformed, unknown, revoked or expired key, or a key used at the other
+// environment's address, is 401.
+func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		scheme, key, found := strings.Cut(h, " ")
+		if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+			return apiError(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
+		}
+		p, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), HashKey(strings.TrimSpace(key)))
+		if errors.Is(err, domain.ErrNotFound) {
+			return apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
+		}
+		if err != nil {
+			return err
+		}
+		if env := s.environmentOf(c.Request()); p.Environment != env {
+			return apiError(http.StatusUnauthorized, CodeUnauthorized,
+				"this is a "+p.Environment+" key; it is not valid at the "+env+" address")
+		}
+		c.Set(principalKey, p)
+		return next(c)
+	}
+}
+
+func principal(c echo.Context) Principal {
+	p, _ := c.Get(principalKey).(Principal)
+	return p
+}
+
+// requireScope answers 403 when the key lacks scope.
+func requireScope(scope string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !principal(c).Has(scope) {
+				return &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+					Message: "this API key lacks the " + scope + " scope", Details: map[string]any{"scope": scope}}
+			}
+			return next(c)
+		}
+	}
+}

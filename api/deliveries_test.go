@@ -1,0 +1,317 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/secretbox"
+	"github.com/pitboss/pitboss/api"
+)
+
+// dvHarness is the real Echo server on a fresh Postgres database with the
+// delivery store, two clients and keys with various scopes.
+type dvHarness struct {
+	t       *testing.T
+	ctx     context.Context
+	handler http.Handler
+	store   *postgres.Deliveries
+	// keys: full (deliveries:read+write), readOnly, none (no deliveries
+	// scope), other (client "other", full).
+	full, readOnly, none, other string
+}
+
+func newDVHarness(t *testing.T) *dvHarness {
+	t.Helper()
+	ctx := t.Context()
+	pool, _ := pgtest.NewDatabase(t)
+	key := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(key)
+	box, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := postgres.NewDeliveries(pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := postgres.NewGateway(pool)
+	h := &dvHarness{t: t, ctx: ctx, store: store}
+	for _, c := range []struct{ id, url string }{{"acme", "https://acme.example/cb"}, {"other", "https://other.example/cb"}} {
+		if _, err := gw.CreateClient(ctx, c.id, c.id, "sandbox"); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.SetForwardCallbackURL(ctx, c.id, c.url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	issue := func(client string, scopes ...string) string {
+		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	h.full = issue("acme", api.ScopeDeliveriesRead, api.ScopeDeliveriesWrite)
+	h.readOnly = issue("acme", api.ScopeDeliveriesRead)
+	h.none = issue("acme", api.ScopeWalletRead)
+	h.other = issue("other", api.ScopeDeliveriesRead, api.ScopeDeliveriesWrite)
+	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Deliveries: store, Webhooks: store,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h.handler = srv.Handler()
+	return h
+}
+
+func (h *dvHarness) do(method, path, key, body string) *httptest.ResponseRecorder {
+	h.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	return rec
+}
+
+// dvEnvelope is the success or error body.
+type dvEnvelope struct {
+	Success    bool            `json:"success"`
+	Data       json.RawMessage `json:"data"`
+	Pagination *struct {
+		Page    int   `json:"page"`
+		PerPage int   `json:"per_page"`
+		Total   int64 `json:"total"`
+	} `json:"pagination"`
+	Error *struct {
+		Code      string         `json:"code"`
+		Message   string         `json:"message"`
+		RequestID string         `json:"request_id"`
+		Details   map[string]any `json:"details"`
+	} `json:"error"`
+}
+
+func (h *dvHarness) expect(rec *httptest.ResponseRecorder, status int, code string) dvEnvelope {
+	h.t.Helper()
+	var env dvEnvelope
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+		h.t.Fatalf("status %d body %q: %v", rec.Code, rec.Body.String(), err)
+	}
+	if rec.Code != status {
+		h.t.Fatalf("status %d, want %d: %s", rec.Code, status, rec.Body.String())
+	}
+	if code == "" {
+		if !env.Success || env.Error != nil {
+			h.t.Fatalf("want success: %s", rec.Body.String())
+		}
+		return env
+	}
+	if env.Success || env.Error == nil || env.Error.Code != code || env.Error.RequestID == "" || env.Error.Message == "" {
+		h.t.Fatalf("want error %s: %s", code, rec.Body.String())
+	}
+	return env
+}
+
+type dvDelivery struct {
+	ID             string            `json:"id"`
+	Target         string            `json:"target"`
+	EndpointID     string            `json:"endpoint_id"`
+	EventID        string            `json:"event_id"`
+	Kind           string            `json:"kind"`
+	Status         string            `json:"status"`
+	Attempts       int               `json:"attempts"`
+	NextAttemptAt  *string           `json:"next_attempt_at"`
+	LastStatusCode *int              `json:"last_status_code"`
+	LastError      string            `json:"last_error"`
+	ParkedAt       *string           `json:"parked_at"`
+	Payload        json.RawMessage   `json:"payload"`
+	Log            []json.RawMessage `json:"log"`
+}
+
+// seed makes three deliveries for acme (one parked after a 500, one
+// pending, one for another stream) and one for other; it returns their ids.
+func (h *dvHarness) seed() (parked, pending, otherClient string) {
+	h.t.Helper()
+	enqueue := func(client, stream string) string {
+		id := uuid.NewString()
+		_, err := h.store.Enqueue(h.ctx, delivery.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: "bet",
+			ClientID: client, StreamID: stream, StreamVersion: 1, Position: 1, OccurredAt: time.Now(),
+			Callback: []byte(`{"member_account":"p1","bet_amount":10.00}`), Webhook: []byte(`{}`)})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return id
+	}
+	parkedEvent := enqueue("acme", "player:acme:p1:EUR")
+	pendingEvent := enqueue("acme", "player:acme:p2:EUR")
+	otherEvent := enqueue("other", "player:other:p1:EUR")
+	jobs, err := h.store.Claim(h.ctx, 10, time.Minute)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, j := range jobs {
+		ids[j.EventID] = j.ID
+		if j.EventID == parkedEvent {
+			err := h.store.Finish(h.ctx, j, delivery.Outcome{URL: j.URL, Park: true,
+				Result: delivery.Result{StartedAt: time.Now(), Latency: 1500 * time.Microsecond, StatusCode: 500,
+					Error: "HTTP 500 is not 2xx", Excerpt: "oops"}})
+			if err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
+	return ids[parkedEvent], ids[pendingEvent], ids[otherEvent]
+}
+
+func TestDeliveriesEndpoints(t *testing.T) {
+	t.Parallel()
+	h := newDVHarness(t)
+	parked, pending, otherClient := h.seed()
+
+	t.Run("list", func(t *testing.T) {
+		tests := []struct {
+			name      string
+			query     string
+			key       string
+			status    int
+			code      string
+			wantIDs   []string
+			wantTotal int64
+		}{
+			{"every delivery of the client, newest first", "", h.full, 200, "", []string{pending, parked}, 2},
+			{"filtered by status", "?status=parked", h.readOnly, 200, "", []string{parked}, 1},
+			{"second page", "?page=2&per_page=1", h.full, 200, "", []string{parked}, 2},
+			{"beyond the last page", "?page=3&per_page=1", h.full, 200, "", []string{}, 2},
+			{"unknown status", "?status=lost", h.full, 400, api.CodeInvalidRequest, nil, 0},
+			{"per_page above 100", "?per_page=101", h.full, 400, api.CodeInvalidRequest, nil, 0},
+			{"page zero", "?page=0", h.full, 400, api.CodeInvalidRequest, nil, 0},
+			{"page not a number", "?page=two", h.full, 400, api.CodeInvalidRequest, nil, 0},
+			{"event_id not a UUID", "?event_id=abc", h.full, 400, api.CodeInvalidRequest, nil, 0},
+			{"no key", "", "", 401, api.CodeUnauthorized, nil, 0},
+			{"unknown key", "", "pb_test_nope_nope", 401, api.CodeUnauthorized, nil, 0},
+			{"key without deliveries:read", "", h.none, 403, api.CodeForbidden, nil, 0},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				env := h.expect(h.do("GET", "/api/v1/deliveries"+tc.query, tc.key, ""), tc.status, tc.code)
+				if tc.code != "" {
+					return
+				}
+				var list []dvDelivery
+				if err := json.Unmarshal(env.Data, &list); err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, d := range list {
+					ids = append(ids, d.ID)
+				}
+				if strings.Join(ids, ",") != strings.Join(tc.wantIDs, ",") || env.Pagination == nil ||
+					env.Pagination.Total != tc.wantTotal {
+					t.Fatalf("ids %v total %+v, want %v and %d", ids, env.Pagination, tc.wantIDs, tc.wantTotal)
+				}
+			})
+		}
+	})
+
+	t.Run("a parked delivery shows its log", func(t *testing.T) {
+		env := h.expect(h.do("GET", "/api/v1/deliveries/"+parked, h.readOnly, ""), 200, "")
+		var d dvDelivery
+		if err := json.Unmarshal(env.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "parked" || d.Attempts != 1 || len(d.Log) != 1 || d.ParkedAt == nil || d.NextAttemptAt != nil ||
+			d.LastStatusCode == nil || *d.LastStatusCode != 500 || d.Target != "callback" || d.EndpointID != "callback" {
+			t.Fatalf("delivery %s", env.Data)
+		}
+		var entry map[string]json.RawMessage
+		_ = json.Unmarshal(d.Log[0], &entry)
+		if string(entry["status_code"]) != "500" || string(entry["latency_ms"]) != "1.500" ||
+			string(entry["response_excerpt"]) != `"oops"` || string(entry["url"]) != `"https://acme.example/cb"` {
+			t.Fatalf("log entry %s", d.Log[0])
+		}
+		if string(d.Payload) != `{"member_account":"p1","bet_amount":10.00}` {
+			t.Fatalf("payload %s, want the exact bytes sent", d.Payload)
+		}
+	})
+
+	for _, tc := range []struct {
+		name, path, key string
+		status          int
+		code            string
+	}{
+		{"get an unknown delivery", "/api/v1/deliveries/dl_nope", h.full, 404, api.CodeNotFound},
+		{"get another client's delivery", "/api/v1/deliveries/" + otherClient, h.full, 404, api.CodeNotFound},
+		{"get with an id no delivery has", "/api/v1/deliveries/%20%3B", h.full, 404, api.CodeNotFound},
+		{"get without a key", "/api/v1/deliveries/" + parked, "", 401, api.CodeUnauthorized},
+		{"get without the scope", "/api/v1/deliveries/" + parked, h.none, 403, api.CodeForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) { h.expect(h.do("GET", tc.path, tc.key, ""), tc.status, tc.code) })
+	}
+
+	t.Run("resend", func(t *testing.T) {
+		tests := []struct {
+			name   string
+			id     string
+			key    string
+			status int
+			code   string
+		}{
+			{"without a key", parked, "", 401, api.CodeUnauthorized},
+			{"with a read-only key", parked, h.readOnly, 403, api.CodeForbidden},
+			{"an unknown delivery", "dl_nope", h.full, 404, api.CodeNotFound},
+			{"another client's delivery", otherClient, h.full, 404, api.CodeNotFound},
+			{"a pending delivery", pending, h.full, 409, api.CodeDeliveryInProgress},
+			{"a parked delivery", parked, h.full, 200, ""},
+			{"the same delivery again, now pending", parked, h.full, 409, api.CodeDeliveryInProgress},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				env := h.expect(h.do("POST", "/api/v1/deliveries/"+tc.id+"/resend", tc.key, ""), tc.status, tc.code)
+				if tc.code != "" {
+					return
+				}
+				var d dvDelivery
+				_ = json.Unmarshal(env.Data, &d)
+				if d.ID != parked || d.Status != "pending" || d.ParkedAt != nil || d.NextAttemptAt == nil {
+					t.Fatalf("re-sent delivery %s", env.Data)
+				}
+			})
+		}
+	})
+}
+
+func TestDeliveriesUnconfigured(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	gw := postgres.NewGateway(pool)
+	if _, err := gw.CreateClient(t.Context(), "acme", "acme", "sandbox"); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := gw.IssueKey(t.Context(), "acme", api.AllScopes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewServer(api.Config{}, api.Deps{Keys: gw, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := &dvHarness{t: t, handler: srv.Handler()}
+	h.expect(h.do("GET", "/api/v1/deliveries", key, ""), 503, api.CodeUnavailable)
+	h.expect(h.do("GET", "/api/v1/webhooks", key, ""), 503, api.CodeUnavailable)
+}

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/labstack/echo/v4"
+)
+
+// launchRequest is the spec's game launch request.
+type launchRequest struct {
+	Provider     string `json:"provider"`
+	GameID       string `json:"game_id"`
+	PlayerID     string `json:"player_id"`
+	Currency     string `json:"currency"`
+	SessionToken string `json:"session_token"`
+	// Language is optional: a language tag passed on to the provider.
+	Language string `json:"language"`
+}
+
+// launchResult is the spec's game launch result.
+type launchResult struct {
+	GameURL       string `json:"game_url"`
+	TransactionID string `json:"transaction_id"`
+	ExpiresAt     string `json:"expires_at"`
+	SessionID     string `json:"session_id"`
+}
+
+func newToken(prefix string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// launchGame is POST /api/v1/game/launch. The flow it shares with GET
+// /api/v1/game/launch and the transfer launch is in catalog_launch.go: the
+// game address comes from the provider's adapter (adapters/providers).
+func (s *Server) launchGame(c echo.Context) error {
+	var req launchRequest
+	if _, err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	return s.launch(c, req)
+}

@@ -1,0 +1,256 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/domain"
+)
+
+type ctTransferLaunch struct {
+	ctLaunch
+	Transfer struct {
+		TransactionID string      `json:"transaction_id"`
+		ExternalID    string      `json:"external_id"`
+		Type          string      `json:"type"`
+		Amount        json.Number `json:"amount"`
+		Currency      string      `json:"currency"`
+		Status        string      `json:"status"`
+		PlayerID      string      `json:"player_id"`
+		BalanceAfter  json.Number `json:"balance_after"`
+		Replayed      bool        `json:"replayed"`
+	} `json:"transfer"`
+}
+
+func transferBody(t *testing.T, fields map[string]any) string {
+	t.Helper()
+	b := map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p1", "currency": "EUR",
+		"amount": "25.00", "transfer_id": "tr-1"}
+	for k, v := range fields {
+		if v == nil {
+			delete(b, k)
+		} else {
+			b[k] = v
+		}
+	}
+	return ctJSON(t, b)
+}
+
+// transferFixture: demo provider with two games, a client with both
+// scopes whose own wallet holds 100 EUR.
+func transferFixture(t *testing.T) (*ctHarness, ctClient) {
+	h := newCTHarness(t)
+	h.addProvider("demo", "Demo", api.ProviderKindDemo)
+	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
+	h.addGame("demo-slot-2", "demo", "Demo Slot 2", "slots", true)
+	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite)
+	h.deposit(c, "", "100.00", "EUR")
+	return h, c
+}
+
+func TestTransferLaunchIsIdempotent(t *testing.T) {
+	h, c := transferFixture(t)
+	clientWallet, playerWallet := domain.ClientWallet(c.id, ctEUR), domain.PlayerWallet(c.id, "p1", ctEUR)
+	body := transferBody(t, nil)
+
+	first := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body))
+	tr := first.Transfer
+	if tr.Type != "transfer" || tr.Amount.String() != "25.00" || tr.Currency != "EUR" || tr.Status != "settled" ||
+		tr.PlayerID != "p1" || tr.BalanceAfter.String() != "25.00" || tr.ExternalID != "tr-1" || tr.Replayed ||
+		tr.TransactionID == "" {
+		t.Fatalf("transfer %+v", tr)
+	}
+	if first.GameURL != h.base+"/demo/play?session="+first.SessionID {
+		t.Fatalf("game_url %q", first.GameURL)
+	}
+	wantLaunched(t, h, c, "p1", "demo", "demo-slot", first.ctLaunch)
+	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
+		t.Fatalf("balances client %d player %d, want 7500 and 2500", h.balance(clientWallet), h.balance(playerWallet))
+	}
+
+	// A retry (the client lost the answer) is the same transfer and the
+	// same session; no money moves again.
+	again := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body))
+	if again.Transfer.TransactionID != tr.TransactionID || !again.Transfer.Replayed || again.SessionID != first.SessionID ||
+		again.TransactionID != first.TransactionID || again.GameURL != first.GameURL || again.ExpiresAt != first.ExpiresAt {
+		t.Fatalf("retry %+v, first %+v", again, first)
+	}
+	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
+		t.Fatalf("retry moved money: client %d player %d", h.balance(clientWallet), h.balance(playerWallet))
+	}
+	if n := len(h.events(playerWallet, domain.EventTransferred)); n != 1 {
+		t.Fatalf("%d transfer events, want 1", n)
+	}
+	if n := len(h.events(playerWallet, domain.EventGameLaunched)); n != 1 {
+		t.Fatalf("%d launch events, want 1", n)
+	}
+
+	// The same transfer_id with something else changed is a conflict that
+	// names the field; nothing moves.
+	for _, tc := range []struct {
+		field  string
+		change map[string]any
+	}{
+		{"amount", map[string]any{"amount": "30.00"}},
+		{"game_id", map[string]any{"game_id": "demo-slot-2"}},
+		{"player_id", map[string]any{"player_id": "p2"}},
+	} {
+		t.Run("409 different "+tc.field, func(t *testing.T) {
+			e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, transferBody(t, tc.change)),
+				http.StatusConflict, api.CodeIdempotencyConflict)
+			if e.Error.Details["field"] != tc.field {
+				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
+			}
+		})
+	}
+	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
+		t.Fatalf("conflicts moved money: client %d player %d", h.balance(clientWallet), h.balance(playerWallet))
+	}
+
+	// A new transfer_id is a new transfer and a new session.
+	second := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key,
+		transferBody(t, map[string]any{"transfer_id": "tr-2", "amount": 10})))
+	if second.SessionID == first.SessionID || second.Transfer.BalanceAfter.String() != "35.00" {
+		t.Fatalf("second %+v", second)
+	}
+	if h.balance(clientWallet) != 6500 {
+		t.Fatalf("client %d, want 6500", h.balance(clientWallet))
+	}
+}
+
+func TestTransferLaunchRefusals(t *testing.T) {
+	h, c := transferFixture(t)
+	launchOnly := h.newClient(api.ScopeLaunch)
+	writeOnly := h.newClient(api.ScopeTransactionsWrite)
+	tests := []struct {
+		name   string
+		key    string
+		body   string
+		status int
+		code   string
+		field  string
+	}{
+		{"insufficient client funds", c.key, transferBody(t, map[string]any{"amount": "100.01"}), 400, api.CodeInsufficientFunds, ""},
+		{"malformed JSON", c.key, `{"provider":`, 400, api.CodeInvalidJSON, ""},
+		{"missing transfer_id", c.key, transferBody(t, map[string]any{"transfer_id": nil}), 400, api.CodeInvalidRequest, "transfer_id"},
+		{"transfer_id not an id", c.key, transferBody(t, map[string]any{"transfer_id": "a b"}), 400, api.CodeInvalidRequest, "transfer_id"},
+		{"missing amount", c.key, transferBody(t, map[string]any{"amount": nil}), 400, api.CodeInvalidRequest, "amount"},
+		{"amount not a number", c.key, transferBody(t, map[string]any{"amount": "ten"}), 400, api.CodeInvalidAmount, ""},
+		{"amount too precise", c.key, transferBody(t, map[string]any{"amount": "1.001"}), 400, api.CodeAmountTooPrecise, ""},
+		{"amount zero", c.key, transferBody(t, map[string]any{"amount": "0"}), 400, api.CodeInvalidAmount, ""},
+		{"amount negative", c.key, transferBody(t, map[string]any{"amount": "-5.00"}), 400, api.CodeInvalidAmount, ""},
+		{"unknown currency", c.key, transferBody(t, map[string]any{"currency": "ZZZ"}), 400, api.CodeUnknownCurrency, ""},
+		{"unknown field", c.key, transferBody(t, map[string]any{"direction": "from_player"}), 400, api.CodeInvalidRequest, "direction"},
+		{"unknown game", c.key, transferBody(t, map[string]any{"game_id": "nope"}), 404, api.CodeNotFound, "game_id"},
+		{"unknown provider", c.key, transferBody(t, map[string]any{"provider": "nope"}), 404, api.CodeNotFound, "provider"},
+		{"no key", "", transferBody(t, nil), 401, api.CodeUnauthorized, ""},
+		{"key without transactions:write", launchOnly.key, transferBody(t, nil), 403, api.CodeForbidden, ""},
+		{"key without launch", writeOnly.key, transferBody(t, nil), 403, api.CodeForbidden, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", tc.key, tc.body), tc.status, tc.code)
+			if tc.field != "" && e.Error.Details["field"] != tc.field {
+				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
+			}
+		})
+	}
+	if got := h.balance(domain.ClientWallet(c.id, ctEUR)); got != 10000 {
+		t.Fatalf("client wallet %d after refusals, want 10000", got)
+	}
+	var sessions int
+	if err := h.pool.QueryRow(context.Background(), `SELECT count(*) FROM game_sessions`).Scan(&sessions); err != nil || sessions != 0 {
+		t.Fatalf("%d sessions (%v) after refusals, want 0", sessions, err)
+	}
+}
+
+// TestTransferLaunchWhenTheProviderIsDown: a provider failing after the
+// transfer leaves the money in the player's game wallet and a retry with
+// the same transfer_id completes the launch; once every breaker is open,
+// a new transfer launch is refused before any money moves.
+func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
+	h, c := transferFixture(t)
+	var healthy atomic.Bool
+	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if !healthy.Load() {
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, `{"launchUrl":"https://acme.example/?t=`+body["token"].(string)+`"}`)
+	}))
+	t.Cleanup(p.Close)
+	r := h.addProvider("acme", "Acme", api.ProviderKindJSON, p.URL)
+	r.BreakerCooldown = 2 * time.Second
+	if err := h.gw.SetProviderRoute(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
+	clientWallet, playerWallet := domain.ClientWallet(c.id, ctEUR), domain.PlayerWallet(c.id, "p1", ctEUR)
+	body := transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot"})
+
+	// Failure 1: the breaker is still closed, so the transfer happens.
+	ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body), http.StatusServiceUnavailable, api.CodeUnavailable)
+	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
+		t.Fatalf("client %d player %d, want 7500 and 2500", h.balance(clientWallet), h.balance(playerWallet))
+	}
+	// Failure 2 (a retry) replays the transfer and opens the breaker.
+	resp := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
+	ctWantError(t, resp, http.StatusServiceUnavailable, api.CodeUnavailable)
+	if resp.header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+	// A new transfer launch is refused before money moves (unless the
+	// machine was so slow that the breaker half-opened meanwhile).
+	opened := time.Now()
+	resp = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key,
+		transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot", "transfer_id": "tr-new"}))
+	if time.Since(opened) < r.BreakerCooldown {
+		e := ctWantError(t, resp, http.StatusServiceUnavailable, api.CodeUnavailable)
+		if ra := resp.header.Get("Retry-After"); ra != "1" && ra != "2" {
+			t.Fatalf("Retry-After %q, want the 2 s cooldown or less", ra)
+		}
+		if e.Error.Details["provider"] != "acme" {
+			t.Fatalf("details %v", e.Error.Details)
+		}
+		if h.balance(clientWallet) != 7500 {
+			t.Fatalf("client %d: a transfer happened towards an unavailable provider", h.balance(clientWallet))
+		}
+	}
+
+	healthy.Store(true)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
+		if l.status == http.StatusOK {
+			got := ctOK[ctTransferLaunch](t, l)
+			if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
+				t.Fatalf("completed launch %+v", got)
+			}
+			wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
+			break
+		}
+		ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
+		if time.Now().After(deadline) {
+			t.Fatal("the launch did not complete after the provider recovered")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n := 0
+	for _, e := range h.events(playerWallet, domain.EventTransferred) {
+		if e.Data.ExternalTxID == "tr-1" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d transfer events for tr-1, want 1", n)
+	}
+}

@@ -1,0 +1,530 @@
+package api
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// HeaderLedgerPosition is on every read answer: the ledger position the
+// answer reflects at least (every event at or below it is in it). A write
+// answers the position of its event; a read with ?min_position= that
+// position waits until the read model has reached it.
+const HeaderLedgerPosition = "X-Ledger-Position"
+
+// Paging of GET /api/v1/transactions.
+const (
+	DefaultPerPage = 50
+	MaxPerPage     = 500
+	MaxPage        = 1_000_000
+)
+
+// MaxReportDays bounds the days one report covers.
+const MaxReportDays = 1096
+
+// registerQueryRoutes adds the read-model queries to the /api/v1 group.
+func (s *Server) registerQueryRoutes(v1 *echo.Group) {
+	v1.GET("/transactions", s.listTransactions, requireScope(ScopeTransactionsRead))
+	v1.GET("/reports/ggr", s.ggrReport, requireScope(ScopeReportsRead))
+	v1.GET("/reports/commission", s.commissionReport, requireScope(ScopeReportsRead))
+}
+
+// badParam is a 400 naming the query parameter.
+func queryParamError(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...),
+		Details: map[string]any{"field": field}}
+}
+
+func (s *Server) queries() (*projections.Queries, error) {
+	if s.deps.Queries == nil {
+		return nil, apiError(http.StatusServiceUnavailable, CodeUnavailable, "read models are not configured on this server")
+	}
+	return s.deps.Queries, nil
+}
+
+// intParam reads an optional integer query parameter within [lo, hi].
+func intParam(c echo.Context, name string, def, lo, hi int) (int, error) {
+	vs, ok := c.QueryParams()[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(vs[0])
+	if err != nil || n < lo || n > hi {
+		return 0, queryParamError(name, "%s must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+// minPosition reads ?min_position=: a position from a write's answer.
+func minPosition(c echo.Context) (int64, error) {
+	vs, ok := c.QueryParams()["min_position"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(vs[0], 10, 64)
+	if err != nil || n < 0 {
+		return 0, queryParamError("min_position", "min_position must be a non-negative integer (a ledger position)")
+	}
+	return n, nil
+}
+
+func setPosition(c echo.Context, pos int64) {
+	c.Response().Header().Set(HeaderLedgerPosition, strconv.FormatInt(pos, 10))
+}
+
+// ledgerPosition sets X-Ledger-Position on a read of committed state (the
+// accounts table, which every commit updates): the chain head, read before
+// the state so the state reflects at least it, after waiting for
+// ?min_position= if the head is below it. Without Queries it does nothing.
+func (s *Server) ledgerPosition(c echo.Context) error {
+	if s.deps.Queries == nil {
+		return nil
+	}
+	minPos, err := minPosition(c)
+	if err != nil {
+		return err
+	}
+	pos, err := s.deps.Queries.LedgerPosition(c.Request().Context(), minPos)
+	if err != nil {
+		return err
+	}
+	setPosition(c, pos)
+	return nil
+}
+
+// idParam reads an optional identifier filter.
+func idParam(c echo.Context, name string) (string, error) {
+	v := c.QueryParam(name)
+	if _, ok := c.QueryParams()[name]; !ok {
+		return "", nil
+	}
+	if err := domain.ValidateID(name, v); err != nil {
+		return "", queryParamError(name, "%s must be 1 to %d characters of A-Z a-z 0-9 . _ - @", name, domain.MaxIDLength)
+	}
+	return v, nil
+}
+
+func enumParam[T ~string](c echo.Context, name string, allowed []T) (T, error) {
+	vs, ok := c.QueryParams()[name]
+	if !ok {
+		return "", nil
+	}
+	if !slices.Contains(allowed, T(vs[0])) {
+		names := make([]string, len(allowed))
+		for i, a := range allowed {
+			names[i] = string(a)
+		}
+		return "", queryParamError(name, "%s must be one of %s", name, strings.Join(names, ", "))
+	}
+	return T(vs[0]), nil
+}
+
+func timeParam(c echo.Context, name string) (time.Time, error) {
+	vs, ok := c.QueryParams()[name]
+	if !ok {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, vs[0])
+	if err != nil {
+		return time.Time{}, queryParamError(name, "%s must be an RFC 3339 time such as 2025-01-31T00:00:00Z", name)
+	}
+	return t.UTC(), nil
+}
+
+// transactionItem is the spec's transaction shape (id, type, amount,
+// currency, status, created_at) plus what an operator reconciles with.
+type transactionItem struct {
+	ID           string  `json:"id"`
+	Type         string  `json:"type"`
+	Amount       rawNum  `json:"amount"`
+	Currency     string  `json:"currency"`
+	Status       string  `json:"status"`
+	CreatedAt    string  `json:"created_at"`
+	Provider     *string `json:"provider"`
+	Game         *string `json:"game"`
+	PlayerID     *string `json:"player_id"`
+	RoundID      *string `json:"round_id"`
+	ExternalID   *string `json:"external_id"`
+	ReferenceID  *string `json:"reference_id"`
+	BalanceAfter rawNum  `json:"balance_after"`
+	Promo        bool    `json:"promo"`
+	Position     int64   `json:"position"`
+}
+
+type transactionList struct {
+	Success    bool              `json:"success"`
+	Data       []transactionItem `json:"data"`
+	Pagination listPagination    `json:"pagination"`
+}
+
+// listPagination is the spec's pagination object; total_exact is false when
+// a filtered total was only counted up to projections.MaxExactTotal.
+type listPagination struct {
+	Page       int   `json:"page"`
+	PerPage    int   `json:"per_page"`
+	Total      int64 `json:"total"`
+	TotalExact bool  `json:"total_exact"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// listTransactions answers GET /api/v1/transactions: the client's history,
+// newest first, paged and filtered.
+func (s *Server) listTransactions(c echo.Context) error {
+	q, err := s.queries()
+	if err != nil {
+		return err
+	}
+	f := projections.TransactionFilter{ClientID: principal(c).ClientID}
+	page, err := intParam(c, "page", 1, 1, MaxPage)
+	if err != nil {
+		return err
+	}
+	perPage, err := intParam(c, "per_page", DefaultPerPage, 1, MaxPerPage)
+	if err != nil {
+		return err
+	}
+	minPos, err := minPosition(c)
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		dst  *string
+	}{{"player_id", &f.PlayerID}, {"provider", &f.Provider}, {"game", &f.Game}} {
+		if *p.dst, err = idParam(c, p.name); err != nil {
+			return err
+		}
+	}
+	if f.Type, err = enumParam(c, "type", projections.TxTypes); err != nil {
+		return err
+	}
+	if f.Status, err = enumParam(c, "status", projections.Statuses); err != nil {
+		return err
+	}
+	if _, ok := c.QueryParams()["currency"]; ok {
+		cur, err := domain.ParseCurrency(c.QueryParam("currency"))
+		if err != nil {
+			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency, Message: err.Error(),
+				Details: map[string]any{"field": "currency"}}
+		}
+		f.Currency = cur.Code()
+	}
+	if f.From, err = timeParam(c, "from"); err != nil {
+		return err
+	}
+	if f.To, err = timeParam(c, "to"); err != nil {
+		return err
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return queryParamError("to", "to must be after from")
+	}
+	res, pos, err := q.History(c.Request().Context(), f, projections.Page{Number: page, Size: perPage}, minPos)
+	if err != nil {
+		return err
+	}
+	body := transactionList{Success: true, Data: make([]transactionItem, 0, len(res.Rows)),
+		Pagination: listPagination{Page: page, PerPage: perPage, Total: res.Total, TotalExact: res.TotalExact}}
+	for _, t := range res.Rows {
+		it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: rawNum(domain.FormatMinor(t.Amount, t.Scale)),
+			Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
+			Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
+			RoundID: optional(t.RoundID), ExternalID: optional(t.ExternalID), ReferenceID: optional(t.ReferenceID),
+			Promo: t.Promo, Position: t.Position}
+		if t.HasBalanceAfter {
+			it.BalanceAfter = rawNum(domain.FormatMinor(t.BalanceAfter, t.Scale))
+		}
+		body.Data = append(body.Data, it)
+	}
+	setPosition(c, pos)
+	return c.JSON(http.StatusOK, body)
+}
+
+// reportQuery reads from, to (UTC days, both included; by default the 30
+// days up to today) and group_by (comma-separated or repeated).
+func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (projections.ReportQuery, error) {
+	q := projections.ReportQuery{ClientID: principal(c).ClientID}
+	day := func(name string, def time.Time) (time.Time, error) {
+		vs, ok := c.QueryParams()[name]
+		if !ok {
+			return def, nil
+		}
+		t, err := time.Parse(time.DateOnly, vs[0])
+		if err != nil {
+			return time.Time{}, queryParamError(name, "%s must be a UTC day such as 2025-01-31", name)
+		}
+		return t, nil
+	}
+	now := time.Now()
+	if s.deps.Clock != nil {
+		now = s.deps.Clock.Now()
+	}
+	now = now.UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	var err error
+	if q.To, err = day("to", today); err != nil {
+		return q, err
+	}
+	if q.From, err = day("from", q.To.AddDate(0, 0, -29)); err != nil {
+		return q, err
+	}
+	if q.From.After(q.To) {
+		return q, queryParamError("from", "from must not be after to")
+	}
+	if q.To.Sub(q.From) >= MaxReportDays*24*time.Hour {
+		return q, queryParamError("to", "a report covers at most %d days", MaxReportDays)
+	}
+	names := make([]string, len(allowed))
+	for i, d := range allowed {
+		names[i] = string(d)
+	}
+	for _, v := range c.QueryParams()["group_by"] {
+		for _, g := range strings.Split(v, ",") {
+			d := projections.Dimension(strings.TrimSpace(g))
+			if !slices.Contains(allowed, d) {
+				return q, queryParamError("group_by", "group_by takes %s (comma-separated)", strings.Join(names, ", "))
+			}
+			if !q.Has(d) {
+				q.GroupBy = append(q.GroupBy, d)
+			}
+		}
+	}
+	if q.Has(projections.DimDay) && q.Has(projections.DimMonth) {
+		return q, queryParamError("group_by", "group_by takes day or month, not both")
+	}
+	return q, nil
+}
+
+// wantsCSV reports whether the Accept header asks for text/csv.
+func wantsCSV(c echo.Context) bool {
+	for _, part := range strings.Split(c.Request().Header.Get(echo.HeaderAccept), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/csv" {
+			return true
+		}
+	}
+	return false
+}
+
+func writeCSV(c echo.Context, name string, header []string, rows [][]string) error {
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`.csv"`)
+	res.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(res)
+	if err := w.Write(header); err != nil {
+		return err
+	}
+	if err := w.WriteAll(rows); err != nil {
+		return err
+	}
+	return nil
+}
+
+// periodColumns are the time column's name and value of a report row.
+func periodColumn(q projections.ReportQuery, t time.Time) (name, value string) {
+	switch {
+	case q.Has(projections.DimDay):
+		return "day", t.Format(time.DateOnly)
+	case q.Has(projections.DimMonth):
+		return "month", t.Format("2006-01")
+	}
+	return "", ""
+}
+
+// ggrItem is one row of GET /api/v1/reports/ggr. Amounts are decimal JSON
+// numbers in the row's currency.
+type ggrItem struct {
+	Day               *string `json:"day,omitempty"`
+	Month             *string `json:"month,omitempty"`
+	Provider          *string `json:"provider,omitempty"`
+	Game              *string `json:"game,omitempty"`
+	Currency          string  `json:"currency"`
+	Bets              rawNum  `json:"bets"`
+	BetRefunds        rawNum  `json:"bet_refunds"`
+	NetBets           rawNum  `json:"net_bets"`
+	Wins              rawNum  `json:"wins"`
+	WinReversals      rawNum  `json:"win_reversals"`
+	NetWins           rawNum  `json:"net_wins"`
+	GGR               rawNum  `json:"ggr"`
+	PromoBets         rawNum  `json:"promo_bets"`
+	PromoBetRefunds   rawNum  `json:"promo_bet_refunds"`
+	PromoWins         rawNum  `json:"promo_wins"`
+	PromoWinReversals rawNum  `json:"promo_win_reversals"`
+	PromoGGR          rawNum  `json:"promo_ggr"`
+	Rounds            int64   `json:"rounds"`
+	Players           int64   `json:"players"`
+}
+
+var ggrAmountColumns = []string{"bets", "bet_refunds", "net_bets", "wins", "win_reversals", "net_wins", "ggr",
+	"promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "promo_ggr"}
+
+func ggrAmounts(r projections.GGRRow) []string {
+	f := func(v int64) string { return domain.FormatMinor(v, r.Scale) }
+	return []string{f(r.Bets), f(r.BetRefunds), f(r.NetBets()), f(r.Wins), f(r.WinReversals), f(r.NetWins()),
+		f(r.GGR()), f(r.PromoBets), f(r.PromoBetRefunds), f(r.PromoWins), f(r.PromoWinReversals), f(r.PromoGGR())}
+}
+
+// ggrReport answers GET /api/v1/reports/ggr: GGR per UTC day (or month),
+// provider, game and currency, as JSON or, with Accept: text/csv, CSV.
+func (s *Server) ggrReport(c echo.Context) error {
+	q, err := s.queries()
+	if err != nil {
+		return err
+	}
+	rq, err := s.reportQuery(c, projections.Dimensions)
+	if err != nil {
+		return err
+	}
+	minPos, err := minPosition(c)
+	if err != nil {
+		return err
+	}
+	rows, pos, err := q.GGR(c.Request().Context(), rq, minPos)
+	if err != nil {
+		return err
+	}
+	setPosition(c, pos)
+	if wantsCSV(c) {
+		var header []string
+		if name, _ := periodColumn(rq, time.Time{}); name != "" {
+			header = append(header, name)
+		}
+		if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
+			header = append(header, "provider")
+		}
+		if rq.Has(projections.DimGame) {
+			header = append(header, "game")
+		}
+		header = append(append(header, "currency"), ggrAmountColumns...)
+		header = append(header, "rounds", "players")
+		out := make([][]string, 0, len(rows))
+		for _, r := range rows {
+			var rec []string
+			if name, v := periodColumn(rq, r.Period); name != "" {
+				rec = append(rec, v)
+			}
+			if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
+				rec = append(rec, r.Provider)
+			}
+			if rq.Has(projections.DimGame) {
+				rec = append(rec, r.Game)
+			}
+			rec = append(append(rec, r.Currency), ggrAmounts(r)...)
+			rec = append(rec, strconv.FormatInt(r.Rounds, 10), strconv.FormatInt(r.Players, 10))
+			out = append(out, rec)
+		}
+		return writeCSV(c, "ggr", header, out)
+	}
+	items := make([]ggrItem, 0, len(rows))
+	for _, r := range rows {
+		a := ggrAmounts(r)
+		it := ggrItem{Currency: r.Currency, Bets: rawNum(a[0]), BetRefunds: rawNum(a[1]), NetBets: rawNum(a[2]),
+			Wins: rawNum(a[3]), WinReversals: rawNum(a[4]), NetWins: rawNum(a[5]), GGR: rawNum(a[6]),
+			PromoBets: rawNum(a[7]), PromoBetRefunds: rawNum(a[8]), PromoWins: rawNum(a[9]),
+			PromoWinReversals: rawNum(a[10]), PromoGGR: rawNum(a[11]), Rounds: r.Rounds, Players: r.Players}
+		switch name, v := periodColumn(rq, r.Period); name {
+		case "day":
+			it.Day = &v
+		case "month":
+			it.Month = &v
+		}
+		if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
+			it.Provider = &r.Provider
+		}
+		if rq.Has(projections.DimGame) {
+			it.Game = &r.Game
+		}
+		items = append(items, it)
+	}
+	return ok(c, items)
+}
+
+// commissionItem is one row of GET /api/v1/reports/commission.
+type commissionItem struct {
+	Day         *string `json:"day,omitempty"`
+	Month       *string `json:"month,omitempty"`
+	Provider    string  `json:"provider"`
+	Currency    string  `json:"currency"`
+	GGR         rawNum  `json:"ggr"`
+	Rate        rawNum  `json:"rate"`
+	RateChanged bool    `json:"rate_changed"`
+	Commission  rawNum  `json:"commission"`
+}
+
+// commissionReport answers GET /api/v1/reports/commission: per provider,
+// currency and period (a day with group_by=day, else a month), the
+// commission on positive GGR. Provider and currency are always part of a
+// row; game is not a dimension of a deal.
+func (s *Server) commissionReport(c echo.Context) error {
+	q, err := s.queries()
+	if err != nil {
+		return err
+	}
+	rq, err := s.reportQuery(c, []projections.Dimension{projections.DimDay, projections.DimMonth,
+		projections.DimProvider, projections.DimCurrency})
+	if err != nil {
+		return err
+	}
+	if !rq.Has(projections.DimDay) && !rq.Has(projections.DimMonth) {
+		rq.GroupBy = append(rq.GroupBy, projections.DimMonth)
+	}
+	minPos, err := minPosition(c)
+	if err != nil {
+		return err
+	}
+	rows, pos, err := q.Commission(c.Request().Context(), rq, minPos)
+	if err != nil {
+		return err
+	}
+	setPosition(c, pos)
+	if wantsCSV(c) {
+		name, _ := periodColumn(rq, time.Time{})
+		out := make([][]string, 0, len(rows))
+		for _, r := range rows {
+			_, p := periodColumn(rq, r.Period)
+			out = append(out, []string{p, r.Provider, r.Currency, domain.FormatMinor(r.GGR, r.Scale), r.Rate,
+				strconv.FormatBool(r.RateChanged), domain.FormatMinor(r.Commission, r.Scale)})
+		}
+		return writeCSV(c, "commission", []string{name, "provider", "currency", "ggr", "rate", "rate_changed", "commission"}, out)
+	}
+	items := make([]commissionItem, 0, len(rows))
+	for _, r := range rows {
+		it := commissionItem{Provider: r.Provider, Currency: r.Currency, GGR: rawNum(domain.FormatMinor(r.GGR, r.Scale)),
+			Rate: rawNum(r.Rate), RateChanged: r.RateChanged, Commission: rawNum(domain.FormatMinor(r.Commission, r.Scale))}
+		switch name, v := periodColumn(rq, r.Period); name {
+		case "day":
+			it.Day = &v
+		case "month":
+			it.Month = &v
+		}
+		items = append(items, it)
+	}
+	return ok(c, items)
+}
+
+// errBehind is how a *projections.BehindError is answered (errors.go).
+func behindError(err error) (*Error, bool) {
+	var be *projections.BehindError
+	if !errors.As(err, &be) {
+		return nil, false
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeReadModelBehind, Message: be.Error(),
+		Details: map[string]any{"read_model": be.Source, "min_position": be.Want, "position": be.Have,
+			"retry_after_seconds": int64(max(be.RetryAfter, time.Second) / time.Second)}}, true
+}

@@ -1,0 +1,239 @@
+// Package api is the HTTP edge: Echo handlers for the operator API
+// (/api/v1), the provider wallet protocol (/provider/v1), authentication,
+// request ids and the one error shape. It turns requests into commands and
+// queries; it never touches SQL.
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// Config is the HTTP layer's configuration.
+type Config struct {
+	// PublicURL is the address players and providers reach us at; game URLs
+	// of the built-in demo provider start with it.
+	PublicURL string
+	// SessionTTL is how long a launched game takes bets.
+	SessionTTL time.Duration
+	// HostEnvironments maps a request host (lower case, no port) to the
+	// environment served there ("sandbox" or "production").
+	HostEnvironments map[string]string
+	// DefaultEnvironment is the environment of any other host.
+	DefaultEnvironment string
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// the signed launch checks a client's IP allow-list.
+	TrustedProxies []netip.Prefix
+	// AllowPrivateCallbacks accepts webhook and callback URLs that point at
+	// loopback or private addresses (tests, single-machine sandboxes).
+	AllowPrivateCallbacks bool
+	// DemoWalletURL is where the built-in demo game server calls the
+	// provider wallet (/provider/v1/wallet/...) over HTTP, as an outside
+	// provider would; default PublicURL. See docs/providers-and-games.md.
+	DemoWalletURL string
+	// AdminToken authenticates the admin API (/admin/v1); empty disables
+	// it (404). See docs/keys-and-admin.md.
+	AdminToken string
+	// RateLimits are the plan tiers; zero: DefaultRateTiers.
+	RateLimits RateLimits
+	// ReadyTimeout bounds each /readyz check; default DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.PublicURL == "" {
+		c.PublicURL = "http://127.0.0.1:8080"
+	}
+	if c.DefaultEnvironment == "" {
+		c.DefaultEnvironment = "sandbox"
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = 4 * time.Hour
+	}
+	if c.DemoWalletURL == "" {
+		c.DemoWalletURL = c.PublicURL
+	}
+	c.RateLimits.setDefaults()
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+}
+
+// Deps are the ports the handlers use.
+type Deps struct {
+	Commands *commands.Handler
+	Balances commands.Balances
+	Wallets  Wallets
+	Keys     Keys
+	Catalog  Catalog
+	Sessions Sessions
+	// LaunchClients serves the signed launch (GET /v1/launch) and the
+	// return address; without it those routes answer 503.
+	LaunchClients LaunchClients
+	// Deliveries and Webhooks serve the delivery log, webhook endpoints and
+	// the forwarded-callback setting; without them those routes answer 503.
+	Deliveries Deliveries
+	Webhooks   Webhooks
+	// Games lists providers and games and gives each provider's launch
+	// route; without it the catalog routes answer 503 and every provider
+	// launches as the demo kind. Launcher opens games at providers
+	// (adapters/providers); without it only demo providers launch.
+	Games    GameCatalog
+	Launcher Launcher
+	// Queries answer the read-model routes (transactions, reports) and the
+	// ledger position of reads; without it those routes answer 503.
+	Queries *projections.Queries
+	Clock   commands.Clock
+	IDs     commands.IDs
+	Logger  *slog.Logger
+
+	// Audit pages the event log for auditors (GET /api/v1/audit/events);
+	// without it that route answers 503.
+	Audit AuditLog
+
+	// Admin are the stores of the admin API (docs/keys-and-admin.md).
+	Admin AdminDeps
+	// Usage reads usage counts (GET /api/v1/usage); Meter counts requests
+	// (nil: not counted). RateStore holds the rate-limit windows (nil: this
+	// process's memory). Metrics is the Prometheus registry (nil: a new
+	// one). Ready are the /readyz checks.
+	Usage     UsageStore
+	Meter     *UsageMeter
+	RateStore RateStore
+	Metrics   *Metrics
+	Ready     []ReadyCheck
+}
+
+// Server is the HTTP server's handler set.
+type Server struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+	echo *echo.Echo
+
+	rates, localRates RateStore
+	metrics           *Metrics
+	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
+}
+
+// NewServer builds the Echo instance with every route.
+func NewServer(cfg Config, deps Deps) *Server {
+	cfg.setDefaults()
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Logger, echo: echo.New()}
+	s.initMetering()
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.requestIDMiddleware, s.metricsMiddleware, s.recoverMiddleware, s.logMiddleware)
+
+	v1 := e.Group("/api/v1", s.authMiddleware, s.usageMiddleware, s.rateLimitMiddleware)
+	v1.GET("/usage", s.clientUsage)
+	v1.POST("/transactions", s.createTransaction, requireScope(ScopeTransactionsWrite))
+	v1.GET("/wallet/balance", s.walletBalance, requireScope(ScopeWalletRead))
+	v1.POST("/game/launch", s.launchGame, requireScope(ScopeLaunch))
+	s.registerCatalogRoutes(v1)
+	s.registerDeliveryRoutes(v1)
+	s.registerQueryRoutes(v1)
+	s.registerAuditRoutes(v1)
+
+	p := e.Group("/provider/v1/wallet", withRetryable)
+	p.POST("/balance", s.providerBalance)
+	p.POST("/bet", s.providerBet)
+	p.POST("/win", s.providerWin)
+	p.POST("/rollback", s.providerRollback)
+
+	e.GET("/v1/launch", s.signedLaunch)
+	e.GET("/v1/return", s.returnAddress)
+	s.registerDemoRoutes(e)
+
+	s.registerAdminRoutes(e)
+	s.registerHealthRoutes(e)
+	return s
+}
+
+// Handler returns the http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the Echo instance so other packages' routes can join it.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+const requestIDHeader = "X-Request-Id"
+
+func (s *Server) requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rid := c.Request().Header.Get(requestIDHeader)
+		if rid == "" || len(rid) > 128 || domain.ValidateID("request id", rid) != nil {
+			b := make([]byte, 12)
+			_, _ = rand.Read(b)
+			rid = hex.EncodeToString(b)
+		}
+		c.Set("request_id", rid)
+		c.Response().Header().Set(requestIDHeader, rid)
+		ctx := commands.WithMeta(c.Request().Context(), domain.Metadata{RequestID: rid, CorrelationID: rid})
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
+func requestID(c echo.Context) string {
+	rid, _ := c.Get("request_id").(string)
+	return rid
+}
+
+func (s *Server) recoverMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.ErrorContext(c.Request().Context(), "panic in handler", "panic", r, "request_id", requestID(c))
+				err = apiError(http.StatusInternalServerError, CodeInternal, "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+func (s *Server) logMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			if e, _ := classify(err); e != nil {
+				status = e.Status
+			}
+		}
+		s.log.InfoContext(c.Request().Context(), "http", "method", c.Request().Method, "route", c.Path(),
+			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
+		return err
+	}
+}
+
+// envelope is the success body {success:true, data}.
+type envelope struct {
+	Success    bool        `json:"success"`
+	Data       any         `json:"data"`
+	Pagination *pagination `json:"pagination,omitempty"`
+}
+
+type pagination struct {
+	Page    int   `json:"page"`
+	PerPage int   `json:"per_page"`
+	Total   int64 `json:"total"`
+}
+
+func ok(c echo.Context, data any) error {
+	return c.JSON(http.StatusOK, envelope{Success: true, Data: data})
+}

@@ -1,0 +1,368 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// Usage monitoring: every authenticated /api/v1 request is counted in
+// memory per client, key, minute and status class, and flushed to the
+// usage store periodically and on shutdown. See docs/keys-and-admin.md.
+
+// UsageCount is the requests of one key in one minute with one status
+// class (2 for 2xx ... 5 for 5xx).
+type UsageCount struct {
+	ClientID    string
+	KeyID       string
+	Minute      time.Time
+	StatusClass int
+	Requests    int64
+}
+
+// Usage granularities.
+const (
+	GranularityMinute = "minute"
+	GranularityHour   = "hour"
+	GranularityDay    = "day"
+)
+
+var granularities = map[string]time.Duration{
+	GranularityMinute: time.Minute, GranularityHour: time.Hour, GranularityDay: 24 * time.Hour,
+}
+
+// MaxUsageBuckets bounds the buckets one usage query may span.
+const MaxUsageBuckets = 1500
+
+// UsageQuery selects a client's usage in [From, To), both on a bucket
+// boundary (UTC), optionally of one key.
+type UsageQuery struct {
+	ClientID    string
+	KeyID       string // empty: every key of the client
+	From, To    time.Time
+	Granularity string
+}
+
+// UsageBucket is the requests of one period. ByClass[2] counts 2xx and so
+// on; Requests is their sum.
+type UsageBucket struct {
+	Start    time.Time
+	Requests int64
+	ByClass  [6]int64
+}
+
+// UsageStore keeps usage counts and the keys' last use.
+type UsageStore interface {
+	// AddUsage adds counts to the stored ones and moves each key's
+	// last-used time forward to lastUsed (never back).
+	AddUsage(ctx context.Context, counts []UsageCount, lastUsed map[string]time.Time) error
+	// Usage returns the buckets of q that saw requests, oldest first.
+	Usage(ctx context.Context, q UsageQuery) ([]UsageBucket, error)
+}
+
+// Usage meter defaults.
+const (
+	DefaultUsageFlushInterval = 10 * time.Second
+	usageFlushTimeout         = 10 * time.Second
+)
+
+type usageKey struct {
+	clientID, keyID string
+	minute          int64 // unix minute
+	class           int
+}
+
+// UsageMeter counts requests in memory and flushes them to a UsageStore.
+// Build it with NewUsageMeter and call Run once.
+type UsageMeter struct {
+	store    UsageStore
+	interval time.Duration
+	log      *slog.Logger
+
+	flushes, flushFailures atomic.Uint64
+
+	mu       sync.Mutex
+	counts   map[usageKey]int64
+	lastUsed map[string]time.Time
+}
+
+// NewUsageMeter returns a meter flushing to store every interval (zero:
+// DefaultUsageFlushInterval).
+func NewUsageMeter(store UsageStore, interval time.Duration, logger *slog.Logger) *UsageMeter {
+	if interval <= 0 {
+		interval = DefaultUsageFlushInterval
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &UsageMeter{store: store, interval: interval, log: logger.With("component", "usage"),
+		counts: map[usageKey]int64{}, lastUsed: map[string]time.Time{}}
+}
+
+// Record counts one request of the key at at that ended with status.
+func (m *UsageMeter) Record(clientID, keyID string, at time.Time, status int) {
+	class := min(max(status/100, 1), 5)
+	k := usageKey{clientID: clientID, keyID: keyID, minute: at.Unix() / 60, class: class}
+	m.mu.Lock()
+	m.counts[k]++
+	if at.After(m.lastUsed[keyID]) {
+		m.lastUsed[keyID] = at
+	}
+	m.mu.Unlock()
+}
+
+// Pending is the number of counts not yet flushed (for tests and metrics).
+func (m *UsageMeter) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.counts)
+}
+
+// Flush writes what was counted since the last flush. On failure the
+// counts are kept for the next flush, so a database outage delays usage
+// but does not lose it.
+func (m *UsageMeter) Flush(ctx context.Context) error {
+	m.mu.Lock()
+	counts, lastUsed := m.counts, m.lastUsed
+	m.counts, m.lastUsed = map[usageKey]int64{}, map[string]time.Time{}
+	m.mu.Unlock()
+	if len(counts) == 0 && len(lastUsed) == 0 {
+		return nil
+	}
+	rows := make([]UsageCount, 0, len(counts))
+	for k, n := range counts {
+		rows = append(rows, UsageCount{ClientID: k.clientID, KeyID: k.keyID, Minute: time.Unix(k.minute*60, 0).UTC(),
+			StatusClass: k.class, Requests: n})
+	}
+	err := m.store.AddUsage(ctx, rows, lastUsed)
+	if err != nil {
+		m.mu.Lock()
+		for k, n := range counts {
+			m.counts[k] += n
+		}
+		for id, t := range lastUsed {
+			if t.After(m.lastUsed[id]) {
+				m.lastUsed[id] = t
+			}
+		}
+		m.mu.Unlock()
+		err = fmt.Errorf("flush usage of %d counters: %w", len(rows), err)
+	}
+	m.flushes.Add(1)
+	if err != nil {
+		m.flushFailures.Add(1)
+	}
+	return err
+}
+
+// Run flushes every interval until ctx ends, then flushes once more (with
+// a timeout of its own) so that a shutdown keeps the last counts. Stop it
+// after the HTTP server has finished its in-flight requests.
+func (m *UsageMeter) Run(ctx context.Context) error {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), usageFlushTimeout)
+			defer cancel()
+			if err := m.Flush(fctx); err != nil {
+				m.log.Error("final usage flush failed; these counts are lost", "error", err)
+			}
+			return nil
+		case <-t.C:
+			fctx, cancel := context.WithTimeout(ctx, usageFlushTimeout)
+			if err := m.Flush(fctx); err != nil && !errors.Is(err, context.Canceled) {
+				m.log.Warn("usage flush failed; will retry", "error", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// usageMiddleware counts every request of an authenticated key with the
+// status it ended with (429s included).
+func (s *Server) usageMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if s.deps.Meter != nil {
+			p := principal(c)
+			s.deps.Meter.Record(p.ClientID, p.KeyID, s.now(), responseStatus(c, err))
+		}
+		return err
+	}
+}
+
+// responseStatus is the status a request ends with: the written one, or
+// the one errorHandler will write for err.
+func responseStatus(c echo.Context, err error) int {
+	if err != nil && !c.Response().Committed {
+		e, _ := classify(err)
+		return e.Status
+	}
+	if st := c.Response().Status; st != 0 {
+		return st
+	}
+	return http.StatusOK
+}
+
+type usageClassesView struct {
+	Class2xx int64 `json:"2xx"`
+	Class3xx int64 `json:"3xx"`
+	Class4xx int64 `json:"4xx"`
+	Class5xx int64 `json:"5xx"`
+}
+
+type usageBucketView struct {
+	Start    string `json:"start"`
+	Requests int64  `json:"requests"`
+	usageClassesView
+}
+
+type usageView struct {
+	ClientID    string            `json:"client_id"`
+	KeyID       *string           `json:"key_id"`
+	From        string            `json:"from"`
+	To          string            `json:"to"`
+	Granularity string            `json:"granularity"`
+	Requests    int64             `json:"requests"`
+	ByStatus    usageClassesView  `json:"by_status"`
+	Buckets     []usageBucketView `json:"buckets"`
+}
+
+const usageTimeLayout = time.RFC3339
+
+// parseUsageTime reads an RFC 3339 time or a date (midnight UTC).
+func parseUsageTime(field, v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		Message: field + " must be an RFC 3339 time (2026-03-14T15:00:00Z) or a date (2026-03-14)",
+		Details: map[string]any{"field": field}}
+}
+
+// usageQuery reads ?from=&to=&granularity=&key_id= for clientID. Defaults:
+// granularity hour, to now, from 24 hours before to. from is rounded down
+// and to up to the granularity (UTC).
+func (s *Server) usageQuery(c echo.Context, clientID string) (UsageQuery, error) {
+	q := UsageQuery{ClientID: clientID, Granularity: c.QueryParam("granularity"), KeyID: c.QueryParam("key_id")}
+	if q.Granularity == "" {
+		q.Granularity = GranularityHour
+	}
+	step, ok := granularities[q.Granularity]
+	if !ok {
+		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: "granularity must be minute, hour or day", Details: map[string]any{"field": "granularity"}}
+	}
+	if q.KeyID != "" && domain.ValidateID("key_id", q.KeyID) != nil {
+		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: "key_id is not a key id", Details: map[string]any{"field": "key_id"}}
+	}
+	var err error
+	q.To = s.now()
+	if v := c.QueryParam("to"); v != "" {
+		if q.To, err = parseUsageTime("to", v); err != nil {
+			return q, err
+		}
+	}
+	q.From = q.To.Add(-24 * time.Hour)
+	if v := c.QueryParam("from"); v != "" {
+		if q.From, err = parseUsageTime("from", v); err != nil {
+			return q, err
+		}
+	}
+	q.From = q.From.UTC().Truncate(step)
+	if t := q.To.UTC().Truncate(step); t.Before(q.To) {
+		q.To = t.Add(step)
+	} else {
+		q.To = t
+	}
+	if !q.From.Before(q.To) {
+		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: "from must be before to", Details: map[string]any{"field": "from"}}
+	}
+	if n := q.To.Sub(q.From) / step; n > MaxUsageBuckets {
+		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: fmt.Sprintf("the range spans %d %ss; at most %d per query: narrow it or use a coarser granularity",
+				n, q.Granularity, MaxUsageBuckets),
+			Details: map[string]any{"field": "from", "max_buckets": MaxUsageBuckets}}
+	}
+	return q, nil
+}
+
+func (s *Server) usage(c echo.Context, clientID string) error {
+	if s.deps.Usage == nil {
+		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "usage monitoring is not configured")
+	}
+	q, err := s.usageQuery(c, clientID)
+	if err != nil {
+		return err
+	}
+	buckets, err := s.deps.Usage.Usage(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	v := usageView{ClientID: clientID, From: q.From.Format(usageTimeLayout), To: q.To.Format(usageTimeLayout),
+		Granularity: q.Granularity, Buckets: make([]usageBucketView, 0, len(buckets))}
+	if q.KeyID != "" {
+		v.KeyID = &q.KeyID
+	}
+	for _, b := range buckets {
+		cl := usageClassesView{Class2xx: b.ByClass[2], Class3xx: b.ByClass[3], Class4xx: b.ByClass[4], Class5xx: b.ByClass[5]}
+		v.Buckets = append(v.Buckets, usageBucketView{Start: b.Start.UTC().Format(usageTimeLayout), Requests: b.Requests,
+			usageClassesView: cl})
+		v.Requests += b.Requests
+		v.ByStatus.Class2xx += cl.Class2xx
+		v.ByStatus.Class3xx += cl.Class3xx
+		v.ByStatus.Class4xx += cl.Class4xx
+		v.ByStatus.Class5xx += cl.Class5xx
+	}
+	return ok(c, v)
+}
+
+// GET /api/v1/usage?from=&to=&granularity=minute|hour|day&key_id=: the
+// calling client's requests per period, every key of the client unless
+// key_id is given. Any key of the client may read it.
+func (s *Server) clientUsage(c echo.Context) error {
+	return s.usage(c, principal(c).ClientID)
+}
+
+// initMetering sets up what the metering middlewares use: the rate-limit
+// stores, the metrics registry and the admin token's digest.
+func (s *Server) initMetering() {
+	s.localRates = NewMemoryRateStore()
+	s.rates = s.deps.RateStore
+	if s.rates == nil {
+		s.rates = s.localRates
+	}
+	s.metrics = s.deps.Metrics
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	if s.cfg.AdminToken != "" {
+		d := sha256.Sum256([]byte(s.cfg.AdminToken))
+		s.adminDigest = d[:]
+	}
+}
+
+// now is the server's clock (the system clock when none is set).
+func (s *Server) now() time.Time {
+	if s.deps.Clock != nil {
+		return s.deps.Clock.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// config is every setting, read from PITBOSS_* environment variables. The
+// README lists them with their defaults.
+type config struct {
+	DatabaseURL        string
+	KafkaBrokers       []string
+	Topic              string
+	HTTPAddr           string
+	PublicURL          string
+	SandboxHosts       []string
+	ProductionHosts    []string
+	DefaultEnvironment string
+	DataDir            string
+	LogLevel           slog.Level
+	LogFormat          string
+	BatchMax           int
+	ShutdownTimeout    time.Duration
+	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
+	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
+	SecretKey      string
+	TrustedProxies []netip.Prefix
+	// Delivery is the outbound callback and webhook settings (forwarder.go).
+	Delivery deliveryConfig
+	// Admin is the admin API, rate limits, usage and readiness settings
+	// (admin_config.go).
+	Admin adminConfig
+	// DemoWalletURL is where the built-in demo game calls the provider
+	// wallet: PITBOSS_DEMO_WALLET_URL, default this process's own listen
+	// address on loopback (demo_wallet.go).
+	DemoWalletURL string
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, strings.ToLower(s))
+		}
+	}
+	return out
+}
+
+func loadConfig() (config, error) {
+	c := config{
+		DatabaseURL:        env("PITBOSS_DATABASE_URL", "postgres://pitboss:pitboss@127.0.0.1:5433/pitboss?sslmode=disable"),
+		KafkaBrokers:       list(env("PITBOSS_KAFKA_BROKERS", "127.0.0.1:9092")),
+		Topic:              env("PITBOSS_KAFKA_TOPIC", "pitboss.ledger.events.v1"),
+		HTTPAddr:           env("PITBOSS_HTTP_ADDR", "127.0.0.1:8080"),
+		SandboxHosts:       list(env("PITBOSS_SANDBOX_HOSTS", "localhost,127.0.0.1,sandbox.pitboss.local")),
+		ProductionHosts:    list(env("PITBOSS_PRODUCTION_HOSTS", "api.pitboss.local")),
+		DefaultEnvironment: env("PITBOSS_DEFAULT_ENVIRONMENT", "sandbox"),
+		DataDir:            env("PITBOSS_DATA_DIR", ".data"),
+		LogFormat:          env("PITBOSS_LOG_FORMAT", "json"),
+	}
+	c.PublicURL = env("PITBOSS_PUBLIC_URL", "http://"+c.HTTPAddr)
+	c.DemoWalletURL = env("PITBOSS_DEMO_WALLET_URL", loopbackURL(c.HTTPAddr))
+	var errs []error
+	if err := c.LogLevel.UnmarshalText([]byte(env("PITBOSS_LOG_LEVEL", "info"))); err != nil {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_LEVEL: %w", err))
+	}
+	n, err := strconv.Atoi(env("PITBOSS_BATCH_MAX", "256"))
+	if err != nil || n < 1 || n > 10000 {
+		errs = append(errs, fmt.Errorf("PITBOSS_BATCH_MAX must be 1..10000"))
+	}
+	c.BatchMax = n
+	if c.ShutdownTimeout, err = time.ParseDuration(env("PITBOSS_SHUTDOWN_TIMEOUT", "20s")); err != nil {
+		errs = append(errs, fmt.Errorf("PITBOSS_SHUTDOWN_TIMEOUT: %w", err))
+	}
+	if c.DefaultEnvironment != "sandbox" && c.DefaultEnvironment != "production" {
+		errs = append(errs, fmt.Errorf("PITBOSS_DEFAULT_ENVIRONMENT must be sandbox or production"))
+	}
+	// PITBOSS_CURRENCIES adds precisions: "XYZ:8,ABC:2".
+	for _, pair := range list(env("PITBOSS_CURRENCIES", "")) {
+		code, exp, found := strings.Cut(strings.ToUpper(pair), ":")
+		e, err := strconv.Atoi(exp)
+		if !found || err != nil {
+			errs = append(errs, fmt.Errorf("PITBOSS_CURRENCIES: %q is not CODE:DECIMALS", pair))
+			continue
+		}
+		if err := domain.RegisterCurrency(code, e); err != nil {
+			errs = append(errs, fmt.Errorf("PITBOSS_CURRENCIES: %w", err))
+		}
+	}
+	c.SecretKey = os.Getenv("PITBOSS_SECRET_KEY")
+	// PITBOSS_TRUSTED_PROXIES: CIDRs (or single addresses) of the proxies
+	// whose X-Forwarded-For the signed launch's IP allow-list believes.
+	for _, s := range list(env("PITBOSS_TRUSTED_PROXIES", "")) {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				errs = append(errs, fmt.Errorf("PITBOSS_TRUSTED_PROXIES: %q is not a CIDR or an address", s))
+				continue
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
+	if len(c.KafkaBrokers) == 0 {
+		errs = append(errs, errors.New("PITBOSS_KAFKA_BROKERS is empty"))
+	}
+	errs = append(errs, c.Delivery.load()...)
+	errs = append(errs, c.Admin.load()...)
+	return c, errors.Join(errs...)
+}
+
+func (c config) hostEnvironments() map[string]string {
+	m := map[string]string{}
+	for _, h := range c.SandboxHosts {
+		m[h] = "sandbox"
+	}
+	for _, h := range c.ProductionHosts {
+		m[h] = "production"
+	}
+	return m
+}
+
+func (c config) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
+)
+
+func TestDeliveryConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, d deliveryConfig)
+	}{
+		{"defaults: the published schedule, private targets refused", nil, "", func(t *testing.T, d deliveryConfig) {
+			if d.AllowPrivate || d.Timeout != 10*time.Second || d.Concurrency != delivery.DefaultConcurrency ||
+				d.Schedule.Base != 10*time.Second || d.Schedule.Cap != 6*time.Hour || d.Schedule.MaxAttempts != 15 ||
+				d.Schedule.MaxAge != 24*time.Hour {
+				t.Fatalf("defaults %+v", d)
+			}
+		}},
+		{"tests and the sandbox", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "true",
+			"PITBOSS_DELIVERY_RETRY_BASE": "5ms", "PITBOSS_DELIVERY_RETRY_CAP": "40ms", "PITBOSS_DELIVERY_MAX_ATTEMPTS": "3"}, "",
+			func(t *testing.T, d deliveryConfig) {
+				if !d.AllowPrivate || d.Schedule.Base != 5*time.Millisecond || d.Schedule.MaxAttempts != 3 {
+					t.Fatalf("config %+v", d)
+				}
+			}},
+		{"not a boolean", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "maybe"}, "PITBOSS_ALLOW_PRIVATE_CALLBACKS", nil},
+		{"not a duration", map[string]string{"PITBOSS_DELIVERY_TIMEOUT": "10"}, "PITBOSS_DELIVERY_TIMEOUT", nil},
+		{"negative duration", map[string]string{"PITBOSS_DELIVERY_MAX_AGE": "-1h"}, "PITBOSS_DELIVERY_MAX_AGE", nil},
+		{"no attempts", map[string]string{"PITBOSS_DELIVERY_MAX_ATTEMPTS": "0"}, "PITBOSS_DELIVERY_MAX_ATTEMPTS", nil},
+		{"cap below base", map[string]string{"PITBOSS_DELIVERY_RETRY_BASE": "1m", "PITBOSS_DELIVERY_RETRY_CAP": "1s"}, "base", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS", "PITBOSS_DELIVERY_TIMEOUT", "PITBOSS_DELIVERY_CONCURRENCY",
+				"PITBOSS_DELIVERY_RETRY_BASE", "PITBOSS_DELIVERY_RETRY_CAP", "PITBOSS_DELIVERY_MAX_ATTEMPTS", "PITBOSS_DELIVERY_MAX_AGE"} {
+				t.Setenv(k, tc.env[k])
+			}
+			var d deliveryConfig
+			errs := d.load()
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Error())
+			}
+			joined := strings.Join(msgs, "; ")
+			if tc.wantErr == "" && len(errs) > 0 || tc.wantErr != "" && !strings.Contains(joined, tc.wantErr) {
+				t.Fatalf("errors %q, want %q", joined, tc.wantErr)
+			}
+			if tc.check != nil {
+				tc.check(t, d)
+			}
+		})
+	}
+}
+
+func TestForwarderIsARole(t *testing.T) {
+	roles, err := parseRoles("api,forwarder")
+	if err != nil || len(roles) != 2 || roles[1] != "forwarder" {
+		t.Fatalf("parseRoles: %v, %v", roles, err)
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/providers"
+	"github.com/pitboss/pitboss/adapters/relay"
+	"github.com/pitboss/pitboss/adapters/system"
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/commands"
+)
+
+var allRoles = []string{"api", "relay", "forwarder", "projector"}
+
+func parseRoles(s string) ([]string, error) {
+	var roles []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(allRoles, r) {
+			return nil, fmt.Errorf("unknown role %q (roles: %s)", r, strings.Join(allRoles, ", "))
+		}
+		roles = append(roles, r)
+	}
+	if len(roles) == 0 {
+		return nil, errors.New("no role given")
+	}
+	return roles, nil
+}
+
+func serve(ctx context.Context, cfg config, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	rolesFlag := fs.String("roles", strings.Join(allRoles, ","), "comma-separated roles to run: "+strings.Join(allRoles, ", "))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	roles, err := parseRoles(*rolesFlag)
+	if err != nil {
+		return err
+	}
+	log := cfg.logger()
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	metrics := api.NewMetrics()
+
+	g, gctx := errgroup.WithContext(ctx)
+	if slices.Contains(roles, "api") {
+		if err := startAPI(gctx, g, cfg, pool, metrics, log); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(roles, "relay") {
+		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
+			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
+		}
+		pub, err := kafka.NewPublisher(cfg.KafkaBrokers, log)
+		if err != nil {
+			return fmt.Errorf("kafka publisher: %w", err)
+		}
+		defer pub.Close()
+		r, err := relay.New(pool, pub, relay.Config{Topic: cfg.Topic}, log)
+		if err != nil {
+			return err
+		}
+		watchRelay(metrics, r)
+		g.Go(func() error { return r.Run(gctx) })
+	}
+	if slices.Contains(roles, "forwarder") {
+		if err := startForwarder(gctx, g, cfg, pool, log); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(roles, "projector") {
+		if err := startProjectors(gctx, g, cfg, pool, log); err != nil {
+			return err
+		}
+	}
+	log.Info("pitboss started", "roles", roles, "http", cfg.HTTPAddr, "topic", cfg.Topic)
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) || errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	log.Info("pitboss stopped", "error", err)
+	return err
+}
+
+// startAPI runs the HTTP server and the ledger writer behind it. On
+// shutdown the server first finishes in-flight requests, and only then does
+// the writer stop, so no accepted request loses its ledger.
+func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog.Logger) error {
+	adminToken, err := cfg.adminToken(log)
+	if err != nil {
+		return err
+	}
+	box, err := cfg.secretBox(log)
+	if err != nil {
+		return err
+	}
+	launchClients, err := postgres.NewLaunchClients(pool, box)
+	if err != nil {
+		return err
+	}
+	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	if n, err := gw.SealProviderSecrets(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("sealed provider secrets stored in plain text", "providers", n)
+	}
+	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: metrics}, log)
+	if err != nil {
+		return err
+	}
+	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	g.Go(func() error {
+		err := ledger.Run(writerCtx)
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	})
+	deliveries, err := postgres.NewDeliveries(pool, box)
+	if err != nil {
+		stopWriter()
+		return err
+	}
+	launcher, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: cfg.PublicURL, Logger: log})
+	if err != nil {
+		stopWriter()
+		return err
+	}
+	m := newMetering(cfg, pool, metrics, log)
+	srv := api.NewServer(api.Config{
+		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
+		TrustedProxies: cfg.TrustedProxies, AllowPrivateCallbacks: cfg.Delivery.AllowPrivate,
+		DemoWalletURL: cfg.DemoWalletURL,
+		AdminToken:    adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
+	}, api.Deps{
+		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
+		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: metrics, Ready: m.ready,
+		Games: gw, Launcher: launcher,
+		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
+		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
+		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
+		Audit: postgres.NewAudit(pool),
+	})
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		stopWriter()
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	// The usage meter stops after the server has finished its in-flight
+	// requests, and flushes their counts once more as it stops.
+	meterCtx, stopMeter := context.WithCancel(context.WithoutCancel(ctx))
+	g.Go(func() error { return m.meter.Run(meterCtx) })
+	g.Go(func() error { return hs.Serve(ln) })
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		err := hs.Shutdown(sctx)
+		stopMeter()
+		stopWriter()
+		return err
+	})
+	return nil
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/audit"
+)
+
+// Exit codes of `pitboss verify`, like diff(1): 0 every check held, 1 a
+// check failed, 2 the verification could not run.
+const (
+	exitVerifyFailed = 1
+	exitVerifyError  = 2
+)
+
+// exitError carries a process exit code other than 1 up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode is the process exit code main uses.
+func (e *exitError) ExitCode() int { return e.code }
+
+// errVerifyFailed is returned when a check failed; the report says which.
+var errVerifyFailed = errors.New("verification failed: the event store does not hold up (see the report)")
+
+type anchorFlags []audit.Anchor
+
+func (a *anchorFlags) String() string { return fmt.Sprint(len(*a)) }
+func (a *anchorFlags) Set(s string) error {
+	x, err := audit.ParseAnchor(s)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, x)
+	return nil
+}
+
+// verify recomputes the hash chain and checks the ledger's invariants (see
+// docs/audit.md). It only reads, apart from recording its outcome in
+// audit_runs.
+func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	examples := fs.Int("examples", audit.DefaultExamples, "broken rows listed per check")
+	skipRM := fs.Bool("skip-read-models", false, "leave out the read-model comparison")
+	record := fs.Bool("record", true, "record the outcome in audit_runs for the console")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	batch := fs.Int("batch", 2000, "events read per round trip")
+	var anchors anchorFlags
+	fs.Var(&anchors, "anchor", "POSITION:HASH recorded earlier (a head hash); repeatable; the hash must still be there")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{exitVerifyError, err}
+	}
+	if fs.NArg() > 0 || *examples < 1 || *batch < 1 || *batch > 100_000 {
+		return &exitError{exitVerifyError, fmt.Errorf("verify: unexpected arguments %q (or --examples/--batch out of range)", fs.Args())}
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return &exitError{exitVerifyError, fmt.Errorf("postgres: %w", err)}
+	}
+	defer pool.Close()
+	a := postgres.NewAudit(pool)
+	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
+	var pr *progressPrinter
+	if !*quiet {
+		pr = &progressPrinter{w: stderr}
+		opts.Progress = pr.update
+	}
+	rep, err := a.Verify(ctx, opts)
+	if pr != nil {
+		pr.end()
+	}
+	if err != nil {
+		return &exitError{exitVerifyError, err}
+	}
+	if *record {
+		if err := a.SaveRun(ctx, rep); err != nil {
+			fmt.Fprintf(stderr, "pitboss verify: the outcome was not recorded: %v\n", err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			return &exitError{exitVerifyError, err}
+		}
+	} else if err := rep.WriteText(stdout); err != nil {
+		return &exitError{exitVerifyError, err}
+	}
+	if !rep.OK {
+		return &exitError{exitVerifyFailed, errVerifyFailed}
+	}
+	return nil
+}
+
+// progressPrinter writes one status line per phase on stderr, redrawn at
+// most five times a second.
+type progressPrinter struct {
+	w     io.Writer
+	phase string
+	last  time.Time
+	width int
+}
+
+func (p *progressPrinter) update(pr audit.Progress) {
+	if pr.Phase != p.phase {
+		p.end()
+		p.phase = pr.Phase
+	} else if time.Since(p.last) < 200*time.Millisecond && (pr.Total == 0 || pr.Done < pr.Total) {
+		return
+	}
+	p.last = time.Now()
+	line := fmt.Sprintf("%-11s %d", pr.Phase, pr.Done)
+	if pr.Total > 0 {
+		line += fmt.Sprintf("/%d (%3.0f%%)", pr.Total, 100*float64(pr.Done)/float64(pr.Total))
+	}
+	if s := pr.Elapsed.Seconds(); s > 0 {
+		line += fmt.Sprintf("  %.0f/s  %s", float64(pr.Done)/s, pr.Elapsed.Round(100*time.Millisecond))
+	}
+	pad := max(p.width-len(line), 0)
+	p.width = len(line)
+	fmt.Fprint(p.w, "\r"+line+strings.Repeat(" ", pad))
+}
+
+func (p *progressPrinter) end() {
+	if p.phase != "" {
+		fmt.Fprintln(p.w)
+	}
+	p.phase, p.width = "", 0
+}

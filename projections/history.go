@@ -1,0 +1,202 @@
+package projections
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// history is the History projection: the transaction history, game results
+// and the daily GGR.
+//
+// Rules (docs/read-models.md has the reasons):
+//   - every event is one history row; its amount is the sum of the event's
+//     postings on the event's own wallet, so a bet is negative, a win
+//     positive, a transfer from the player negative, a balance sync the
+//     difference it posted;
+//   - a bet or win that is rolled back gets status rolled_back; the rollback
+//     is a row of its own (positive for a refunded bet, negative for a
+//     reversed win); a rollback that found nothing to undo is "failed";
+//   - a round (client, provider, round id) has one game_result row whose
+//     amount is the net of its bets, wins and rollbacks;
+//   - GGR is booked on the UTC day of each event: bets and wins on theirs,
+//     a refund or reversal on the rollback's day, against the game and promo
+//     kind of the transaction it undoes; promo money is kept apart.
+type history struct{}
+
+func (history) Name() Name { return History }
+
+var historyTypes = map[domain.EventType]TxType{
+	domain.EventBetPlaced:        TypeBet,
+	domain.EventWinCredited:      TypeWin,
+	domain.EventBetRolledBack:    TypeRollback,
+	domain.EventWinReversed:      TypeRollback,
+	domain.EventRollbackRecorded: TypeRollback,
+	domain.EventDeposited:        TypeDeposit,
+	domain.EventWithdrawn:        TypeWithdrawal,
+	domain.EventTransferred:      TypeTransfer,
+	domain.EventAdjusted:         TypeAdjustment,
+	domain.EventBalanceSynced:    TypeBalanceSync,
+	domain.EventGameLaunched:     TypeLaunch,
+}
+
+func (history) Lookups(e domain.Event) []GameTxKey {
+	if e.Type == domain.EventBetRolledBack || e.Type == domain.EventWinReversed {
+		return []GameTxKey{{ClientID: e.Data.ClientID, Provider: e.Data.Provider, ExternalID: e.Data.ReferenceTx}}
+	}
+	return nil
+}
+
+func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
+	typ, ok := historyTypes[e.Type]
+	if !ok {
+		return Changes{}, invalid(e, "unknown event type %q", e.Type)
+	}
+	d := e.Data
+	if err := domain.ValidateID("client_id", d.ClientID); err != nil {
+		return Changes{}, invalid(e, "%v", err)
+	}
+	cur, err := domain.ParseCurrency(d.Currency)
+	if err != nil {
+		return Changes{}, invalid(e, "%v", err)
+	}
+	signed, err := streamAmount(e, cur)
+	if err != nil {
+		return Changes{}, err
+	}
+	row := Transaction{
+		ID: e.ID, ClientID: d.ClientID, Type: typ, Amount: signed, Currency: cur.Code(), Scale: cur.Exponent(),
+		Status: StatusSettled, CreatedAt: eventTime(e), Provider: d.Provider, Game: d.GameID, PlayerID: d.PlayerID,
+		RoundID: d.RoundID, ExternalID: d.ExternalTxID, ReferenceID: d.ReferenceTx, Seq: e.Position,
+		Position: e.Position, Promo: d.Promo,
+	}
+	if d.BalanceAfter != "" {
+		b, err := domain.ParseMoney(d.BalanceAfter, cur)
+		if err != nil {
+			return Changes{}, invalid(e, "balance_after: %v", err)
+		}
+		row.BalanceAfter, row.HasBalanceAfter = b.Minor(), true
+	}
+	if e.Type == domain.EventRollbackRecorded {
+		row.Status = StatusFailed
+	}
+	ch := Changes{Transactions: []Transaction{row}}
+
+	game := d.Provider != ""
+	switch e.Type {
+	case domain.EventBetPlaced, domain.EventWinCredited, domain.EventBetRolledBack, domain.EventWinReversed:
+		if !game {
+			return Changes{}, invalid(e, "%s without a provider", e.Type)
+		}
+	default:
+		return ch, nil
+	}
+	key := GGRKey{ClientID: d.ClientID, Day: dayOf(e.OccurredAt), Provider: d.Provider, Game: d.GameID, Currency: cur.Code()}
+	delta := GGRDelta{Scale: cur.Exponent()}
+	result := Transaction{
+		ID: GameResultID(d.ClientID, d.Provider, d.RoundID), ClientID: d.ClientID, Type: TypeGameResult,
+		Amount: signed, Currency: cur.Code(), Scale: cur.Exponent(), Status: StatusPending, CreatedAt: row.CreatedAt,
+		Provider: d.Provider, Game: d.GameID, PlayerID: d.PlayerID, RoundID: d.RoundID, Seq: e.Position, Sub: 1,
+		Position: e.Position, Closed: d.RoundClosed,
+	}
+	switch e.Type {
+	case domain.EventBetPlaced:
+		if d.Promo {
+			delta.PromoBets = -signed
+		} else {
+			delta.Bets = -signed
+		}
+		round := d.RoundID
+		if round == "" {
+			round = "tx:" + d.ExternalTxID // a bet without a round is a round of its own
+		}
+		ch.Players = []GGRMember{{GGRKey: key, Member: d.PlayerID}}
+		ch.Rounds = []GGRMember{{GGRKey: key, Member: round}}
+		result.OpenBets = 1
+	case domain.EventWinCredited:
+		if d.Promo {
+			delta.PromoWins = signed
+		} else {
+			delta.Wins = signed
+		}
+		result.Wins = 1
+	case domain.EventBetRolledBack, domain.EventWinReversed:
+		ref := GameTxKey{ClientID: d.ClientID, Provider: d.Provider, ExternalID: d.ReferenceTx}
+		orig, ok := find(ref)
+		want := TypeBet
+		if e.Type == domain.EventWinReversed {
+			want = TypeWin
+		}
+		if !ok || orig.Type != want {
+			return Changes{}, invalid(e, "%s of %s %s, which the history does not hold", e.Type, want, d.ReferenceTx)
+		}
+		key.Game, result.Game, ch.Transactions[0].Promo = orig.Game, orig.Game, orig.Promo
+		ch.RolledBack = []RollbackMark{{Key: ref, Position: e.Position}}
+		switch {
+		case want == TypeBet && orig.Promo:
+			delta.PromoBetRefunds = signed
+		case want == TypeBet:
+			delta.BetRefunds = signed
+		case orig.Promo:
+			delta.PromoWinReversals = -signed
+		default:
+			delta.WinReversals = -signed
+		}
+		if want == TypeBet {
+			result.OpenBets, result.RolledBets = -1, 1
+		} else {
+			result.Wins = -1
+		}
+	}
+	delta.GGRKey = key
+	ch.GGR = []GGRDelta{delta}
+	if d.RoundID != "" {
+		ch.GameResults = []Transaction{result}
+	}
+	return ch, nil
+}
+
+// streamAmount is the sum of e's postings on its own stream's account: the
+// signed amount from that wallet's point of view.
+func streamAmount(e domain.Event, cur domain.Currency) (int64, error) {
+	var sum int64
+	for _, p := range e.Data.Postings {
+		m, err := domain.ParseMoney(p.Amount, cur)
+		if err != nil {
+			return 0, invalid(e, "posting on %s: %v", p.Account, err)
+		}
+		if p.Account.CurrencyCode() != cur.Code() {
+			return 0, invalid(e, "posting on %s in an event of %s", p.Account, cur.Code())
+		}
+		if p.Account == e.StreamID {
+			s := sum + m.Minor()
+			if (m.Minor() > 0 && s < sum) || (m.Minor() < 0 && s > sum) {
+				return 0, invalid(e, "amount overflows")
+			}
+			sum = s
+		}
+	}
+	return sum, nil
+}
+
+// eventTime is the event's time as Postgres keeps it (microseconds, UTC), so
+// a rebuilt row equals the stored one.
+func eventTime(e domain.Event) time.Time { return e.OccurredAt.UTC().Truncate(time.Microsecond) }
+
+func dayOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// GameResultID is the id of a round's game_result row: a name-based UUID
+// (SHA-1, version 5 layout) of client, provider and round, stable across
+// rebuilds.
+func GameResultID(client, provider, round string) string {
+	h := sha1.Sum([]byte("pitboss.game_result\x00" + strings.Join([]string{client, provider, round}, "\x00")))
+	h[6] = h[6]&0x0f | 0x50
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}

@@ -1,0 +1,204 @@
+package projections
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// StreamKey names one stream's checkpoint in one projection.
+type StreamKey struct {
+	Projection Name
+	StreamID   string
+}
+
+// ClientDay is one client's UTC day.
+type ClientDay struct {
+	ClientID string
+	Day      time.Time
+}
+
+// SeqRange is the lowest and highest seq of a set of history rows.
+type SeqRange struct{ Min, Max int64 }
+
+// StreamCheckpoint is the last event of a stream a projection applied.
+type StreamCheckpoint struct {
+	Version  int64
+	Position int64
+}
+
+// Memory holds every read model in memory and applies Changes to them with
+// the same rules as the Postgres store: a rebuild runs the projections into
+// a Memory and writes it out or compares it with the live tables. It is not
+// safe for concurrent use.
+type Memory struct {
+	Transactions map[string]*Transaction
+	Balances     map[domain.AccountID]*Balance
+	GGR          map[GGRKey]*GGRDelta
+	Players      map[GGRMember]struct{}
+	Rounds       map[GGRMember]struct{}
+	Checkpoints  map[StreamKey]StreamCheckpoint
+	// Positions are the watermarks set by SetWatermark.
+	Positions map[Name]int64
+	// Order holds each client's numbered history rows: Order[c][rn-1] is
+	// the id of row number rn.
+	Order map[string][]string
+	// Days holds, per client and UTC day of created_at, the lowest and
+	// highest seq of the numbered rows.
+	Days map[ClientDay]SeqRange
+
+	gameTx    map[GameTxKey]*Transaction
+	sequenced int64
+}
+
+// NewMemory returns empty read models.
+func NewMemory() *Memory {
+	return &Memory{
+		Transactions: map[string]*Transaction{}, Balances: map[domain.AccountID]*Balance{},
+		GGR: map[GGRKey]*GGRDelta{}, Players: map[GGRMember]struct{}{}, Rounds: map[GGRMember]struct{}{},
+		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
+		Days: map[ClientDay]SeqRange{}, gameTx: map[GameTxKey]*Transaction{},
+	}
+}
+
+// Apply runs e through p and applies the result, unless the checkpoint of
+// e's stream says it was applied already (applied false, nil) or an
+// earlier version is missing (*GapError). An *InvalidEventError leaves
+// everything unchanged.
+func (m *Memory) Apply(p Projection, e domain.Event) (applied bool, err error) {
+	key := StreamKey{Projection: p.Name(), StreamID: string(e.StreamID)}
+	ok, err := Checkpoint(p.Name(), e, m.Checkpoints[key].Version)
+	if err != nil || !ok {
+		return false, err
+	}
+	ch, err := p.Apply(e, m.Lookup)
+	if err != nil {
+		return false, err
+	}
+	m.ApplyChanges(ch)
+	m.Checkpoints[key] = StreamCheckpoint{Version: e.Version, Position: e.Position}
+	return true, nil
+}
+
+// Skip moves a stream's checkpoint to version without applying anything:
+// what the projector does with an event it dead-letters.
+func (m *Memory) Skip(p Name, stream string, version, position int64) {
+	key := StreamKey{Projection: p, StreamID: stream}
+	if cp := m.Checkpoints[key]; version > cp.Version {
+		m.Checkpoints[key] = StreamCheckpoint{Version: version, Position: position}
+	}
+}
+
+// Lookup finds a bet or win in the history.
+func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
+	t, ok := m.gameTx[k]
+	if !ok {
+		return GameTx{}, false
+	}
+	return GameTx{Type: t.Type, Game: t.Game, Promo: t.Promo}, true
+}
+
+// ApplyChanges applies ch. The rules, which the Postgres store mirrors:
+// new rows are added; a rolled-back mark sets the status and moves the
+// row's position forward; a game result adds its amount and counters,
+// closes once closed, keeps the highest position, and takes seq, time,
+// game and player from the event with the lowest position; GGR amounts and
+// balances add up (a balance keeps the highest position); set members are
+// added once.
+func (m *Memory) ApplyChanges(ch Changes) {
+	for _, t := range ch.Transactions {
+		r := t
+		m.Transactions[r.ID] = &r
+		if r.Type == TypeBet || r.Type == TypeWin {
+			m.gameTx[GameTxKey{ClientID: r.ClientID, Provider: r.Provider, ExternalID: r.ExternalID}] = &r
+		}
+	}
+	for _, mk := range ch.RolledBack {
+		if r, ok := m.gameTx[mk.Key]; ok {
+			r.Status = StatusRolledBack
+			r.Position = max(r.Position, mk.Position)
+		}
+	}
+	for _, d := range ch.GameResults {
+		r, ok := m.Transactions[d.ID]
+		if !ok {
+			c := d
+			c.Status = GameResultStatus(c.OpenBets, c.RolledBets, c.Wins, c.Closed)
+			m.Transactions[c.ID] = &c
+			continue
+		}
+		r.Amount += d.Amount
+		r.OpenBets += d.OpenBets
+		r.RolledBets += d.RolledBets
+		r.Wins += d.Wins
+		r.Closed = r.Closed || d.Closed
+		r.Position = max(r.Position, d.Position)
+		if d.Seq < r.Seq {
+			r.Seq, r.CreatedAt, r.Game, r.PlayerID = d.Seq, d.CreatedAt, d.Game, d.PlayerID
+		}
+		r.Status = GameResultStatus(r.OpenBets, r.RolledBets, r.Wins, r.Closed)
+	}
+	for _, d := range ch.GGR {
+		g, ok := m.GGR[d.GGRKey]
+		if !ok {
+			c := d
+			m.GGR[d.GGRKey] = &c
+			continue
+		}
+		g.Bets += d.Bets
+		g.BetRefunds += d.BetRefunds
+		g.Wins += d.Wins
+		g.WinReversals += d.WinReversals
+		g.PromoBets += d.PromoBets
+		g.PromoBetRefunds += d.PromoBetRefunds
+		g.PromoWins += d.PromoWins
+		g.PromoWinReversals += d.PromoWinReversals
+	}
+	for _, p := range ch.Players {
+		m.Players[p] = struct{}{}
+	}
+	for _, r := range ch.Rounds {
+		m.Rounds[r] = struct{}{}
+	}
+	for _, d := range ch.Balances {
+		b, ok := m.Balances[d.Account]
+		if !ok {
+			c := d
+			m.Balances[d.Account] = &c
+			continue
+		}
+		b.Balance += d.Balance
+		b.Position = max(b.Position, d.Position)
+	}
+}
+
+// SetWatermark records that every event at or below position is applied to
+// projection p. For History it also numbers the history rows up to it:
+// per client, in (seq, sub) order, after the rows numbered before.
+func (m *Memory) SetWatermark(p Name, position int64) {
+	m.Positions[p] = max(m.Positions[p], position)
+	if p != History || position <= m.sequenced {
+		return
+	}
+	var rows []*Transaction
+	for _, t := range m.Transactions {
+		if t.Seq > m.sequenced && t.Seq <= position {
+			rows = append(rows, t)
+		}
+	}
+	slices.SortFunc(rows, func(a, b *Transaction) int {
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Sub, b.Sub))
+	})
+	for _, t := range rows {
+		m.Order[t.ClientID] = append(m.Order[t.ClientID], t.ID)
+		k := ClientDay{ClientID: t.ClientID, Day: dayOf(t.CreatedAt)}
+		r, ok := m.Days[k]
+		if !ok {
+			r = SeqRange{Min: t.Seq, Max: t.Seq}
+		}
+		m.Days[k] = SeqRange{Min: min(r.Min, t.Seq), Max: max(r.Max, t.Seq)}
+	}
+	m.sequenced = position
+}
