@@ -320,14 +320,14 @@ func (s *Server) adminGetClient(c echo.Context) error {
 }
 
 type adminClientPatch struct {
-	Name               *string          `json:"name"`
-	Plan               *string          `json:"plan"`
-	Environment        *string          `json:"environment"`
-	ForwardCallbackURL *string          `json:"forward_callback_url"`
-	RequireSignature   *json.RawMessage `json:"require_signature"`
-	IPAllowList        *[]string        `json:"ip_allow_list"`
-	AllowedReturnHosts *[]string        `json:"allowed_return_hosts"`
-	DefaultCurrency    *string          `json:"default_currency"`
+	Name               *string         `json:"name"`
+	Plan               *string         `json:"plan"`
+	Environment        *string         `json:"environment"`
+	ForwardCallbackURL *string         `json:"forward_callback_url"`
+	RequireSignature   json.RawMessage `json:"require_signature"` // absent: nil; null: "null"
+	IPAllowList        *[]string       `json:"ip_allow_list"`
+	AllowedReturnHosts *[]string       `json:"allowed_return_hosts"`
+	DefaultCurrency    *string         `json:"default_currency"`
 }
 
 func (p adminClientPatch) launchChanged() bool {
@@ -389,9 +389,9 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		}
 	}
 	var requireSig *bool
-	if req.RequireSignature != nil && string(*req.RequireSignature) != "null" {
+	if req.RequireSignature != nil && string(req.RequireSignature) != "null" {
 		var b bool
-		if err := json.Unmarshal(*req.RequireSignature, &b); err != nil {
+		if err := json.Unmarshal(req.RequireSignature, &b); err != nil {
 			return adminFieldError("require_signature", "require_signature must be true, false or null (the environment's default)")
 		}
 		requireSig = &b
@@ -403,7 +403,7 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		}
 	}
 	if req.DefaultCurrency != nil && *req.DefaultCurrency != "" {
-		if _, err := domain.ParseCurrency(*req.DefaultCurrency); err != nil {
+		if _, err := domain.ParseCurrency(strings.ToUpper(*req.DefaultCurrency)); err != nil {
 			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency,
 				Message: "default_currency " + strconv.Quote(clipWebhookKind(*req.DefaultCurrency)) + " is not a known currency",
 				Details: map[string]any{"field": "default_currency"}}

@@ -87,7 +87,7 @@ type admOptions struct {
 // ledger writer, the real stores, a usage meter flushed by the test and
 // its own metrics registry.
 type admHarness struct {
-	t       *testing.T
+	t       testing.TB
 	pool    *pgxpool.Pool
 	handler http.Handler
 	clock   *admClock
@@ -96,13 +96,13 @@ type admHarness struct {
 	metrics *api.Metrics
 }
 
-func newAdmHarness(t *testing.T, o admOptions) *admHarness {
+func newAdmHarness(t testing.TB, o admOptions) *admHarness {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
 	return newAdmHarnessOn(t, pool, o)
 }
 
-func newAdmHarnessOn(t *testing.T, pool *pgxpool.Pool, o admOptions) *admHarness {
+func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	metrics := api.NewMetrics()
@@ -247,7 +247,7 @@ type admErrorBody struct {
 	} `json:"error"`
 }
 
-func admDecode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+func admDecode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 	t.Helper()
 	var v T
 	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
@@ -259,7 +259,7 @@ func admDecode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
 }
 
 // admData decodes {success:true, data} after checking the status is 200.
-func admData[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+func admData[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 	t.Helper()
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)

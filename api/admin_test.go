@@ -44,7 +44,7 @@ type admClient struct {
 func TestAdminAuthentication(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	_, key := h.newClient("sandbox", "")
+	_, key := h.newClient("sandbox", "", api.ScopeWalletRead)
 
 	tests := []struct {
 		name   string
@@ -499,4 +499,63 @@ func TestAPIKeyStatuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdminWebhooks: a client's webhook endpoints through the admin API,
+// on the deliveries' own store.
+func TestAdminWebhooks(t *testing.T) {
+	t.Parallel()
+	h := newAdmHarness(t, admOptions{adminToken: admToken})
+	clientID, key := h.newClient("sandbox", "", api.ScopeDeliveriesRead)
+	hooks := "/admin/v1/clients/" + clientID + "/webhooks"
+	type hook struct {
+		ID      string   `json:"id"`
+		URL     string   `json:"url"`
+		Kinds   []string `json:"kinds"`
+		Enabled bool     `json:"enabled"`
+		Secret  string   `json:"secret"`
+	}
+
+	created := admData[hook](t, h.admin(http.MethodPost, hooks, map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"bet", "win"}}))
+	if created.ID == "" || created.Secret == "" || !created.Enabled || len(created.Kinds) != 2 {
+		t.Fatalf("created %+v", created)
+	}
+	t.Run("the client sees it", func(t *testing.T) {
+		list := admData[[]hook](t, h.call(http.MethodGet, "/api/v1/webhooks", key.Key, nil))
+		if len(list) != 1 || list[0].ID != created.ID || list[0].Secret != "" {
+			t.Fatalf("client's list %+v", list)
+		}
+	})
+	t.Run("list and get", func(t *testing.T) {
+		if list := admData[[]hook](t, h.admin(http.MethodGet, hooks, nil)); len(list) != 1 || list[0].Secret != "" {
+			t.Fatalf("list %+v", list)
+		}
+		if got := admData[hook](t, h.admin(http.MethodGet, hooks+"/"+created.ID, nil)); got.URL != created.URL {
+			t.Fatalf("get %+v", got)
+		}
+	})
+	t.Run("update", func(t *testing.T) {
+		got := admData[hook](t, h.admin(http.MethodPatch, hooks+"/"+created.ID, map[string]any{"enabled": false, "kinds": []string{"*"}}))
+		if got.Enabled || len(got.Kinds) != 1 || got.Kinds[0] != "*" {
+			t.Fatalf("updated %+v", got)
+		}
+	})
+	t.Run("bad requests", func(t *testing.T) {
+		wantAdmError(t, h.admin(http.MethodPost, hooks, map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"nope"}}),
+			http.StatusBadRequest, api.CodeInvalidRequest)
+		wantAdmError(t, h.admin(http.MethodPost, hooks, map[string]any{"kinds": []string{"bet"}}), http.StatusBadRequest, api.CodeInvalidRequest)
+		wantAdmError(t, h.admin(http.MethodPatch, hooks+"/"+created.ID, map[string]any{"url": "http://10.0.0.1/x"}),
+			http.StatusBadRequest, api.CodeInvalidRequest)
+	})
+	t.Run("unknown", func(t *testing.T) {
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/webhooks", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/nobody/webhooks",
+			map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"bet"}}), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, hooks+"/wh_nothing", nil), http.StatusNotFound, api.CodeNotFound)
+	})
+	t.Run("delete", func(t *testing.T) {
+		admData[map[string]any](t, h.admin(http.MethodDelete, hooks+"/"+created.ID, nil))
+		wantAdmError(t, h.admin(http.MethodGet, hooks+"/"+created.ID, nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodDelete, hooks+"/"+created.ID, nil), http.StatusNotFound, api.CodeNotFound)
+	})
 }

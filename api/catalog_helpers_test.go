@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,19 +11,26 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/providers"
+	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
 )
 
 // Helpers of the catalog, launch-variant and demo-game tests. Names carry a
@@ -38,6 +46,10 @@ type ctHarness struct {
 	accounts *postgres.Accounts
 	base     string
 	http     *http.Client
+	// walletProxy sits between the demo game and the provider wallet
+	// (Config.DemoWalletURL) and records every call in walletCalls.
+	walletProxy *httptest.Server
+	walletCalls chan ctWalletCall
 }
 
 func ctUID(prefix string) string {
@@ -49,6 +61,17 @@ func ctUID(prefix string) string {
 // ctOptions change the server a harness builds.
 type ctOptions struct {
 	noCatalog bool // a server built without Games and Launcher
+	// readModels runs the relay (event store -> a fresh Kafka topic) and
+	// the projectors (topic -> read models) behind the server, as serve
+	// does, so GET /api/v1/transactions answers.
+	readModels bool
+}
+
+// ctWalletCall is one call the demo game made to the provider wallet, as
+// a recording proxy between them saw it.
+type ctWalletCall struct {
+	Path, ProviderID, Signature string
+	Body                        []byte
 }
 
 func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
@@ -68,6 +91,22 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	go func() { done <- ledger.Run(ctx) }()
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := make(chan ctWalletCall, 1024)
+	fwd := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case calls <- ctWalletCall{Path: r.URL.Path, ProviderID: r.Header.Get("X-Provider-Id"),
+			Signature: r.Header.Get("X-Signature"), Body: b}:
+		default:
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		fwd.ServeHTTP(w, r)
+	}))
 	reg, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: base, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +120,17 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	if o.noCatalog {
 		deps.Games, deps.Launcher = nil, nil
 	}
-	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox"}, deps)
+	if o.readModels {
+		rm := postgres.NewReadModels(pool)
+		deps.Queries = &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)}
+		startReadModels(t, ctx, pool, rm, logger)
+	}
+	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
+		DemoWalletURL: proxy.URL}, deps)
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(func() {
+		proxy.Close()
 		ts.Close()
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -92,7 +138,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 		}
 	})
 	return &ctHarness{t: t, pool: pool, gw: gw, accounts: postgres.NewAccounts(pool), base: base,
-		http: &http.Client{Timeout: 30 * time.Second}}
+		http: &http.Client{Timeout: 30 * time.Second}, walletProxy: proxy, walletCalls: calls}
 }
 
 // ctClient is an operator with an API key.
@@ -323,4 +369,45 @@ func newCTJSONProvider(t *testing.T, status int) *ctProvider {
 	}))
 	t.Cleanup(p.Close)
 	return p
+}
+
+// startReadModels runs the relay and one projector per projection on a
+// fresh topic with fresh consumer groups until the test ends.
+func startReadModels(t *testing.T, ctx context.Context, pool *pgxpool.Pool, rm *postgres.ReadModels, logger *slog.Logger) {
+	t.Helper()
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 3)
+	dlq := kafkatest.NewTopic(t, brokers, 1)
+	pub, err := kafka.NewPublisher(brokers, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := relay.New(pool, pub, relay.Config{Topic: topic, PollInterval: 100 * time.Millisecond}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runners []func(context.Context) error
+	runners = append(runners, r.Run)
+	for _, n := range projections.All {
+		w, err := projector.New(rm, projector.Config{Brokers: brokers, Topic: topic, DeadLetterTopic: dlq, Projection: n,
+			ConsumerGroup: ctUID("pitboss-test-" + string(n))}, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, w.Run)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, len(runners))
+	for _, run := range runners {
+		go func() { done <- run(rctx) }()
+	}
+	t.Cleanup(func() {
+		stop()
+		for range runners {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("read models: %v", err)
+			}
+		}
+		_ = pub.Close()
+	})
 }

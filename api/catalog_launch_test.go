@@ -49,6 +49,7 @@ func wantLaunched(t *testing.T, h *ctHarness, c ctClient, player, provider, game
 }
 
 func TestLaunchDemoProvider(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	h.addProvider("demo", "Demo", api.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
@@ -90,6 +91,7 @@ func TestLaunchDemoProvider(t *testing.T) {
 }
 
 func TestLaunchRefusals(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	h.addProvider("demo", "Demo", api.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
@@ -167,6 +169,7 @@ func TestLaunchRefusals(t *testing.T) {
 // breaker opens, and when every endpoint is down the launch is 503 with
 // Retry-After and no launch is recorded.
 func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	down := newCTJSONProvider(t, http.StatusInternalServerError)
 	up := newCTJSONProvider(t, http.StatusOK)
@@ -242,6 +245,7 @@ func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
 }
 
 func TestLaunchRefusedByTheProviderIs502(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	refuser := newCTJSONProvider(t, http.StatusForbidden)
 	backup := newCTJSONProvider(t, http.StatusOK)
@@ -264,6 +268,7 @@ func TestLaunchRefusedByTheProviderIs502(t *testing.T) {
 // A launch is answered by the provider's server within the API's own
 // request: a provider that hangs past its timeout is a failure.
 func TestLaunchTimeoutFailsOver(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

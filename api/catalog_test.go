@@ -62,6 +62,7 @@ func catalogFixture(h *ctHarness) {
 }
 
 func TestListProviders(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
 	c := h.newClient(api.ScopeLaunch)
@@ -94,6 +95,7 @@ func TestListProviders(t *testing.T) {
 }
 
 func TestCatalogRoutesWithoutACatalogAre503(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t, ctOptions{noCatalog: true})
 	c := h.newClient(api.ScopeLaunch)
 	for _, p := range []string{"/api/v1/providers", "/api/v1/games", "/api/v1/games/x"} {
@@ -102,6 +104,7 @@ func TestCatalogRoutesWithoutACatalogAre503(t *testing.T) {
 }
 
 func TestListGames(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
 	c := h.newClient(api.ScopeLaunch)
@@ -202,6 +205,7 @@ func TestListGames(t *testing.T) {
 }
 
 func TestGetGame(t *testing.T) {
+	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
 	c := h.newClient(api.ScopeLaunch)

@@ -188,12 +188,13 @@ func (s *Server) demoAsset(c echo.Context) error {
 
 // demoStateView is GET /demo/state: what the page shows before a spin.
 // Reel, symbols and paytable are public, so anyone can check the game's
-// return to player.
+// return to player. Amounts of the demo endpoints are decimal strings: the
+// page is JavaScript, whose numbers are binary floating point.
 type demoStateView struct {
 	Session   string       `json:"session"`
 	Game      string       `json:"game_id"`
 	Currency  string       `json:"currency"`
-	Balance   rawNum       `json:"balance"`
+	Balance   string       `json:"balance"`
 	Stakes    []string     `json:"stakes"`
 	Reel      []string     `json:"reel"`
 	Symbols   []demoSymbol `json:"symbols"`
@@ -218,7 +219,7 @@ func (s *Server) demoState(c echo.Context) error {
 		return demoFailure(err)
 	}
 	setDemoHeaders(c)
-	return ok(c, demoStateView{Session: sess.ID, Game: sess.GameID, Currency: cur.Code(), Balance: rawNum(a.Balance),
+	return ok(c, demoStateView{Session: sess.ID, Game: sess.GameID, Currency: cur.Code(), Balance: a.Balance.String(),
 		Stakes: demoStakeTexts(cur), Reel: demoStrip, Symbols: demoSymbols, Paytable: demoPaytable,
 		ExpiresAt: sess.ExpiresAt.UTC().Format(time.RFC3339)})
 }
@@ -240,11 +241,11 @@ type demoSpinRequest struct {
 type demoSpinView struct {
 	RoundID          string   `json:"round_id"`
 	Line             []string `json:"line"`
-	Stake            rawNum   `json:"stake"`
+	Stake            string   `json:"stake"`
 	Multiplier       int64    `json:"multiplier"`
-	Win              rawNum   `json:"win"`
+	Win              string   `json:"win"`
 	Rule             *string  `json:"rule"`
-	Balance          rawNum   `json:"balance"`
+	Balance          string   `json:"balance"`
 	Currency         string   `json:"currency"`
 	BetTransactionID string   `json:"bet_transaction_id"`
 	WinTransactionID string   `json:"win_transaction_id"`
@@ -323,8 +324,8 @@ func (s *Server) demoSpinRound(c echo.Context) error {
 			"round_id", round, "win", win.String(), "request_id", requestID(c))
 		return demoFailure(err)
 	}
-	v := demoSpinView{RoundID: round, Line: line[:], Stake: rawNum(stake.String()), Multiplier: mult,
-		Win: rawNum(win.String()), Balance: rawNum(a.Balance), Currency: cur.Code(), BetTransactionID: betTx,
+	v := demoSpinView{RoundID: round, Line: line[:], Stake: stake.String(), Multiplier: mult,
+		Win: win.String(), Balance: a.Balance.String(), Currency: cur.Code(), BetTransactionID: betTx,
 		WinTransactionID: winTx}
 	if rule != nil {
 		r := fmt.Sprintf("%d %s", rule.Count, rule.Symbol)

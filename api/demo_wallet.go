@@ -38,13 +38,14 @@ type demoWalletCall struct {
 	ReferenceTransactionID string `json:"reference_transaction_id,omitempty"`
 }
 
-// demoWalletAnswer is the wallet's answer; the balance keeps its exact text.
+// demoWalletAnswer is the wallet's answer; the balance keeps its exact
+// text (json.Number, never a float).
 type demoWalletAnswer struct {
-	Status        string          `json:"status"`
-	Balance       json.RawMessage `json:"balance"`
-	Currency      string          `json:"currency"`
-	TransactionID string          `json:"transaction_id"`
-	Replayed      bool            `json:"replayed"`
+	Status        string      `json:"status"`
+	Balance       json.Number `json:"balance"`
+	Currency      string      `json:"currency"`
+	TransactionID string      `json:"transaction_id"`
+	Replayed      bool        `json:"replayed"`
 }
 
 // demoWalletError is a wallet answer other than 200. Status and Code are
@@ -121,7 +122,7 @@ func (s *Server) demoWallet(ctx context.Context, op string, prov Provider, call 
 			Message: eb.Error.Message, Retryable: retry || resp.StatusCode >= 500}
 	}
 	var a demoWalletAnswer
-	if err := json.Unmarshal(raw, &a); err != nil || a.Status != "OK" || len(a.Balance) == 0 {
+	if err := json.Unmarshal(raw, &a); err != nil || a.Status != "OK" || a.Balance == "" {
 		return demoWalletAnswer{}, &demoWalletError{Op: op, Retryable: true,
 			Err: fmt.Errorf("unexpected answer %.200q", raw)}
 	}

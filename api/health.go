@@ -11,10 +11,14 @@ import (
 )
 
 // ReadyCheck is one dependency /readyz checks: Check returns nil when the
-// dependency answers.
+// dependency answers. An Optional check is reported but does not make the
+// process unready: the API serves without Kafka (the relay catches up
+// later), so an API-only process must not leave the load balancer when
+// Kafka is down.
 type ReadyCheck struct {
-	Name  string
-	Check func(ctx context.Context) error
+	Name     string
+	Check    func(ctx context.Context) error
+	Optional bool
 }
 
 // DefaultReadyTimeout bounds every readiness check.
@@ -22,6 +26,7 @@ const DefaultReadyTimeout = 2 * time.Second
 
 type checkView struct {
 	OK         bool    `json:"ok"`
+	Optional   bool    `json:"optional,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 	Error      string  `json:"error,omitempty"`
 }
@@ -36,7 +41,8 @@ func (s *Server) registerHealthRoutes(e *echo.Echo) {
 
 // GET /readyz: every check (Postgres ping, Kafka metadata) runs at once,
 // each within Config.ReadyTimeout. 200 {"status":"ready","checks":{...}}
-// when all pass, else 503 in the one error shape with details.checks.
+// when all pass ("degraded" when only optional ones fail), else 503 in the
+// one error shape with details.checks and details.failed.
 func (s *Server) readyz(c echo.Context) error {
 	checks := make(map[string]checkView, len(s.deps.Ready))
 	var (
@@ -51,7 +57,7 @@ func (s *Server) readyz(c echo.Context) error {
 			defer cancel()
 			start := time.Now()
 			err := rc.Check(ctx)
-			v := checkView{OK: err == nil, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+			v := checkView{OK: err == nil, Optional: rc.Optional, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 			if err != nil {
 				v.Error = err.Error()
 			}
@@ -62,8 +68,13 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	wg.Wait()
 	var failed []string
+	status := "ready"
 	for name, v := range checks {
-		if !v.OK {
+		switch {
+		case v.OK:
+		case v.Optional:
+			status = "degraded"
+		default:
 			failed = append(failed, name)
 		}
 	}
@@ -72,5 +83,5 @@ func (s *Server) readyz(c echo.Context) error {
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "not ready: a dependency does not answer",
 			Details: map[string]any{"checks": checks, "failed": failed}}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+	return c.JSON(http.StatusOK, map[string]any{"status": status, "checks": checks})
 }

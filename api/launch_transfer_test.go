@@ -56,6 +56,7 @@ func transferFixture(t *testing.T) (*ctHarness, ctClient) {
 }
 
 func TestTransferLaunchIsIdempotent(t *testing.T) {
+	t.Parallel()
 	h, c := transferFixture(t)
 	clientWallet, playerWallet := domain.ClientWallet(c.id, ctEUR), domain.PlayerWallet(c.id, "p1", ctEUR)
 	body := transferBody(t, nil)
@@ -126,6 +127,7 @@ func TestTransferLaunchIsIdempotent(t *testing.T) {
 }
 
 func TestTransferLaunchRefusals(t *testing.T) {
+	t.Parallel()
 	h, c := transferFixture(t)
 	launchOnly := h.newClient(api.ScopeLaunch)
 	writeOnly := h.newClient(api.ScopeTransactionsWrite)
@@ -176,6 +178,7 @@ func TestTransferLaunchRefusals(t *testing.T) {
 // the same transfer_id completes the launch; once every breaker is open,
 // a new transfer launch is refused before any money moves.
 func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
+	t.Parallel()
 	h, c := transferFixture(t)
 	var healthy atomic.Bool
 	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

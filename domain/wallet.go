@@ -211,6 +211,11 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	if ref == g.ExternalTx {
 		return Change{}, fmt.Errorf("rollback %s refers to itself: %w", ref, ErrInvalidArgument)
 	}
+	// A rollback whose own id was rolled back before it arrived is refused
+	// like a late bet or win: the provider was told it would not count.
+	if err := unusedID(r, GameTxKey(g.Client, g.Provider, g.ExternalTx), "rollback", g.ExternalTx); err != nil {
+		return Change{}, err
+	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
 	house := HouseAccount(g.Client, g.Provider, g.Currency)
 	own := TxRecord{Key: GameTxKey(g.Client, g.Provider, g.ExternalTx), Kind: TxRollback, Account: player,

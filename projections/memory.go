@@ -34,12 +34,11 @@ type StreamCheckpoint struct {
 // a Memory and writes it out or compares it with the live tables. It is not
 // safe for concurrent use.
 type Memory struct {
-	Transactions map[string]*Transaction
-	Balances     map[domain.AccountID]*Balance
-	GGR          map[GGRKey]*GGRDelta
-	Players      map[GGRMember]struct{}
-	Rounds       map[GGRMember]struct{}
-	Checkpoints  map[StreamKey]StreamCheckpoint
+	Balances    map[domain.AccountID]*Balance
+	GGR         map[GGRKey]*GGRDelta
+	Players     map[GGRMember]struct{}
+	Rounds      map[GGRMember]struct{}
+	Checkpoints map[StreamKey]StreamCheckpoint
 	// Positions are the watermarks set by SetWatermark.
 	Positions map[Name]int64
 	// Order holds each client's numbered history rows: Order[c][rn-1] is
@@ -49,18 +48,73 @@ type Memory struct {
 	// highest seq of the numbered rows.
 	Days map[ClientDay]SeqRange
 
+	// The history rows live in chunks that never move, so a rebuild of
+	// millions of rows makes few, large allocations; the maps index them.
+	chunks    [][]Transaction
+	byID      map[string]*Transaction // game results (the rows that change)
 	gameTx    map[GameTxKey]*Transaction
 	sequenced int64
 }
 
+const memoryChunk = 4096
+
 // NewMemory returns empty read models.
-func NewMemory() *Memory {
+func NewMemory() *Memory { return NewMemorySized(0) }
+
+// NewMemorySized returns empty read models with room for about events
+// events, so a rebuild does not grow its maps step by step.
+func NewMemorySized(events int) *Memory {
 	return &Memory{
-		Transactions: map[string]*Transaction{}, Balances: map[domain.AccountID]*Balance{},
-		GGR: map[GGRKey]*GGRDelta{}, Players: map[GGRMember]struct{}{}, Rounds: map[GGRMember]struct{}{},
+		Balances: map[domain.AccountID]*Balance{}, GGR: map[GGRKey]*GGRDelta{},
+		Players: make(map[GGRMember]struct{}, events/4), Rounds: make(map[GGRMember]struct{}, events/4),
 		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
-		Days: map[ClientDay]SeqRange{}, gameTx: map[GameTxKey]*Transaction{},
+		Days: map[ClientDay]SeqRange{}, byID: make(map[string]*Transaction, events/3),
+		gameTx: make(map[GameTxKey]*Transaction, events),
 	}
+}
+
+// add stores a new history row and returns where it lives.
+func (m *Memory) add(t Transaction) *Transaction {
+	if n := len(m.chunks); n == 0 || len(m.chunks[n-1]) == memoryChunk {
+		m.chunks = append(m.chunks, make([]Transaction, 0, memoryChunk))
+	}
+	c := &m.chunks[len(m.chunks)-1]
+	*c = append(*c, t)
+	return &(*c)[len(*c)-1]
+}
+
+// Transactions calls f with every history row, in no particular order.
+func (m *Memory) Transactions(f func(*Transaction)) {
+	for _, c := range m.chunks {
+		for i := range c {
+			f(&c[i])
+		}
+	}
+}
+
+// Len is the number of history rows.
+func (m *Memory) Len() int {
+	if len(m.chunks) == 0 {
+		return 0
+	}
+	return (len(m.chunks)-1)*memoryChunk + len(m.chunks[len(m.chunks)-1])
+}
+
+// Row returns the history row with id.
+func (m *Memory) Row(id string) (Transaction, bool) {
+	if r, ok := m.byID[id]; ok {
+		return *r, true
+	}
+	var (
+		found Transaction
+		ok    bool
+	)
+	m.Transactions(func(t *Transaction) {
+		if t.ID == id {
+			found, ok = *t, true
+		}
+	})
+	return found, ok
 }
 
 // Apply runs e through p and applies the result, unless the checkpoint of
@@ -109,10 +163,9 @@ func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
 // added once.
 func (m *Memory) ApplyChanges(ch Changes) {
 	for _, t := range ch.Transactions {
-		r := t
-		m.Transactions[r.ID] = &r
+		r := m.add(t)
 		if r.Type == TypeBet || r.Type == TypeWin {
-			m.gameTx[GameTxKey{ClientID: r.ClientID, Provider: r.Provider, ExternalID: r.ExternalID}] = &r
+			m.gameTx[GameTxKey{ClientID: r.ClientID, Provider: r.Provider, ExternalID: r.ExternalID}] = r
 		}
 	}
 	for _, mk := range ch.RolledBack {
@@ -122,11 +175,11 @@ func (m *Memory) ApplyChanges(ch Changes) {
 		}
 	}
 	for _, d := range ch.GameResults {
-		r, ok := m.Transactions[d.ID]
+		r, ok := m.byID[d.ID]
 		if !ok {
-			c := d
-			c.Status = GameResultStatus(c.OpenBets, c.RolledBets, c.Wins, c.Closed)
-			m.Transactions[c.ID] = &c
+			r = m.add(d)
+			r.Status = GameResultStatus(r.OpenBets, r.RolledBets, r.Wins, r.Closed)
+			m.byID[r.ID] = r
 			continue
 		}
 		r.Amount += d.Amount
@@ -183,11 +236,11 @@ func (m *Memory) SetWatermark(p Name, position int64) {
 		return
 	}
 	var rows []*Transaction
-	for _, t := range m.Transactions {
+	m.Transactions(func(t *Transaction) {
 		if t.Seq > m.sequenced && t.Seq <= position {
 			rows = append(rows, t)
 		}
-	}
+	})
 	slices.SortFunc(rows, func(a, b *Transaction) int {
 		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Sub, b.Sub))
 	})

@@ -282,3 +282,12 @@ type DeadLetter struct {
 	Partition  int32
 	Offset     int64
 }
+
+// ApplyResult is what became of one event of a batch: applied, skipped (a
+// redelivery: neither applied nor an error), or refused with a *GapError or
+// an *InvalidEventError (the event was left out; the rest of the batch
+// stands).
+type ApplyResult struct {
+	Applied bool
+	Err     error
+}

@@ -114,10 +114,8 @@ func project(t *testing.T, events []domain.Event) *projections.Memory {
 }
 
 func row(m *projections.Memory, id string) projections.Transaction {
-	if r, ok := m.Transactions[id]; ok {
-		return *r
-	}
-	return projections.Transaction{}
+	r, _ := m.Row(id)
+	return r
 }
 
 func ggr(m *projections.Memory, day time.Time, game string) projections.GGRDelta {
@@ -171,7 +169,7 @@ func TestHistoryRows(t *testing.T) {
 	if b := m.Balances[domain.PlayerWallet("acme", "p1", eur)]; b == nil || b.Balance != 115_00 || b.Position != free.Position {
 		t.Errorf("balance = %+v, want 115.00 at %d", b, free.Position)
 	}
-	if n := len(m.Transactions); n != 9 {
+	if n := m.Len(); n != 9 {
 		t.Errorf("%d history rows, want 6 events and 3 game results", n)
 	}
 }

@@ -21,6 +21,10 @@
 #   PITBOSS_KAFKA_HEAP_OPTS        -Xms256m -Xmx512m
 #   PITBOSS_DATABASE_URL           postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=disable
 #   PITBOSS_KAFKA_BROKERS          HOST:PORT
+#   optional knobs (defaults live in the scripts):
+#   PITBOSS_PG_READY_TIMEOUT       30  seconds to wait for PostgreSQL to accept connections
+#   PITBOSS_KAFKA_READY_TIMEOUT    60  seconds to wait for a Kafka metadata response
+#   PITBOSS_STOP_TIMEOUT           30  seconds infra-down.sh waits before forcing a stop
 #   GOTOOLCHAIN                    auto (Debian's go sets "local" in go.env; auto lets
 #                                  go fetch the toolchain go.mod asks for from the proxy)
 

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
@@ -55,9 +57,9 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
 	// postings, the events on its stream and their highest version, and the
 	// last position that touched it. Amounts that are not plain decimal
 	// text are counted, not cast (a cast would abort the whole check; the
-	// chain check names those events). The hash aggregate spills to disk,
-	// and the cursor hands the groups out in batches, in byte order to
-	// merge with the accounts table.
+	// chain check names those events). The aggregate may run in parallel
+	// and spills to disk; its groups stream out in byte order to merge
+	// with the accounts table.
 	sqlAuditFold = `
 SELECT t.account, coalesce(sum(t.amount)::text, ''), count(t.amount), sum(t.bad)::bigint,
        sum(t.on_stream)::bigint, coalesce(max(t.version), 0), max(t.position)
@@ -106,7 +108,9 @@ SELECT key, event_id, coalesce(position, ''), event_position, count(*) OVER ()
 // against a rebuild (in the rebuild's own snapshot). Memory stays bounded
 // by the batch size and the number of currencies: events are read in
 // batches by position, and the per-account fold is aggregated by Postgres
-// and merged with the accounts table through two cursors.
+// and merged with the accounts table as both stream in. The fold and the
+// accounts are read on two more connections sharing the snapshot, while
+// this process hashes and decodes the events.
 //
 // An error means the verification could not run; a broken ledger is a
 // Report with OK false.
@@ -123,24 +127,33 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	}
 	rep := audit.Report{StartedAt: time.Now().UTC()}
 
-	conn, err := a.pool.Acquire(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("acquire connection: %w", err)
-	}
-	defer conn.Release()
 	// One snapshot for events, accounts and records: the ledger writes all
 	// three in one transaction, so a live ledger never shows a half batch.
 	// Read-only, it takes no transaction id and holds no writer back.
-	snap, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	snaps, release, err := a.sharedSnapshot(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("begin snapshot: %w", err)
-	}
-	defer snap.Rollback(ctx)
-
-	chain := audit.NewChain(opts.Examples, opts.Anchors...)
-	if err := a.walkChain(ctx, snap, chain, opts.BatchSize, progress); err != nil {
 		return rep, err
 	}
+	defer release()
+
+	chain := audit.NewChain(opts.Examples, opts.Anchors...)
+	var accounts, records audit.CheckResult
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		if accounts, err = foldAccounts(gctx, snaps[1], snaps[2], opts.Examples); err != nil {
+			return err
+		}
+		records, err = a.checkRecords(gctx, snaps[1], opts.Examples)
+		return err
+	})
+	g.Go(func() error { return walkChain(gctx, snaps[0], chain, opts.BatchSize, progress) })
+	if err := g.Wait(); err != nil {
+		return rep, err
+	}
+	progress(audit.Progress{Phase: "accounts", Done: accounts.Rows, Total: accounts.Rows})
+	progress(audit.Progress{Phase: "tx_records", Done: records.Rows, Total: records.Rows})
+
 	checks, totals := chain.Results()
 	rep.Events = chain.Events()
 	rep.HeadPosition, _ = chain.Head()
@@ -149,23 +162,8 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 		rep.HeadHash = hex.EncodeToString(h)
 	}
 	rep.Currencies = totals
-	rep.Checks = checks
-
-	accounts, err := a.foldAccounts(ctx, snap, opts, progress)
-	if err != nil {
-		return rep, err
-	}
-	rep.Checks = append(rep.Checks, accounts)
-
-	records, err := a.checkRecords(ctx, snap, opts.Examples)
-	if err != nil {
-		return rep, err
-	}
-	progress(audit.Progress{Phase: "tx_records", Done: records.Rows, Total: records.Rows})
-	rep.Checks = append(rep.Checks, records)
-	if err := snap.Commit(ctx); err != nil {
-		return rep, fmt.Errorf("end snapshot: %w", err)
-	}
+	rep.Checks = append(checks, accounts, records)
+	release()
 
 	if opts.SkipReadModels {
 		rep.Checks = append(rep.Checks, audit.CheckResult{Name: audit.CheckReadModels, Skipped: "--skip-read-models"})
@@ -180,41 +178,103 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	return rep, nil
 }
 
-// walkChain reads every event in position order, in batches, examines the
-// rows of a batch in parallel (hashing and decoding are per row) and links
-// them in order.
-func (a *Audit) walkChain(ctx context.Context, tx pgx.Tx, chain *audit.Chain, batch int,
-	progress func(audit.Progress)) error {
+// sharedSnapshot opens three read-only REPEATABLE READ transactions on
+// three connections that see the same snapshot (pg_export_snapshot): one
+// walks the chain, two stream the account fold and the accounts table side
+// by side. release ends them all; it may be called more than once.
+func (a *Audit) sharedSnapshot(ctx context.Context) (snaps [3]pgx.Tx, release func(), err error) {
+	var conns []*pgxpool.Conn
+	var txs []pgx.Tx
+	release = func() {
+		for _, tx := range txs {
+			_ = tx.Rollback(context.WithoutCancel(ctx)) // read only: nothing to keep
+		}
+		for _, c := range conns {
+			c.Release()
+		}
+		conns, txs = nil, nil
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	var id string
+	for i := range snaps {
+		c, err := a.pool.Acquire(ctx)
+		if err != nil {
+			return snaps, release, fmt.Errorf("acquire connection: %w", err)
+		}
+		conns = append(conns, c)
+		tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return snaps, release, fmt.Errorf("begin snapshot: %w", err)
+		}
+		txs = append(txs, tx)
+		if i == 0 {
+			err = tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id)
+		} else {
+			// An identifier Postgres produced, not user input.
+			_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(id, "'", "")+"'")
+		}
+		if err != nil {
+			return snaps, release, fmt.Errorf("share snapshot: %w", err)
+		}
+		snaps[i] = tx
+	}
+	return snaps, release, nil
+}
+
+// walkChain reads every event in position order, in batches (the next
+// batch is read while the current one is examined), examines the rows of
+// a batch in parallel (hashing and decoding are per row) and links them in
+// order.
+func walkChain(ctx context.Context, tx pgx.Tx, chain *audit.Chain, batch int, progress func(audit.Progress)) error {
 	var head int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM events`).Scan(&head); err != nil {
 		return fmt.Errorf("read chain head: %w", err)
 	}
 	start := time.Now()
-	workers := max(1, min(runtime.GOMAXPROCS(0), 8))
-	recs := make([]audit.Record, 0, batch)
-	exs := make([]audit.Examined, batch)
-	var after, done int64
-	for {
-		var err error
-		recs, err = readEvents(ctx, tx, after, head, batch, recs[:0])
-		if err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			break
-		}
-		examineAll(recs, exs, workers)
-		for i := range recs {
-			chain.Add(recs[i], exs[i])
-		}
-		after = recs[len(recs)-1].Position
-		done += int64(len(recs))
-		progress(audit.Progress{Phase: "events", Done: done, Total: head, Elapsed: time.Since(start)})
-		if len(recs) < batch {
-			break
-		}
+	ctx, cancel := context.WithCancel(ctx)
+	type batchOf struct {
+		recs []audit.Record
+		err  error
 	}
-	return nil
+	batches := make(chan batchOf, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // runs before wg.Wait: the reader stops
+	wg.Go(func() {
+		defer close(batches)
+		var after int64
+		for {
+			recs, err := readEvents(ctx, tx, after, head, batch, make([]audit.Record, 0, batch))
+			select {
+			case batches <- batchOf{recs, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(recs) < batch {
+				return
+			}
+			after = recs[len(recs)-1].Position
+		}
+	})
+	workers := max(1, min(runtime.GOMAXPROCS(0), 8))
+	exs := make([]audit.Examined, batch)
+	var done int64
+	for b := range batches {
+		if b.err != nil {
+			return b.err
+		}
+		examineAll(b.recs, exs, workers)
+		for i := range b.recs {
+			chain.Add(b.recs[i], exs[i])
+		}
+		done += int64(len(b.recs))
+		progress(audit.Progress{Phase: "events", Done: done, Total: head, Elapsed: time.Since(start)})
+	}
+	return ctx.Err()
 }
 
 func examineAll(recs []audit.Record, exs []audit.Examined, workers int) {
@@ -260,71 +320,43 @@ func readEvents(ctx context.Context, q interface {
 	return dst, nil
 }
 
-// cursor hands out the rows of a server-side cursor, fetching them in
-// batches.
-type cursor[T any] struct {
-	ctx   context.Context
-	tx    pgx.Tx
-	name  string
-	batch int
-	scan  func(pgx.Rows) (T, error)
-	buf   []T
-	i     int
-	done  bool
-	count int64
+// rowStream hands out the rows of one query as they arrive. pgx reads the
+// result from the socket as it goes, and the server waits while the socket
+// is full, so memory holds a buffer, not the result. A plain query (unlike
+// a cursor) may run in parallel on the server.
+type rowStream[T any] struct {
+	rows pgx.Rows
+	scan func(pgx.Rows) (T, error)
+	cur  T
 }
 
-func openCursor[T any](ctx context.Context, tx pgx.Tx, name, query string, batch int, scan func(pgx.Rows) (T, error)) (*cursor[T], error) {
-	if _, err := tx.Exec(ctx, "DECLARE "+name+" NO SCROLL CURSOR FOR "+query); err != nil {
-		return nil, fmt.Errorf("declare cursor %s: %w", name, err)
+func streamRows[T any](ctx context.Context, tx pgx.Tx, what, query string, scan func(pgx.Rows) (T, error)) (*rowStream[T], error) {
+	rows, err := tx.Query(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	return &cursor[T]{ctx: ctx, tx: tx, name: name, batch: batch, scan: scan}, nil
+	return &rowStream[T]{rows: rows, scan: scan}, nil
 }
 
-func (c *cursor[T]) next() (*T, bool, error) {
-	if c.i == len(c.buf) {
-		if c.done {
-			return nil, false, nil
-		}
-		rows, err := c.tx.Query(c.ctx, fmt.Sprintf("FETCH %d FROM %s", c.batch, c.name))
-		if err != nil {
-			return nil, false, fmt.Errorf("fetch from %s: %w", c.name, err)
-		}
-		c.buf, c.i = c.buf[:0], 0
-		for rows.Next() {
-			v, err := c.scan(rows)
-			if err != nil {
-				rows.Close()
-				return nil, false, fmt.Errorf("fetch from %s: %w", c.name, err)
-			}
-			c.buf = append(c.buf, v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, false, fmt.Errorf("fetch from %s: %w", c.name, err)
-		}
-		if len(c.buf) < c.batch {
-			c.done = true
-		}
-		if len(c.buf) == 0 {
-			return nil, false, nil
-		}
+func (s *rowStream[T]) next() (*T, bool, error) {
+	if !s.rows.Next() {
+		s.rows.Close()
+		return nil, false, s.rows.Err()
 	}
-	c.i++
-	c.count++
-	return &c.buf[c.i-1], true, nil
+	v, err := s.scan(s.rows)
+	if err != nil {
+		s.rows.Close()
+		return nil, false, err
+	}
+	s.cur = v
+	return &s.cur, true, nil
 }
 
-// foldAccounts merges the per-account fold of the events with the accounts
-// table.
-func (a *Audit) foldAccounts(ctx context.Context, tx pgx.Tx, opts VerifyOptions, progress func(audit.Progress)) (audit.CheckResult, error) {
-	start := time.Now()
-	var total int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM accounts`).Scan(&total); err != nil {
-		return audit.CheckResult{}, fmt.Errorf("count accounts: %w", err)
-	}
-	progress(audit.Progress{Phase: "accounts", Total: total})
-	folds, err := openCursor(ctx, tx, "audit_fold", sqlAuditFold, opts.BatchSize, func(r pgx.Rows) (audit.AccountFold, error) {
+// foldAccounts merges the per-account fold of the events (read on foldTx)
+// with the accounts table (read on accTx), both in byte order of the
+// account id.
+func foldAccounts(ctx context.Context, foldTx, accTx pgx.Tx, examples int) (audit.CheckResult, error) {
+	folds, err := streamRows(ctx, foldTx, "the fold of the accounts", sqlAuditFold, func(r pgx.Rows) (audit.AccountFold, error) {
 		var f audit.AccountFold
 		err := r.Scan(&f.Account, &f.Sum, &f.Postings, &f.BadAmounts, &f.StreamEvents, &f.MaxVersion, &f.LastPosition)
 		return f, err
@@ -332,7 +364,8 @@ func (a *Audit) foldAccounts(ctx context.Context, tx pgx.Tx, opts VerifyOptions,
 	if err != nil {
 		return audit.CheckResult{}, err
 	}
-	rows, err := openCursor(ctx, tx, "audit_accounts", sqlAuditAccounts, opts.BatchSize, func(r pgx.Rows) (audit.AccountRow, error) {
+	defer folds.rows.Close()
+	rows, err := streamRows(ctx, accTx, "accounts", sqlAuditAccounts, func(r pgx.Rows) (audit.AccountRow, error) {
 		var a audit.AccountRow
 		err := r.Scan(&a.Account, &a.Kind, &a.Currency, &a.Balance, &a.Version, &a.LastPosition)
 		return a, err
@@ -340,22 +373,10 @@ func (a *Audit) foldAccounts(ctx context.Context, tx pgx.Tx, opts VerifyOptions,
 	if err != nil {
 		return audit.CheckResult{}, err
 	}
-	acc := audit.NewAccounts(opts.Examples)
-	nextRow := func() (*audit.AccountRow, bool, error) {
-		r, ok, err := rows.next()
-		if ok && rows.count%int64(opts.BatchSize) == 0 {
-			progress(audit.Progress{Phase: "accounts", Done: rows.count, Total: total, Elapsed: time.Since(start)})
-		}
-		return r, ok, err
-	}
-	if err := acc.Merge(folds.next, nextRow); err != nil {
+	defer rows.rows.Close()
+	acc := audit.NewAccounts(examples)
+	if err := acc.Merge(folds.next, rows.next); err != nil {
 		return audit.CheckResult{}, fmt.Errorf("compare accounts: %w", err)
-	}
-	progress(audit.Progress{Phase: "accounts", Done: rows.count, Total: total, Elapsed: time.Since(start)})
-	for _, name := range []string{"audit_fold", "audit_accounts"} {
-		if _, err := tx.Exec(ctx, "CLOSE "+name); err != nil {
-			return audit.CheckResult{}, fmt.Errorf("close cursor %s: %w", name, err)
-		}
 	}
 	return acc.Result(), nil
 }

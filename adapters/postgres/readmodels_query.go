@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pitboss/pitboss/projections"
 )
@@ -58,6 +60,10 @@ func (m *ReadModels) Transactions(ctx context.Context, f projections.Transaction
 		return projections.TransactionPage{}, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	// Paging queries touch few rows; parallel workers only add start-up.
+	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("set up read: %w", err)
+	}
 	var page projections.TransactionPage
 	if f.Filtered() {
 		page, err = m.filteredPage(ctx, tx, f, p)
@@ -123,6 +129,16 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
+// countBudget bounds the time spent counting a filtered history: a
+// selective filter over a long history may have to look at every row to
+// find MaxExactTotal matches.
+const countBudget = 250 * time.Millisecond
+
+// filteredPage walks the history in order with the filter, in two regions:
+// the rows above the watermark (few; counted exactly), then the numbered
+// rows, whose seq span a time filter narrows through tx_days (seq and
+// created_at go together, so a day's rows lie in the day's seq span, and
+// the walk starts and stops there instead of at the newest row).
 func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.TransactionFilter, p projections.Page) (projections.TransactionPage, error) {
 	where := []string{"client_id = $1"}
 	args := []any{f.ClientID}
@@ -154,26 +170,133 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 	if !f.To.IsZero() {
 		add("created_at < ?", f.To)
 	}
-	cond := strings.Join(where, " AND ")
-	n := len(args)
-	rows, _ := tx.Query(ctx, `SELECT `+txCols("")+` FROM `+m.t("transactions")+` WHERE `+cond+`
-		ORDER BY seq DESC, sub DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
-		append(args, p.Size, p.Offset())...)
-	list, err := pgx.CollectRows(rows, scanTx)
-	if err != nil {
-		return projections.TransactionPage{}, fmt.Errorf("filtered history of %s: %w", f.ClientID, err)
+	var watermark int64
+	if err := tx.QueryRow(ctx, m.sql.position, string(projections.History)).Scan(&watermark); err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("watermark: %w", err)
 	}
-	var count int64
-	err = tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+m.t("transactions")+` WHERE `+cond+`
-		LIMIT $`+strconv.Itoa(n+1)+`) x`, append(args, projections.MaxExactTotal+1)...).Scan(&count)
-	if err != nil {
-		return projections.TransactionPage{}, fmt.Errorf("count filtered history of %s: %w", f.ClientID, err)
+	newest := append(append([]string(nil), where...), "seq > "+strconv.FormatInt(watermark, 10))
+	numbered := append(append([]string(nil), where...), "seq <= "+strconv.FormatInt(watermark, 10))
+	if !f.From.IsZero() || !f.To.IsZero() {
+		lo, hi, ok, err := m.seqSpan(ctx, tx, f)
+		if err != nil {
+			return projections.TransactionPage{}, err
+		}
+		if ok {
+			numbered = append(numbered, fmt.Sprintf("seq BETWEEN %d AND %d", lo, hi))
+		} else {
+			numbered = nil // no numbered row falls in the time range
+		}
 	}
-	page := projections.TransactionPage{Rows: list, Total: count, TotalExact: count <= projections.MaxExactTotal}
-	if !page.TotalExact {
-		page.Total = max(projections.MaxExactTotal, p.Offset()+int64(len(list)))
+
+	var newestCount int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+m.t("transactions")+` WHERE `+strings.Join(newest, " AND "),
+		args...).Scan(&newestCount); err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("count newest history of %s: %w", f.ClientID, err)
+	}
+	off, size := p.Offset(), int64(p.Size)
+	page := projections.TransactionPage{Rows: []projections.Transaction{}}
+	read := func(cond []string, limit, offset int64) error {
+		n := len(args)
+		// The offset is walked on (seq, sub) alone, which an index on
+		// the filter's columns answers without visiting the table (a
+		// "deferred join"); only the page's rows are read in full.
+		rows, _ := tx.Query(ctx, `SELECT `+txCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
+			SELECT seq, sub FROM `+m.t("transactions")+` WHERE `+strings.Join(cond, " AND ")+`
+			ORDER BY seq DESC, sub DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2)+`) k
+			ON t.client_id = $1 AND t.seq = k.seq AND t.sub = k.sub
+			ORDER BY t.seq DESC, t.sub DESC`, append(args, limit, offset)...)
+		list, err := pgx.CollectRows(rows, scanTx)
+		if err != nil {
+			return fmt.Errorf("filtered history of %s: %w", f.ClientID, err)
+		}
+		page.Rows = append(page.Rows, list...)
+		return nil
+	}
+	if off < newestCount {
+		if err := read(newest, size, off); err != nil {
+			return projections.TransactionPage{}, err
+		}
+		size -= int64(len(page.Rows))
+		off = newestCount
+	}
+	if numbered == nil {
+		page.Total, page.TotalExact = newestCount, true
+		return page, nil
+	}
+	if size > 0 {
+		if err := read(numbered, size, off-newestCount); err != nil {
+			return projections.TransactionPage{}, err
+		}
+	}
+	count, counted, err := m.boundedCount(ctx, tx, numbered, args)
+	if err != nil {
+		return projections.TransactionPage{}, err
+	}
+	// What this page shows to exist: a lower bound of the total.
+	seen := newestCount
+	if len(page.Rows) > 0 {
+		seen = p.Offset() + int64(len(page.Rows))
+	}
+	switch {
+	case !counted: // counting took too long
+		page.Total = seen
+	case count > projections.MaxExactTotal:
+		page.Total = max(newestCount+projections.MaxExactTotal, seen)
+	default:
+		page.Total, page.TotalExact = newestCount+count, true
 	}
 	return page, nil
+}
+
+// seqSpan turns f's time range into the seq span of the numbered rows in
+// it, from the per-day bounds; ok is false when no numbered row can be in
+// the range.
+func (m *ReadModels) seqSpan(ctx context.Context, tx pgx.Tx, f projections.TransactionFilter) (lo, hi int64, ok bool, err error) {
+	cond := []string{"client_id = $1"}
+	args := []any{f.ClientID}
+	if !f.From.IsZero() {
+		args = append(args, f.From.UTC().Format(time.DateOnly))
+		cond = append(cond, "day >= $"+strconv.Itoa(len(args))+"::date")
+	}
+	if !f.To.IsZero() {
+		// created_at < To: the last day is the one of the instant before.
+		args = append(args, f.To.UTC().Add(-time.Microsecond).Format(time.DateOnly))
+		cond = append(cond, "day <= $"+strconv.Itoa(len(args))+"::date")
+	}
+	var l, h *int64
+	if err := tx.QueryRow(ctx, `SELECT min(min_seq), max(max_seq) FROM `+m.t("tx_days")+` WHERE `+strings.Join(cond, " AND "),
+		args...).Scan(&l, &h); err != nil {
+		return 0, 0, false, fmt.Errorf("seq span of %s: %w", f.ClientID, err)
+	}
+	if l == nil || h == nil {
+		return 0, 0, false, nil
+	}
+	return *l, *h, true, nil
+}
+
+// boundedCount counts the rows matching cond up to MaxExactTotal+1, within
+// countBudget; counted is false when the budget ran out.
+func (m *ReadModels) boundedCount(ctx context.Context, tx pgx.Tx, cond []string, args []any) (n int64, counted bool, err error) {
+	sp, err := tx.Begin(ctx) // a savepoint: a cancelled count leaves the transaction usable
+	if err != nil {
+		return 0, false, fmt.Errorf("savepoint: %w", err)
+	}
+	defer sp.Rollback(ctx)
+	if _, err := sp.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", countBudget.Milliseconds())); err != nil {
+		return 0, false, fmt.Errorf("count budget: %w", err)
+	}
+	err = sp.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+m.t("transactions")+` WHERE `+strings.Join(cond, " AND ")+`
+		LIMIT $`+strconv.Itoa(len(args)+1)+`) x`, append(args, projections.MaxExactTotal+1)...).Scan(&n)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "57014" { // query_canceled: the budget ran out
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("count filtered history: %w", err)
+	}
+	// Releasing the savepoint would keep the timeout for the rest of the
+	// transaction; rolling back to it undoes the SET as well.
+	return n, true, nil
 }
 
 // reportDims returns the select expressions and names of q's dimensions

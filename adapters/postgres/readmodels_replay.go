@@ -127,7 +127,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	}
 
 	start := time.Now()
-	mem := projections.NewMemory()
+	mem := projections.NewMemorySized(int(total))
 	if err := replayEvents(ctx, snap, mem, live, &rep, total, opts.Progress); err != nil {
 		return rep, err
 	}
@@ -262,7 +262,7 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 				c.events = make([]domain.Event, len(c.raws))
 				c.errs = make([]error, len(c.raws))
 				for i, r := range c.raws {
-					c.events[i], c.errs[i] = domain.DecodeBody(r.body)
+					c.events[i], c.errs[i] = decodeEvent(r.body)
 					c.raws[i].body = nil
 				}
 				select {
@@ -367,9 +367,8 @@ type checkpointRow struct {
 
 func newRebuilt(m *projections.Memory) *rebuilt {
 	rb := &rebuilt{}
-	for _, t := range m.Transactions {
-		rb.txs = append(rb.txs, t)
-	}
+	rb.txs = make([]*projections.Transaction, 0, m.Len())
+	m.Transactions(func(t *projections.Transaction) { rb.txs = append(rb.txs, t) })
 	slices.SortFunc(rb.txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
 	for c, ids := range m.Order {
 		for i, id := range ids {
@@ -434,13 +433,20 @@ type rmTable struct {
 	// cols are the stored columns (generated ones left out), selects the
 	// expressions the diff reads them with.
 	cols, selects []string
-	key           int    // the first key columns are the key
-	order         string // the ORDER BY matching the rebuilt order
-	rows          func(*rebuilt) tableRows
+	types         []colType
+	key           int // the first key columns are the key
+	// where, if set, leaves live rows out of the comparison: a batch that
+	// only skipped or refused an event of a new stream leaves its
+	// checkpoint at version 0, which is no state at all.
+	where string
+	order string // the ORDER BY matching the rebuilt order
+	rows  func(*rebuilt) tableRows
 }
 
 var rmTables = []rmTable{
 	{name: "transactions", key: 1, order: "id",
+		types: []colType{colUUID, colText, colText, colInt8, colText, colInt2, colText, colTimestamptz, colText, colText,
+			colText, colText, colText, colText, colInt8, colInt2, colInt8, colInt8, colBool, colInt8, colInt8, colInt8, colBool},
 		cols: []string{"id", "client_id", "type", "amount", "currency", "scale", "base_status", "created_at",
 			"provider", "game", "player_id", "round_id", "external_id", "reference_id", "seq", "sub", "position",
 			"balance_after", "promo", "open_bets", "rolled_bets", "wins", "closed"},
@@ -457,6 +463,7 @@ var rmTables = []rmTable{
 			}}
 		}},
 	{name: "tx_order", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
+		types: []colType{colText, colInt8, colUUID},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.order), row: func(i int) []any {
 				o := rb.order[i]
@@ -464,10 +471,12 @@ var rmTables = []rmTable{
 			}}
 		}},
 	{name: "tx_counts", key: 1, order: `client_id COLLATE "C"`, cols: []string{"client_id", "rows"},
+		types: []colType{colText, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.counts), row: func(i int) []any { return []any{rb.counts[i].client, rb.counts[i].rn} }}
 		}},
 	{name: "tx_days", key: 2, order: `client_id COLLATE "C", day`, cols: []string{"client_id", "day", "min_seq", "max_seq"},
+		types: []colType{colText, colDate, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.days), row: func(i int) []any {
 				d := rb.days[i]
@@ -475,7 +484,8 @@ var rmTables = []rmTable{
 			}}
 		}},
 	{name: "balances", key: 1, order: `account_id COLLATE "C"`,
-		cols: []string{"account_id", "kind", "client_id", "player_id", "currency", "scale", "balance", "position"},
+		cols:  []string{"account_id", "kind", "client_id", "player_id", "currency", "scale", "balance", "position"},
+		types: []colType{colText, colText, colText, colText, colText, colInt2, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.balances), row: func(i int) []any {
 				b := rb.balances[i]
@@ -485,6 +495,8 @@ var rmTables = []rmTable{
 	{name: "ggr_daily", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
 		cols: []string{"client_id", "day", "provider", "game", "currency", "scale", "bets", "bet_refunds", "wins",
 			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals"},
+		types: []colType{colText, colDate, colText, colText, colText, colInt2, colInt8, colInt8, colInt8, colInt8, colInt8,
+			colInt8, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.ggr), row: func(i int) []any {
 				g := rb.ggr[i]
@@ -493,13 +505,16 @@ var rmTables = []rmTable{
 			}}
 		}},
 	{name: "ggr_players", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,
-		cols: []string{"client_id", "day", "provider", "game", "currency", "player_id"},
-		rows: func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
+		cols:  []string{"client_id", "day", "provider", "game", "currency", "player_id"},
+		types: []colType{colText, colDate, colText, colText, colText, colText},
+		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
 	{name: "ggr_rounds", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
-		cols: []string{"client_id", "day", "provider", "game", "currency", "round_key"},
-		rows: func(rb *rebuilt) tableRows { return memberRows(rb.rounds) }},
-	{name: "checkpoints", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`,
-		cols: []string{"projection", "stream_id", "version", "position"},
+		cols:  []string{"client_id", "day", "provider", "game", "currency", "round_key"},
+		types: []colType{colText, colDate, colText, colText, colText, colText},
+		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.rounds) }},
+	{name: "checkpoints", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`, where: "version > 0",
+		cols:  []string{"projection", "stream_id", "version", "position"},
+		types: []colType{colText, colText, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.checkpoints), row: func(i int) []any {
 				c := rb.checkpoints[i]
@@ -507,6 +522,7 @@ var rmTables = []rmTable{
 			}}
 		}},
 	{name: "positions", key: 1, order: `projection COLLATE "C"`, cols: []string{"projection", "position"},
+		types: []colType{colText, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.positions), row: func(i int) []any {
 				return []any{rb.positions[i].projection, rb.positions[i].position}
@@ -532,7 +548,11 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 			sel[i] = "id::text"
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+` ORDER BY `+tb.order)
+	where := ""
+	if tb.where != "" {
+		where = " WHERE " + tb.where
+	}
+	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+where+` ORDER BY `+tb.order)
 	if err != nil {
 		return d, fmt.Errorf("read live %s: %w", tb.name, err)
 	}
@@ -677,13 +697,19 @@ func show(v any) any {
 	return v
 }
 
-// shadowComplete marks a shadow schema whose every table is written.
-const shadowComplete = "pitboss rebuild complete"
+// Markers of the shadow schema (its comment): written by a rebuild, then
+// made ready (logged, keyed, indexed) by the first step of Swap.
+const (
+	shadowWritten = "pitboss rebuild written"
+	shadowReady   = "pitboss rebuild ready"
+)
 
 // writeShadow replaces the shadow schema with the rebuilt tables: the live
-// tables' definitions, filled by COPY before their indexes are built (much
-// faster than COPY into indexed tables), a few tables at a time. The schema
-// is marked complete last, so Swap never takes a half-written one.
+// tables' columns and checks, UNLOGGED and without keys or indexes, filled
+// by binary COPY a few tables at a time. That is the cheapest way to put
+// millions of rows down; Swap makes them durable and indexes them before
+// they go live. The schema is marked written last, so Swap never takes a
+// half-written one.
 func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
 	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
 	tx, err := m.pool.Begin(ctx)
@@ -698,7 +724,7 @@ func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
 		return fmt.Errorf("create shadow schema: %w", err)
 	}
 	for _, tb := range rmTables {
-		if _, err := tx.Exec(ctx, `CREATE TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
+		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
 			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
 			return fmt.Errorf("create shadow %s: %w", tb.name, err)
 		}
@@ -710,35 +736,84 @@ func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
 	// A few tables at a time, leaving a connection for the snapshot.
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
 	for _, tb := range rmTables {
-		g.Go(func() error { return m.fillShadow(gctx, tb, tb.rows(rb)) })
+		g.Go(func() error {
+			conn, err := m.pool.Acquire(gctx)
+			if err != nil {
+				return fmt.Errorf("acquire connection: %w", err)
+			}
+			defer conn.Release()
+			cols := make([]string, len(tb.cols))
+			for i, c := range tb.cols {
+				cols[i] = pgx.Identifier{c}.Sanitize()
+			}
+			_, err = conn.Conn().PgConn().CopyFrom(gctx, newBinaryCopy(tb.rows(rb), tb.types),
+				`COPY `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
+			if err != nil {
+				return fmt.Errorf("copy shadow %s: %w", tb.name, err)
+			}
+			return nil
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowComplete+`'`); err != nil {
-		return fmt.Errorf("mark shadow schema complete: %w", err)
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowWritten+`'`); err != nil {
+		return fmt.Errorf("mark shadow schema written: %w", err)
 	}
 	return nil
 }
 
-// fillShadow copies one rebuilt table into the shadow schema and gives it
-// the live table's keys and indexes.
-func (m *ReadModels) fillShadow(ctx context.Context, tb rmTable, rows tableRows) error {
+// shadowState is the marker on the shadow schema, "" when there is none.
+func (m *ReadModels) shadowState(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	var state *string
+	err := q.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, ShadowSchema).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state == nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find shadow schema: %w", err)
+	}
+	return *state, nil
+}
+
+// prepareShadow makes a written shadow schema ready to go live: each table
+// logged (durable), then given the live table's keys and indexes under
+// the same names. Tables are prepared a few at a time, each in one
+// transaction; it runs before Swap takes its lock, so the projectors do
+// not wait for it.
+func (m *ReadModels) prepareShadow(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
+	for _, tb := range rmTables {
+		g.Go(func() error { return m.prepareShadowTable(gctx, tb) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
+		return fmt.Errorf("mark shadow schema ready: %w", err)
+	}
+	return nil
+}
+
+func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	target := pgx.Identifier{ShadowSchema, tb.name}
 	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 		return fmt.Errorf("shadow %s: %w", tb.name, err)
 	}
-	target := pgx.Identifier{ShadowSchema, tb.name}
-	if _, err := tx.CopyFrom(ctx, target, tb.cols, &copyRows{rows: rows, uuidCol: slices.Index(tb.cols, "id")}); err != nil {
-		return fmt.Errorf("copy shadow %s: %w", tb.name, err)
+	if _, err := tx.Exec(ctx, `ALTER TABLE `+target.Sanitize()+` SET LOGGED`); err != nil {
+		return fmt.Errorf("log shadow %s: %w", tb.name, err)
 	}
 	// The live table's constraints (primary key, unique) and its other
 	// indexes, under the same names in the shadow schema.
-	rowsQ, _ := tx.Query(ctx, `
+	rows, _ := tx.Query(ctx, `
 		SELECT 'ALTER TABLE ' || $3 || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid)
 		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u')
 		UNION ALL
@@ -746,7 +821,7 @@ func (m *ReadModels) fillShadow(ctx context.Context, tb rmTable, rows tableRows)
 		FROM pg_index i WHERE i.indrelid = $1::regclass
 		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
 		m.t(tb.name), m.schema, target.Sanitize(), ShadowSchema)
-	ddl, err := pgx.CollectRows(rowsQ, pgx.RowTo[string])
+	ddl, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return fmt.Errorf("read the definition of %s: %w", tb.name, err)
 	}
@@ -755,39 +830,14 @@ func (m *ReadModels) fillShadow(ctx context.Context, tb rmTable, rows tableRows)
 			return fmt.Errorf("shadow %s: %s: %w", tb.name, stmt, err)
 		}
 	}
+	if _, err := tx.Exec(ctx, `ANALYZE `+target.Sanitize()); err != nil {
+		return fmt.Errorf("analyze shadow %s: %w", tb.name, err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit shadow %s: %w", tb.name, err)
 	}
 	return nil
 }
-
-// copyRows feeds COPY from tableRows, converting the uuid column's text.
-type copyRows struct {
-	rows    tableRows
-	uuidCol int // -1: none
-	i       int
-	err     error
-}
-
-func (c *copyRows) Next() bool {
-	c.i++
-	return c.i <= c.rows.n && c.err == nil
-}
-
-func (c *copyRows) Values() ([]any, error) {
-	vals := c.rows.row(c.i - 1)
-	if c.uuidCol >= 0 {
-		var u pgtype.UUID
-		if err := u.Scan(vals[c.uuidCol]); err != nil {
-			c.err = fmt.Errorf("row %d: id %v: %w", c.i, vals[c.uuidCol], err)
-			return nil, c.err
-		}
-		vals[c.uuidCol] = u
-	}
-	return vals, nil
-}
-
-func (c *copyRows) Err() error { return c.err }
 
 // SwapReport tells what Swap did.
 type SwapReport struct {
@@ -807,19 +857,28 @@ var ErrNoShadow = errors.New("no rebuilt read models to swap in: run a rebuild w
 // schemas. Queries never see a half-swapped state.
 func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 	var rep SwapReport
+	state, err := m.shadowState(ctx, m.pool)
+	if err != nil {
+		return rep, err
+	}
+	switch state {
+	case shadowWritten:
+		if err := m.prepareShadow(ctx); err != nil {
+			return rep, err
+		}
+	case shadowReady:
+	default:
+		return rep, ErrNoShadow
+	}
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	var complete bool
-	err = tx.QueryRow(ctx, `SELECT coalesce(obj_description(oid, 'pg_namespace') = $2, false) FROM pg_namespace WHERE nspname = $1`,
-		ShadowSchema, shadowComplete).Scan(&complete)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !complete) {
-		return rep, ErrNoShadow
-	}
-	if err != nil {
-		return rep, fmt.Errorf("find shadow schema: %w", err)
+	if state, err := m.shadowState(ctx, tx); err != nil {
+		return rep, err
+	} else if state != shadowReady {
+		return rep, ErrNoShadow // another swap took it meanwhile
 	}
 	if _, err := tx.Exec(ctx, `LOCK TABLE `+m.t("checkpoints")+` IN EXCLUSIVE MODE`); err != nil {
 		return rep, fmt.Errorf("lock live checkpoints: %w", err)
@@ -859,7 +918,7 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 			return rep, fmt.Errorf("read events of %s: %w", b.stream, err)
 		}
 		for _, raw := range evs {
-			e, err := domain.DecodeBody(raw.body)
+			e, err := decodeEvent(raw.body)
 			if err == nil {
 				_, err = shadow.applyOn(ctx, tx, proj, e, false)
 				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {

@@ -11,7 +11,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultWorkers            = 8
+	DefaultMaxBatch           = 64
 	DefaultMaxInvalidAttempts = 3
 	DefaultGapTimeout         = time.Minute
 	DefaultRetryBackoff       = 50 * time.Millisecond
@@ -36,10 +36,10 @@ type Config struct {
 	// ConsumerGroup is Projection.ConsumerGroup() by default. Frozen once
 	// in use: a new group reads the topic again from its oldest offset.
 	ConsumerGroup string
-	// Workers is the number of messages handled at once. The subscriber
-	// has at most one message in flight per partition, so more workers than
-	// partitions assigned to this process do nothing.
-	Workers int
+	// MaxBatch bounds the messages applied in one transaction. The
+	// subscriber has at most one message in flight per partition, so a
+	// batch holds at most one per partition this process owns.
+	MaxBatch int
 	// MaxInvalidAttempts is how often an event that fails validation is
 	// tried before it goes to the dead-letter topic. An undecodable body
 	// goes at once.
@@ -66,8 +66,8 @@ func (c *Config) setDefaults() {
 	if c.ConsumerGroup == "" && c.Projection != "" {
 		c.ConsumerGroup = c.Projection.ConsumerGroup()
 	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
 	}
 	if c.MaxInvalidAttempts == 0 {
 		c.MaxInvalidAttempts = DefaultMaxInvalidAttempts
@@ -104,8 +104,8 @@ func (c Config) Validate() error {
 	if c.ConsumerGroup == "" {
 		errs = append(errs, errors.New("consumer group is empty"))
 	}
-	if c.Workers < 1 {
-		errs = append(errs, fmt.Errorf("workers %d < 1", c.Workers))
+	if c.MaxBatch < 1 {
+		errs = append(errs, fmt.Errorf("max batch %d < 1", c.MaxBatch))
 	}
 	if c.MaxInvalidAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max invalid attempts %d < 1", c.MaxInvalidAttempts))

@@ -11,6 +11,13 @@
 // acknowledged (its offset committed) only after that transaction commits.
 // So every event has exactly one effect, whatever is redelivered.
 //
+// # Batches
+//
+// The subscriber has one message in flight per partition. A collector takes
+// the messages waiting (one per partition) and applies them in one
+// transaction; whatever the batch cannot settle is retried on its own,
+// holding back only its partition.
+//
 // # Order and gaps
 //
 // The relay keys messages by stream, so a stream's events arrive on one
@@ -62,6 +69,7 @@ const (
 // Store applies events to the read models (adapters/postgres.ReadModels).
 type Store interface {
 	Apply(ctx context.Context, p projections.Projection, e domain.Event) (applied bool, err error)
+	ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error)
 	RecordDeadLetter(ctx context.Context, d projections.DeadLetter) error
 	Advance(ctx context.Context, p projections.Name) (int64, error)
 }
@@ -82,6 +90,7 @@ type Worker struct {
 	proj  projections.Projection
 	log   *slog.Logger
 
+	kick                                       chan struct{}
 	running                                    atomic.Bool
 	applied, skipped, deadLettered, retries, w atomic.Int64
 }
@@ -102,7 +111,7 @@ func New(store Store, cfg Config, logger *slog.Logger) (*Worker, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{cfg: cfg, store: store, proj: p,
+	return &Worker{cfg: cfg, store: store, proj: p, kick: make(chan struct{}, 1),
 		log: logger.With("component", "projector", "projection", string(cfg.Projection), "group", cfg.ConsumerGroup)}, nil
 }
 
@@ -151,26 +160,94 @@ func (w *Worker) consume(ctx context.Context) error {
 		return fmt.Errorf("subscribe to %s: %w", w.cfg.Topic, err)
 	}
 	w.log.InfoContext(ctx, "projector consuming", "topic", w.cfg.Topic)
-	kick := make(chan struct{}, 1)
 	actx, stopAdvance := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { w.advance(actx, kick) })
-	var handlers sync.WaitGroup
-	for range w.cfg.Workers {
-		handlers.Go(func() {
-			for msg := range msgs {
-				w.handle(ctx, dlq, msg)
-				select {
-				case kick <- struct{}{}:
-				default:
+	wg.Go(func() { w.advance(actx, w.kick) })
+	// One collector takes whatever messages are waiting (at most one per
+	// partition: the subscriber sends a partition's next message only after
+	// the last one is acknowledged) and applies them in one transaction.
+	// A message the batch cannot settle (a gap, an invalid event, a
+	// database error) goes to a handler of its own that retries it, and
+	// holds only its own partition back.
+	var singles sync.WaitGroup
+	for {
+		msg, ok := <-msgs
+		if !ok {
+			break
+		}
+		batch := []*message.Message{msg}
+	drain:
+		for len(batch) < w.cfg.MaxBatch {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break drain
 				}
+				batch = append(batch, m)
+			default:
+				break drain
 			}
-		})
+		}
+		w.handleBatch(ctx, dlq, batch, &singles)
+		w.kickAdvance()
 	}
-	handlers.Wait()
+	singles.Wait()
 	stopAdvance()
 	wg.Wait()
 	return errors.New("subscription closed")
+}
+
+// handleBatch applies the batch's events in one transaction and
+// acknowledges those it settled; the others (undecodable, a second event of
+// a stream, a gap, invalid, or all of them when the transaction failed) are
+// handled one by one.
+func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, batch []*message.Message, singles *sync.WaitGroup) {
+	single := func(msg *message.Message) {
+		singles.Go(func() {
+			w.handle(ctx, dlq, msg)
+			w.kickAdvance()
+		})
+	}
+	var (
+		msgs   []*message.Message
+		events []domain.Event
+		seen   = map[domain.AccountID]bool{}
+	)
+	for _, msg := range batch {
+		e, err := domain.DecodeBody(msg.Payload)
+		if err != nil || seen[e.StreamID] {
+			single(msg)
+			continue
+		}
+		seen[e.StreamID] = true
+		msgs, events = append(msgs, msg), append(events, e)
+	}
+	if len(events) == 0 {
+		return
+	}
+	results, err := w.store.ApplyBatch(ctx, w.proj, events)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		w.log.WarnContext(ctx, "applying a batch failed; applying its events one by one", "events", len(events), "err", err)
+		for _, msg := range msgs {
+			single(msg)
+		}
+		return
+	}
+	for i, r := range results {
+		switch {
+		case r.Err != nil:
+			single(msgs[i])
+		case r.Applied:
+			w.applied.Add(1)
+			msgs[i].Ack()
+		default:
+			w.skipped.Add(1)
+			msgs[i].Ack()
+		}
+	}
 }
 
 // handle applies one message and acknowledges it, or dead-letters it, or
@@ -287,6 +364,14 @@ func (w *Worker) retry(ctx context.Context, what string, f func() error) bool {
 			return false
 		}
 		backoff = min(2*backoff, w.cfg.MaxRetryBackoff)
+	}
+}
+
+// kickAdvance asks for a watermark move soon.
+func (w *Worker) kickAdvance() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 }
 

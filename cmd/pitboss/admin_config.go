@@ -31,6 +31,10 @@ type adminConfig struct {
 	UsageFlushInterval time.Duration
 	// ReadyTimeout is PITBOSS_READY_TIMEOUT, the bound of each /readyz check.
 	ReadyTimeout time.Duration
+	// kafkaRoles is set by serve when the process runs a role that uses
+	// Kafka (relay, forwarder, projector): then /readyz requires Kafka;
+	// an API-only process reports it without depending on it.
+	kafkaRoles bool
 }
 
 // adminTokenFile is where `pitboss sandbox` keeps a generated admin token

@@ -46,7 +46,8 @@ func newMetering(cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog
 	}
 	ready := []api.ReadyCheck{
 		{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
-		{Name: "kafka", Check: func(ctx context.Context) error { return kafkaReady(ctx, cfg.KafkaBrokers) }},
+		{Name: "kafka", Check: func(ctx context.Context) error { return kafkaReady(ctx, cfg.KafkaBrokers) },
+			Optional: !cfg.Admin.kafkaRoles},
 	}
 	return metering{usage: usage, meter: meter, rates: rates, ready: ready}
 }

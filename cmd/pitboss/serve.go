@@ -64,8 +64,14 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		return err
 	}
 	metrics := api.NewMetrics()
+	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 
 	g, gctx := errgroup.WithContext(ctx)
+	if addr := pprofAddr(); addr != "" {
+		if err := startPprof(gctx, g, addr, log); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(roles, "api") {
 		if err := startAPI(gctx, g, cfg, pool, metrics, log); err != nil {
 			return err

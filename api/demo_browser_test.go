@@ -1,0 +1,290 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/domain"
+)
+
+// chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
+// test fails (it does not skip) without one.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium on PATH: run scripts/ensure-chromium.sh (make test does)")
+	return ""
+}
+
+// screenshotDir is out/screenshots at the repository root (git-ignored).
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "out", "screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type ctHistoryItem struct {
+	ID          string      `json:"id"`
+	Type        string      `json:"type"`
+	Amount      json.Number `json:"amount"`
+	Status      string      `json:"status"`
+	Provider    *string     `json:"provider"`
+	Game        *string     `json:"game"`
+	RoundID     *string     `json:"round_id"`
+	ExternalID  *string     `json:"external_id"`
+	ReferenceID *string     `json:"reference_id"`
+}
+
+// TestDemoGameInABrowser plays the built-in demo game in headless
+// Chromium against the real server on a loopback port: launch through the
+// API, open game_url, spin by mouse and by keyboard, watch the balance on
+// the page, then find every round's bet and win through GET
+// /api/v1/transactions (relay -> Kafka -> projector -> read model) and in
+// the events table.
+func TestDemoGameInABrowser(t *testing.T) {
+	t.Parallel()
+	browser := chromiumPath(t)
+	start := time.Now()
+	h := newCTHarness(t, ctOptions{readModels: true})
+	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
+	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite, api.ScopeTransactionsRead, api.ScopeWalletRead)
+	h.deposit(c, "p1", "20.00", "EUR")
+	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
+	shots := screenshotDir(t)
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(browser),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(900, 1100),
+	)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelTimeout()
+
+	// Record every request the page makes and every script error.
+	var (
+		mu       sync.Mutex
+		requests []string
+		problems []string
+	)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, e.Request.URL)
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, e.ExceptionDetails.Text)
+		}
+	}); err != nil {
+		t.Fatalf("start chromium (%s): %v", browser, err)
+	}
+	shot := func(name string) {
+		t.Helper()
+		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return strings.TrimSpace(s)
+	}
+	wait := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			t.Fatalf("waiting for %s (%s): %v; result %q", what, expr, err, text("#result"))
+		}
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(l.GameURL)); err != nil {
+		t.Fatal(err)
+	}
+	wait("the page to load its state", `document.body.dataset.state === "ready"`)
+	t.Logf("%s: game page loaded in chromium", time.Since(start).Round(time.Millisecond))
+	if got := text("#balance"); got != "20.00" {
+		t.Fatalf("balance on the page %q, want 20.00", got)
+	}
+	shot("demo-1-loaded.png")
+
+	// The keyboard changes the stake: + moves from 1.00 to 2.00, - back.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`),
+		chromedp.KeyEvent("+")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("stake"))); err != nil || v != "2.00" {
+		t.Fatalf("stake after + is %q (%v), want 2.00", v, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("-")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Spin until the balance on the page has changed: a round that pays
+	// exactly the stake back (one cherry) leaves it as it was. Rounds go
+	// by mouse, by Enter on the focused Spin button, and by Space outside
+	// any control.
+	var roundIDs []string
+	balance := "20.00"
+	for round := 1; round <= 15 && (round <= 3 || balance == "20.00"); round++ {
+		var action chromedp.Action[chromedp.Void]
+		switch round % 3 {
+		case 1:
+			action = chromedp.Click(chromedp.ID("spin"))
+		case 2:
+			action = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				return chromedp.Do(ctx, chromedp.Focus(chromedp.ID("spin")), chromedp.KeyEvent("\r"))
+			})
+		default:
+			action = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				return chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`), chromedp.KeyEvent(" "))
+			})
+		}
+		if err := chromedp.Do(ctx, action); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		wait("round "+strconv.Itoa(round), `document.body.dataset.rounds === "`+strconv.Itoa(round)+
+			`" && document.body.dataset.state === "ready"`)
+		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.lastRound`))
+		if err != nil || id == "" {
+			t.Fatalf("round %d id %q: %v", round, id, err)
+		}
+		roundIDs = append(roundIDs, id)
+		balance = text("#balance")
+		if round == 1 {
+			shot("demo-2-after-first-spin.png")
+		}
+	}
+	if balance == "20.00" {
+		t.Fatalf("the balance on the page never changed in %d rounds", len(roundIDs))
+	}
+	if r := text("#result"); !strings.Contains(r, "win") && !strings.Contains(r, "No win") {
+		t.Fatalf("result text %q says neither win nor no win", r)
+	}
+	shot("demo-3-balance-changed.png")
+	t.Logf("%s: %d rounds played, balance %s", time.Since(start).Round(time.Millisecond), len(roundIDs), balance)
+
+	// The page shows what the wallet holds.
+	wallet := domain.PlayerWallet(c.id, "p1", ctEUR)
+	if got, want := balance, domain.FromMinor(h.balance(wallet), ctEUR).String(); got != want {
+		t.Fatalf("page balance %s, wallet %s", got, want)
+	}
+	wb := ctOK[struct {
+		Balances []struct {
+			Currency string      `json:"currency"`
+			Balance  json.Number `json:"balance"`
+		} `json:"balances"`
+	}](t, h.do(http.MethodGet, "/api/v1/wallet/balance?player_id=p1&currency=EUR", c.key, ""))
+	if len(wb.Balances) != 1 || wb.Balances[0].Balance.String() != balance {
+		t.Fatalf("GET /api/v1/wallet/balance: %+v, want EUR %s", wb, balance)
+	}
+
+	// Every round is a bet and a win in the transaction history (the read
+	// model catches up through Kafka) and in the events table.
+	want := map[string]bool{}
+	for _, id := range roundIDs {
+		want[id+"/bet"], want[id+"/win"] = true, true
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		q := url.Values{"player_id": {"p1"}, "provider": {"demo"}, "per_page": {"500"}}
+		r := h.do(http.MethodGet, "/api/v1/transactions?"+q.Encode(), c.key, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("GET /api/v1/transactions: %s", r)
+		}
+		var list struct {
+			Data []ctHistoryItem `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &list); err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, it := range list.Data {
+			if it.RoundID != nil && want[*it.RoundID+"/"+it.Type] {
+				if it.Game == nil || *it.Game != "demo-slot" || it.ExternalID == nil ||
+					!strings.HasPrefix(*it.ExternalID, *it.RoundID) {
+					t.Fatalf("history item %+v", it)
+				}
+				found++
+			}
+		}
+		if found == len(want) {
+			t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history has %d of the %d bets and wins after 90 s: %s", found, len(want), r.body)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
+	if len(bets) != len(roundIDs) || len(wins) != len(roundIDs) {
+		t.Fatalf("%d bet and %d win events for %d rounds", len(bets), len(wins), len(roundIDs))
+	}
+	for i, id := range roundIDs {
+		if bets[i].Data.RoundID != id || wins[i].Data.RoundID != id || !wins[i].Data.RoundClosed {
+			t.Fatalf("round %s: bet %+v win %+v", id, bets[i].Data, wins[i].Data)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Fatalf("script errors on the page: %v", problems)
+	}
+	for _, u := range requests {
+		if !strings.HasPrefix(u, h.base+"/") {
+			t.Fatalf("the page requested %s, outside %s", u, h.base)
+		}
+	}
+	if len(requests) < 4 { // page, script, style, state (+ spins)
+		t.Fatalf("only %d requests recorded: %v", len(requests), requests)
+	}
+}
