@@ -325,17 +325,24 @@ func (s *Server) launchSigned(c echo.Context, p Principal, r signedLaunchRequest
 	if err != nil {
 		return signedLaunchAnswer{}, launchConflict(err)
 	}
-	sess, _, err := s.openSession(ctx, GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user,
-		ProviderID: prov.ID, GameID: game.ID, Currency: r.currency.Code(), TransactionID: launchTx,
-		ReturnURL: r.returnURL, ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)})
+	route, err := s.providerRoute(ctx, prov)
+	if err != nil {
+		return signedLaunchAnswer{}, err
+	}
+	// The same flow as the bearer launch: store the session, ask the
+	// provider's adapter for the game address, record the launch.
+	res, err := s.launchSession(ctx, launchTarget{prov: prov, game: game, route: route},
+		GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user, ProviderID: prov.ID, GameID: game.ID,
+			Currency: r.currency.Code(), TransactionID: launchTx, ReturnURL: r.returnURL,
+			ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)},
+		launchRequest{Language: r.language})
 	if err != nil {
 		return signedLaunchAnswer{}, launchConflict(err)
 	}
 	s.log.InfoContext(ctx, "signed launch", "client_id", p.ClientID, "player_id", r.user, "game_id", game.ID,
-		"session_id", sess.ID, "balance", r.balance.String(), "currency", r.currency.Code(),
+		"session_id", res.SessionID, "balance", r.balance.String(), "currency", r.currency.Code(),
 		"sync_replayed", sync.Replayed, "request_id", requestID(c))
-	return signedLaunchAnswer{OK: true, GameURL: s.gameURL(sess, r.language), SessionID: sess.ID,
-		ExpiresAt: sess.ExpiresAt.UTC().Format(time.RFC3339)}, nil
+	return signedLaunchAnswer{OK: true, GameURL: res.GameURL, SessionID: res.SessionID, ExpiresAt: res.ExpiresAt}, nil
 }
 
 // launchConflict rewords an idempotency conflict of a repeated signed

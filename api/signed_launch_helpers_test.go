@@ -23,6 +23,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
@@ -125,6 +126,10 @@ func newSLHarness(t *testing.T) *slHarness {
 	}
 	clock := &slClock{t: slTestNow}
 	gw := postgres.NewGateway(pool).WithSecretBox(box) // provider secrets sealed, as in serve
+	reg, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: slPublicURL, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := api.NewServer(api.Config{
 		PublicURL:          slPublicURL,
 		SessionTTL:         slSessionTTL,
@@ -134,7 +139,7 @@ func newSLHarness(t *testing.T) *slHarness {
 	}, api.Deps{
 		Commands: commands.NewHandler(ledger, clock, slIDs{}),
 		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
-		LaunchClients: lc, Clock: clock, IDs: slIDs{}, Logger: logger,
+		LaunchClients: lc, Games: gw, Launcher: reg, Clock: clock, IDs: slIDs{}, Logger: logger,
 	})
 	h := &slHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, launch: lc,
 		accounts: postgres.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),

@@ -381,3 +381,24 @@ func TestSignedLaunchProviderUnavailable(t *testing.T) {
 		t.Fatalf("a refused launch synced the wallet to %d", got)
 	}
 }
+
+// A signed launch of a game at an outbound provider answers the game
+// address that provider's adapter returned, not our demo page.
+func TestSignedLaunchUsesTheProviderAdapter(t *testing.T) {
+	h := newSLHarness(t)
+	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	prov := newCTJSONProvider(t, http.StatusOK)
+	if err := h.gw.SetProviderRoute(context.Background(), api.ProviderRoute{ProviderID: h.provider,
+		Kind: api.ProviderKindJSON, Endpoints: []string{prov.URL}, Balancing: api.BalancingPriority,
+		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	a := h.mustLaunch(c, "u1", "25.00", nil)
+	if want := "https://games.example/play?token=" + a.SessionID; a.GameURL != want {
+		t.Fatalf("game_url %q, want the provider's %q", a.GameURL, want)
+	}
+	call := <-prov.calls
+	if call["playerId"] != "u1" || call["token"] != a.SessionID {
+		t.Fatalf("provider was called with %v", call)
+	}
+}
