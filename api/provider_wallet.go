@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -143,7 +144,11 @@ func (s *Server) providerBalance(c echo.Context) error {
 		Currency: cur.Code()})
 }
 
-func (s *Server) providerBet(c echo.Context) error {
+// moneyCall is a provider call that moves an amount: bet or win.
+type moneyCall func(ctx context.Context, call walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error)
+
+// providerMoneyCall authenticates, validates and runs a bet or a win.
+func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 	call, sess, cur, err := s.providerCall(c)
 	if err != nil {
 		return err
@@ -155,30 +160,23 @@ func (s *Server) providerBet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.deps.Commands.PlaceBetInSession(c.Request().Context(), call.game(sess, cur), amount, sess.ExpiresAt)
+	res, err := run(c.Request().Context(), call, sess, call.game(sess, cur), amount)
 	if err != nil {
 		return err
 	}
 	return answer(c, call, res)
 }
 
+func (s *Server) providerBet(c echo.Context) error {
+	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+		return s.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
+	})
+}
+
 func (s *Server) providerWin(c echo.Context) error {
-	call, sess, cur, err := s.providerCall(c)
-	if err != nil {
-		return err
-	}
-	if err := requireField("transaction_id", call.TransactionID); err != nil {
-		return err
-	}
-	amount, err := walletAmount(call, cur)
-	if err != nil {
-		return err
-	}
-	res, err := s.deps.Commands.CreditWin(c.Request().Context(), call.game(sess, cur), amount, call.ReferenceTransactionID)
-	if err != nil {
-		return err
-	}
-	return answer(c, call, res)
+	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+		return s.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
+	})
 }
 
 func (s *Server) providerRollback(c echo.Context) error {
