@@ -4,6 +4,7 @@
 #   make test    go vet + go test -race against the local infra (what CI runs)
 #   make down    stop the PostgreSQL/Kafka our scripts started (data is kept)
 #   make chaos   the full fault-injection suite (SOAK_MINUTES=10 adds a soak)
+#   make bench   the benchmark, report in out/bench/<time>/ (BENCH_QUICK=1: 3 s steps)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := build
@@ -16,7 +17,7 @@ ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 PKGS ?= ./...
 
-.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium vulncheck chaos
+.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium vulncheck chaos bench
 
 all: build
 
@@ -54,6 +55,13 @@ test: ensure-go ensure-chromium infra vulncheck
 # short form. SOAK_MINUTES=N adds an N-minute soak at half the peak rate.
 chaos: ensure-go infra
 	bash $(SCRIPTS)/chaos.sh
+
+# The reproducible benchmark (docs/benchmarks.md): wallet throughput and
+# latency against pgbench on the same Postgres, relay and projection lag,
+# CPU and memory, then the read side on a generated ledger (BENCH_EVENTS,
+# 10M; BENCH_QUICK=1: 3 s steps and 200k events).
+bench: ensure-go infra
+	bash $(SCRIPTS)/bench.sh
 
 down:
 	bash $(SCRIPTS)/infra-down.sh

@@ -106,7 +106,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
-		Audit:   postgres.NewAudit(pool),
+		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
 	})
 	s.handler = srv.Handler()
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
@@ -197,7 +197,11 @@ func (s *fzServer) do(method, path string, body []byte) *httptest.ResponseRecord
 }
 
 func (s *fzServer) send(r fzRoute, body []byte, header http.Header) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(r.method, r.path, bytes.NewReader(body))
+	req, err := http.NewRequest(r.method, "http://example.com"+r.path, bytes.NewReader(body))
+	if err != nil {
+		panic(fmt.Sprintf("%s %s: %v", r.method, r.path, err)) // callers only send what parses
+	}
+	req.RemoteAddr = "192.0.2.1:1234"
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header[k] = v
@@ -225,6 +229,25 @@ func fzCheck(t testing.TB, r fzRoute, body []byte, rec *httptest.ResponseRecorde
 	t.Helper()
 	if rec.Code >= 500 {
 		t.Fatalf("%s %s with %q: %d %s", r.method, r.path, clip(body), rec.Code, rec.Body)
+	}
+	if strings.HasPrefix(r.path, "/v1/return") {
+		// A page for players: HTML, whatever happened.
+		if !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+			t.Fatalf("%s %s: %d %q, want an HTML page", r.method, r.path, rec.Code, rec.Header().Get("Content-Type"))
+		}
+		return
+	}
+	if rec.Code >= 400 && strings.HasPrefix(r.path, "/v1/launch") {
+		// The signed launch answers in its spec's own shape {ok, error}.
+		var e struct {
+			OK    *bool  `json:"ok"`
+			Error string `json:"error"`
+			Code  string `json:"code"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.OK == nil || *e.OK || e.Error == "" || e.Code == "" {
+			t.Fatalf("%s %s: %d without the launch error shape: %s", r.method, r.path, rec.Code, rec.Body)
+		}
+		return
 	}
 	if rec.Code >= 400 {
 		var e struct {
@@ -309,6 +332,7 @@ func TestBadInput(t *testing.T) {
 		{"not JSON", func(string) string { return `<xml/>` }, api.CodeInvalidJSON},
 		{"empty body", func(string) string { return `` }, api.CodeInvalidJSON},
 		{"two objects", func(v string) string { return v + v }, api.CodeInvalidJSON},
+		{"a stray closing brace after the object", func(v string) string { return v + "}" }, api.CodeInvalidJSON},
 	}
 	for _, r := range s.routes() {
 		for _, tc := range cases {
@@ -363,4 +387,56 @@ func TestBadInput(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzQueryAndPath sends arbitrary path segments and query strings to the
+// routes that read them: never a 5xx, every failure in the error shape.
+func FuzzQueryAndPath(f *testing.F) {
+	s := fzHarness(f)
+	routes := []fzRoute{
+		{http.MethodGet, "/api/v1/games/{}", "bearer", ""},
+		{http.MethodGet, "/api/v1/deliveries/{}", "bearer", ""},
+		{http.MethodPost, "/api/v1/deliveries/{}/resend", "bearer", ""},
+		{http.MethodGet, "/api/v1/webhooks/{}", "bearer", ""},
+		{http.MethodDelete, "/api/v1/webhooks/{}", "bearer", ""},
+		{http.MethodGet, "/admin/v1/clients/{}", "admin", ""},
+		{http.MethodGet, "/admin/v1/clients/{}/keys", "admin", ""},
+		{http.MethodGet, "/api/v1/transactions?", "bearer", ""},
+		{http.MethodGet, "/api/v1/wallet/balance?", "bearer", ""},
+		{http.MethodGet, "/api/v1/reports/ggr?", "bearer", ""},
+		{http.MethodGet, "/api/v1/reports/commission?", "bearer", ""},
+		{http.MethodGet, "/api/v1/game/launch?", "bearer", ""},
+		{http.MethodGet, "/api/v1/deliveries?", "bearer", ""},
+		{http.MethodGet, "/api/v1/games?", "bearer", ""},
+		{http.MethodGet, "/api/v1/audit/events?", "bearer", ""},
+		{http.MethodGet, "/api/v1/usage?", "bearer", ""},
+		{http.MethodGet, "/v1/launch?", "none", ""},
+		{http.MethodGet, "/v1/return?", "none", ""},
+		{http.MethodGet, "/demo/state?", "none", ""},
+		{http.MethodGet, "/admin/v1/clients?", "admin", ""},
+	}
+	for i := range routes {
+		for _, seed := range []string{"x", "%00", "a%00b", "%ff%fe", "..%2f..", strings.Repeat("z", 300),
+			"player_id=%00", "player_id=p&currency=XXX", "session=%00", "page=0&per_page=999999999", "from=2025-13-01",
+			"api_key=%00&user_id=u&game_uid=g&balance=1&ts=1&sig=00", "min_position=-1", "group_by=day,month",
+			"after=%00&limit=1", "status=%00", "granularity=%00"} {
+			f.Add(uint8(i), seed)
+		}
+	}
+	f.Fuzz(func(t *testing.T, route uint8, text string) {
+		r := routes[int(route)%len(routes)]
+		if strings.Contains(r.path, "{}") {
+			r.path = strings.Replace(r.path, "{}", text, 1)
+		} else {
+			r.path += text
+		}
+		if _, err := http.NewRequest(r.method, "http://x"+r.path, nil); err != nil || !strings.HasPrefix(r.path, "/") {
+			return // not a request a client can send
+		}
+		rec := s.send(r, nil, nil)
+		fzCheck(t, r, []byte(r.path), rec)
+		if strings.Contains(s.logs.String(), "panic in handler") {
+			t.Fatalf("a handler panicked:\n%s", s.logs.String())
+		}
+	})
 }

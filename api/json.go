@@ -74,12 +74,14 @@ func decodeJSON(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
+	// Only white space may follow (dec.More is false before a stray '}'
+	// or ']', which would slip through).
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body has data after the JSON object")
 	}
 	// PostgreSQL text cannot hold U+0000: a string carrying it would fail
 	// in the database (a 500) instead of being refused here.
-	if false && hasNUL(b) {
+	if bytes.Contains(b, []byte(`\u0000`)) && hasNUL(b) {
 		return apiError(http.StatusBadRequest, CodeInvalidRequest, `a string in the body contains U+0000 ("\u0000"), which is not allowed`)
 	}
 	return nil

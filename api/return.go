@@ -22,7 +22,7 @@ func (s *Server) returnAddress(c echo.Context) error {
 	if id == "" {
 		return htmlPage(c, http.StatusOK, closed)
 	}
-	if len(id) > domain.MaxIDLength {
+	if domain.ValidateID("session", id) != nil { // also keeps U+0000 away from the database
 		return htmlPage(c, http.StatusNotFound, closed)
 	}
 	sess, err := s.deps.Sessions.Session(ctx, id)

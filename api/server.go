@@ -161,6 +161,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	s.registerAdminRoutes(e)
 	s.registerHealthRoutes(e)
+	s.registerOpenAPIRoute(e)
 	return s
 }
 

@@ -141,25 +141,30 @@ type sampler struct {
 	samples []sample
 	stop    chan struct{}
 	done    chan struct{}
+	failed  int
 }
+
+func (s *sampler) errors() int { s.mu.Lock(); defer s.mu.Unlock(); return s.failed }
 
 func (e *env) startSampler() *sampler {
 	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			var sm sample
 			err := e.db.QueryRow(ctx, `SELECT (SELECT coalesce(max(position), 0) FROM events),
 			        (SELECT coalesce(max(position), 0) FROM relay_checkpoints),
 			        (SELECT coalesce(min(position), 0) FROM readmodels.positions)`).Scan(&sm.head, &sm.relay, &sm.models)
 			cancel()
+			s.mu.Lock()
 			if err == nil {
 				sm.at = time.Now()
-				s.mu.Lock()
 				s.samples = append(s.samples, sm)
-				s.mu.Unlock()
+			} else {
+				s.failed++
 			}
+			s.mu.Unlock()
 			select {
 			case <-s.stop:
 				return

@@ -21,7 +21,7 @@ type Receiver struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
-	secret   string
+	secrets  []string
 	delay    time.Duration
 	status   int
 	receipts []Receipt
@@ -58,8 +58,9 @@ func (r *Receiver) URL() string { return r.srv.URL + "/callback" }
 // Close stops the server.
 func (r *Receiver) Close() { r.srv.CloseClientConnections(); r.srv.Close() }
 
-// SetSecret is the signing secret the signatures are checked with.
-func (r *Receiver) SetSecret(s string) { r.mu.Lock(); r.secret = s; r.mu.Unlock() }
+// SetSecret sets the signing secrets the signatures are checked with (the
+// callback's, the webhooks'): one of them must match.
+func (r *Receiver) SetSecret(s ...string) { r.mu.Lock(); r.secrets = s; r.mu.Unlock() }
 
 // Behave sets how the next requests are answered: after delay, with status.
 func (r *Receiver) Behave(delay time.Duration, status int) {
@@ -82,7 +83,7 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.mu.Lock()
-	secret, delay, status := r.secret, r.delay, r.status
+	secrets, delay, status := r.secrets, r.delay, r.status
 	r.mu.Unlock()
 	var p struct {
 		EventID       string `json:"event_id"`
@@ -95,7 +96,7 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 	rc := Receipt{At: time.Now(), IdempotencyKey: req.Header.Get("Idempotency-Key"),
 		EventIDHeader: req.Header.Get("X-Pitboss-Event-Id"), EventID: p.EventID, StreamID: p.StreamID,
 		StreamVersion: p.StreamVersion, Member: p.Member, EventType: p.EventType,
-		SignatureOK: valid && verifySignature(req.Header.Get("X-Pitboss-Signature"), secret, body, time.Now())}
+		SignatureOK: valid && verifyAny(req.Header.Get("X-Pitboss-Signature"), secrets, body, time.Now())}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -116,6 +117,15 @@ func (r *Receiver) record(rc Receipt) {
 	rc.Seq = len(r.receipts)
 	r.receipts = append(r.receipts, rc)
 	r.mu.Unlock()
+}
+
+func verifyAny(header string, secrets []string, body []byte, now time.Time) bool {
+	for _, s := range secrets {
+		if verifySignature(header, s, body, now) {
+			return true
+		}
+	}
+	return false
 }
 
 // verifySignature checks X-Pitboss-Signature: t=<unix>,v1=<hex HMAC-SHA256

@@ -68,12 +68,15 @@ type config struct {
 	Samples int     `json:"read_samples"`
 	// PgbenchMaxClients caps pgbench's connections (max_connections is
 	// 200 on the local server, shared with everyone's tests).
-	PgbenchMaxClients int    `json:"pgbench_max_clients"`
-	Write             bool   `json:"write"`
-	Read              bool   `json:"read"`
-	Profile           bool   `json:"profile"`
-	Pgbench           bool   `json:"pgbench"`
-	LogLevel          string `json:"service_log_level"`
+	PgbenchMaxClients int  `json:"pgbench_max_clients"`
+	Write             bool `json:"write"`
+	Read              bool `json:"read"`
+	Profile           bool `json:"profile"`
+	Pgbench           bool `json:"pgbench"`
+	// Keep leaves the read benchmark's database (tens of GB at 10M
+	// events) in place after the run; by default it is dropped.
+	Keep     bool   `json:"keep_read_database"`
+	LogLevel string `json:"service_log_level"`
 	// PoolMaxConns, when set, is the service's pgx pool size
 	// (pool_max_conns in its database URL); 0 keeps pgx's default.
 	PoolMaxConns int `json:"service_pool_max_conns"`
@@ -123,6 +126,7 @@ func loadConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Write, "write", !envBool("BENCH_SKIP_WRITE", false), "run the wallet (write side) benchmark; BENCH_SKIP_WRITE=1 skips it")
 	fs.BoolVar(&c.Read, "read", !envBool("BENCH_SKIP_READ", false), "run the read side benchmark; BENCH_SKIP_READ=1 skips it")
 	fs.BoolVar(&c.Pgbench, "pgbench", !envBool("BENCH_SKIP_PGBENCH", false), "run the pgbench baseline after each step; BENCH_SKIP_PGBENCH=1 skips it (A/B runs)")
+	fs.BoolVar(&c.Keep, "keep", envBool("BENCH_KEEP", false), "keep the read database after the run (BENCH_KEEP)")
 	fs.BoolVar(&c.Profile, "profile", envBool("BENCH_PROFILE", true), "take a CPU profile of the service during the 64 step (BENCH_PROFILE)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("BENCH_LOG_LEVEL", "warn"), "the service's PITBOSS_LOG_LEVEL (BENCH_LOG_LEVEL)")
 	fs.IntVar(&c.PoolMaxConns, "pool-max-conns", atoi(envOr("BENCH_POOL_MAX_CONNS", "0")), "the service's pgx pool size; 0: pgx's default (BENCH_POOL_MAX_CONNS)")

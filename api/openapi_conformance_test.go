@@ -1,0 +1,918 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pb33f/libopenapi-validator/paths"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
+	"github.com/pitboss/pitboss/adapters/forwarder"
+	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/projector"
+	"github.com/pitboss/pitboss/adapters/providers"
+	"github.com/pitboss/pitboss/adapters/relay"
+	"github.com/pitboss/pitboss/adapters/secretbox"
+	"github.com/pitboss/pitboss/adapters/system"
+	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// TestOpenAPIConformance boots the whole service as serve does — the API on
+// a loopback listener, the ledger writer, the relay to a fresh Kafka topic,
+// both projectors, the forwarder and its delivery worker, the real provider
+// registry — on a fresh Postgres database, drives a realistic session
+// through every documented operation (successes and the main errors), and
+// validates every answer (status, headers, body) against the document in
+// strict mode: an undocumented status, field or header fails the test. A
+// request the server accepted is also validated against the document, so
+// the document is not stricter than the server. Outside systems (an
+// operator's callback receiver, game providers) are httptest servers.
+func TestOpenAPIConformance(t *testing.T) {
+	t.Parallel()
+	h := newOAHarness(t)
+	h.session()
+	h.coverage()
+}
+
+type oaHarness struct {
+	t       *testing.T
+	ctx     context.Context
+	spec    *oaSpec
+	base    string
+	http    *http.Client
+	meter   *api.UsageMeter
+	breakRd atomic.Bool // makes the "switch" readiness check fail
+
+	// receiver is the operator's callback and webhook receiver: /cb
+	// answers 200; /wh answers 500 (so its deliveries park), or, while
+	// hold is set, waits for release (so a re-sent delivery stays pending).
+	receiver *httptest.Server
+	hold     atomic.Bool
+	release  chan struct{}
+
+	mu     sync.Mutex
+	seen   map[string]map[int]int // operation -> status -> answers
+	checks int
+}
+
+func newOAHarness(t *testing.T) *oaHarness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pool, _ := pgtest.NewDatabase(t)
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h := &oaHarness{t: t, ctx: ctx, spec: oaParse(t, oaDocument(t)), seen: map[string]map[int]int{},
+		release: make(chan struct{})}
+
+	var runners []func(context.Context) error
+	metrics := api.NewMetrics()
+	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runners = append(runners, ledger.Run)
+	key := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(key)
+	box, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launchClients, err := postgres.NewLaunchClients(pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := postgres.NewDeliveries(pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	usage := postgres.NewUsage(pool)
+	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
+	metrics.WatchUsage(h.meter)
+	rm := postgres.NewReadModels(pool)
+
+	// Kafka: relay, projectors, forwarder.
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 3)
+	dlq := kafkatest.NewTopic(t, brokers, 1)
+	pub, err := kafka.NewPublisher(brokers, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := relay.New(pool, pub, relay.Config{Topic: topic, PollInterval: 50 * time.Millisecond}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runners = append(runners, rl.Run)
+	for _, n := range projections.All {
+		w, err := projector.New(rm, projector.Config{Brokers: brokers, Topic: topic, DeadLetterTopic: dlq, Projection: n,
+			ConsumerGroup: oaUID("oa-" + string(n))}, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, w.Run)
+	}
+	sub, err := kafka.NewSubscriber(brokers, oaUID("oa-forwarder"), logger, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, err := forwarder.New(sub, deliveries, forwarder.Config{Topic: topic, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runners = append(runners, fwd.Run)
+	worker, err := delivery.NewWorker(deliveries, delivery.NewSender(delivery.SenderConfig{Timeout: 30 * time.Second, AllowPrivate: true}),
+		delivery.WorkerConfig{PollInterval: 50 * time.Millisecond, Logger: logger,
+			Schedule: delivery.Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 1, MaxAge: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runners = append(runners, worker.Run)
+
+	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/wh" {
+			if h.hold.Load() {
+				select {
+				case <-h.release:
+				case <-r.Context().Done():
+				}
+			}
+			http.Error(w, `{"error":"receiver down"}`, http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.base = "http://" + ln.Addr().String()
+	registry, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: h.base, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers, err := api.ParseRateTiers("sandbox:1000/60s,standard:1000/60s,tiny:2/1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewServer(api.Config{
+		PublicURL: h.base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox", AllowPrivateCallbacks: true,
+		AdminToken: oaAdminToken, RateLimits: api.RateLimits{Tiers: tiers},
+	}, api.Deps{
+		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
+		Usage: usage, Meter: h.meter, Metrics: metrics,
+		Ready: []api.ReadyCheck{
+			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+			{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 3, 1) },
+				Optional: true},
+			{Name: "switch", Check: func(context.Context) error {
+				if h.breakRd.Load() {
+					return errors.New("switched off by the test")
+				}
+				return nil
+			}},
+		},
+		Games: gw, Launcher: registry,
+		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
+		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: launchClients,
+		Deliveries: deliveries, Webhooks: deliveries,
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+			MaxWait: 300 * time.Millisecond},
+		Audit: postgres.NewAudit(pool),
+	})
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+
+	done := make(chan error, len(runners))
+	for _, run := range runners {
+		go func() { done <- run(ctx) }()
+	}
+	t.Cleanup(func() {
+		h.releaseHold()
+		_ = hs.Close()
+		h.receiver.Close()
+		cancel()
+		for range runners {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("runner: %v", err)
+			}
+		}
+		_ = sub.Close()
+		_ = pub.Close()
+	})
+	h.http = &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	// The catalog: the demo provider, a provider that refuses launches
+	// (502), and one that cannot be reached (503).
+	refuser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"errorCode":"PLAYER_BLOCKED","message":"player is blocked"}`))
+	}))
+	t.Cleanup(refuser.Close)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downURL := "http://" + closed.Addr().String()
+	_ = closed.Close()
+	for _, p := range []struct {
+		id, kind, endpoint, game string
+	}{{"demo", api.ProviderKindDemo, "", "demo-slot"}, {"refuser", api.ProviderKindJSON, refuser.URL, "refused-slot"},
+		{"down", api.ProviderKindJSON, downURL, "down-slot"}} {
+		if err := gw.UpsertProvider(ctx, api.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
+			Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		r := api.ProviderRoute{ProviderID: p.id, Kind: p.kind, Balancing: api.BalancingPriority, Timeout: 2 * time.Second,
+			BreakerFailures: 3, BreakerCooldown: 30 * time.Second}
+		if p.endpoint != "" {
+			r.Endpoints = []string{p.endpoint}
+		}
+		if err := gw.SetProviderRoute(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.UpsertGame(ctx, api.Game{ID: p.game, ProviderID: p.id, Name: "Game " + p.game, Category: "slots",
+			Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+func (h *oaHarness) releaseHold() {
+	if h.hold.CompareAndSwap(true, false) {
+		close(h.release)
+	}
+}
+
+func oaUID(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// oaReq is one request of the session.
+type oaReq struct {
+	method, path string
+	auth         string            // Authorization: Bearer <auth> when set
+	header       map[string]string // more request headers
+	body         any               // string or []byte: sent verbatim; else JSON-encoded
+	want         []int             // acceptable statuses
+	code         string            // the expected error code, if any
+}
+
+// oaResp is an answer.
+type oaResp struct {
+	status int
+	header http.Header
+	body   []byte
+	json   map[string]any // nil unless the answer is JSON
+}
+
+func (r oaResp) str(keys ...string) string { return oaString(r.json, keys...) }
+
+// do sends the request, checks its status, and validates the exchange
+// against the document.
+func (h *oaHarness) do(r oaReq) oaResp {
+	h.t.Helper()
+	var raw []byte
+	switch b := r.body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	newReq := func() *http.Request {
+		var body io.Reader
+		if raw != nil {
+			body = bytes.NewReader(raw)
+		}
+		req, err := http.NewRequestWithContext(h.ctx, r.method, h.base+r.path, body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if raw != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if r.auth != "" {
+			req.Header.Set("Authorization", "Bearer "+r.auth)
+		}
+		for k, v := range r.header {
+			req.Header.Set(k, v)
+		}
+		return req
+	}
+	res, err := h.http.Do(newReq())
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		h.t.Fatalf("%s %s: read the answer: %v", r.method, r.path, err)
+	}
+	out := oaResp{status: res.StatusCode, header: res.Header, body: body}
+	if strings.Contains(res.Header.Get("Content-Type"), "json") {
+		out.json = oaBody(h.t, body)
+	}
+	what := fmt.Sprintf("%s %s -> %d", r.method, r.path, res.StatusCode)
+	if !slices.Contains(r.want, res.StatusCode) {
+		h.t.Fatalf("%s, want %v: %s", what, r.want, oaClip(body))
+	}
+	if r.code != "" {
+		got := out.str("error", "code")
+		if out.json != nil && out.json["ok"] != nil { // the signed launch's shape
+			got = out.str("code")
+		}
+		if got != r.code {
+			h.t.Fatalf("%s: code %q, want %s: %s", what, got, r.code, oaClip(body))
+		}
+	}
+
+	// The answer against the document.
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	vreq := newReq()
+	if ok, errs := h.spec.validator.ValidateHttpResponse(vreq, res); !ok {
+		h.t.Errorf("%s: the answer does not conform to the document:%s\n    body: %s", what, oaErrorText(errs), oaClip(body))
+	}
+	// A request the server accepted must be valid by the document.
+	if res.StatusCode < 400 {
+		if ok, errs := h.spec.validator.ValidateHttpRequest(newReq()); !ok {
+			h.t.Errorf("%s: the server accepted a request the document calls invalid:%s", what, oaErrorText(errs))
+		}
+	}
+	h.checkHeaders(r, out, what)
+
+	item, _, tmpl := paths.FindPath(newReq(), h.spec.model, h.spec.opts)
+	if item == nil {
+		h.t.Errorf("%s: no documented path", what)
+	} else {
+		op := r.method + " " + tmpl
+		h.mu.Lock()
+		if h.seen[op] == nil {
+			h.seen[op] = map[int]int{}
+		}
+		h.seen[op][res.StatusCode]++
+		h.checks++
+		h.mu.Unlock()
+	}
+	return out
+}
+
+// checkHeaders asserts what the document states in prose: the request id
+// in the header and the error body agree; authenticated /api/v1 answers
+// carry the rate-limit headers; Retry-After agrees with
+// details.retry_after_seconds.
+func (h *oaHarness) checkHeaders(r oaReq, res oaResp, what string) {
+	h.t.Helper()
+	rid := res.header.Get("X-Request-Id")
+	if rid == "" {
+		h.t.Errorf("%s: no X-Request-Id", what)
+	}
+	if res.json != nil {
+		if got := res.str("error", "request_id"); res.json["error"] != nil && res.json["ok"] == nil && got != rid {
+			h.t.Errorf("%s: error.request_id %q, X-Request-Id %q", what, got, rid)
+		}
+		if got := res.str("request_id"); res.json["ok"] != nil && got != "" && got != rid {
+			h.t.Errorf("%s: request_id %q, X-Request-Id %q", what, got, rid)
+		}
+	}
+	path, _, _ := strings.Cut(r.path, "?")
+	if strings.HasPrefix(path, "/api/v1/") && path != api.OpenAPIPath && res.status != 401 && res.status != 500 {
+		for _, hd := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if _, err := strconv.ParseInt(res.header.Get(hd), 10, 64); err != nil {
+				h.t.Errorf("%s: %s is %q", what, hd, res.header.Get(hd))
+			}
+		}
+	}
+	if ra := oaString(res.json, "error", "details", "retry_after_seconds"); ra != "" && res.header.Get("Retry-After") != ra {
+		h.t.Errorf("%s: Retry-After %q, details.retry_after_seconds %s", what, res.header.Get("Retry-After"), ra)
+	}
+	if res.status == http.StatusTooManyRequests && res.header.Get("Retry-After") == "" {
+		h.t.Errorf("%s: 429 without Retry-After", what)
+	}
+}
+
+func oaClip(b []byte) string {
+	if len(b) > 600 {
+		return string(b[:600]) + "…"
+	}
+	return string(b)
+}
+
+// coverage fails for a documented operation the session never answered
+// with success, and logs the documented statuses it did not see.
+func (h *oaHarness) coverage() {
+	h.t.Helper()
+	var missing []string
+	exercised := 0
+	for _, op := range h.spec.operations() {
+		statuses := h.seen[op]
+		ok := false
+		for st := range statuses {
+			if st < 400 {
+				ok = true
+			}
+		}
+		if !ok {
+			h.t.Errorf("the session never answered %s with success (seen %v)", op, statuses)
+		}
+		for code := range h.spec.operation(op)["responses"].(map[string]any) {
+			st, _ := strconv.Atoi(code)
+			if statuses[st] == 0 {
+				missing = append(missing, op+" "+code)
+			} else {
+				exercised++
+			}
+		}
+	}
+	slices.Sort(missing)
+	h.t.Logf("%d answers validated; %d operations; %d documented (operation, status) pairs seen, %d not exercised:\n  %s",
+		h.checks, len(h.spec.operations()), exercised, len(missing), strings.Join(missing, "\n  "))
+}
+
+func oaQuery(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v.Encode()
+}
+
+func oaHMAC(key, msg string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// wallet calls the provider wallet as provider "demo".
+func (h *oaHarness) wallet(call string, body any, want int, code string) oaResp {
+	h.t.Helper()
+	b, _ := json.Marshal(body)
+	return h.do(oaReq{method: "POST", path: "/provider/v1/wallet/" + call, body: b,
+		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC("secret-of-demo", string(b))},
+		want:   []int{want}, code: code})
+}
+
+// eventually repeats a read with min_position until the read model has
+// caught up (each answer, 503 READ_MODEL_BEHIND included, is validated).
+func (h *oaHarness) eventually(r oaReq) oaResp {
+	h.t.Helper()
+	r.want = []int{200, 503}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res := h.do(r)
+		if res.status == 200 {
+			h.t.Logf("%s %s: the read model caught up in %s", r.method, r.path, time.Since(deadline.Add(-30*time.Second)).Round(time.Millisecond))
+			return res
+		}
+		if res.str("error", "code") != api.CodeReadModelBehind || time.Now().After(deadline) {
+			h.t.Fatalf("%s %s: %d %s", r.method, r.path, res.status, oaClip(res.body))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func oaWant(statuses ...int) []int {
+	if len(statuses) == 0 {
+		return []int{200}
+	}
+	return statuses
+}
+
+// session drives every documented operation.
+func (h *oaHarness) session() {
+	t := h.t
+	const admin = oaAdminToken
+	do := h.do
+
+	// Meta and operations.
+	do(oaReq{method: "GET", path: "/api/v1/openapi.json", want: oaWant()})
+	do(oaReq{method: "GET", path: "/healthz", want: oaWant()})
+	do(oaReq{method: "GET", path: "/readyz", want: oaWant()})
+	h.breakRd.Store(true)
+	do(oaReq{method: "GET", path: "/readyz", want: oaWant(503), code: api.CodeUnavailable})
+	h.breakRd.Store(false)
+	do(oaReq{method: "GET", path: "/metrics", want: oaWant()})
+
+	// Admin: tiers, clients, keys.
+	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/tiers", want: oaWant(401), code: api.CodeUnauthorized})
+	acme := map[string]any{"id": "acme", "name": "Acme Casino", "environment": "sandbox", "plan": "standard"}
+	if r := do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()}); oaGet(r.json, "data", "created") != true {
+		t.Fatalf("client not created: %s", r.body)
+	}
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()})
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(409), code: api.CodeClientExists,
+		body: map[string]any{"id": "acme", "name": "Someone else", "environment": "sandbox"}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"id": "x", "name": "X", "environment": "staging"}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: api.CodeInvalidJSON, body: `{"id":`})
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(),
+		body: map[string]any{"id": "tiny", "name": "Tiny plan", "environment": "sandbox", "plan": "tiny"}})
+	do(oaReq{method: "GET", path: "/admin/v1/clients?page=1&per_page=10", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients?per_page=0", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(), body: map[string]any{
+		"forward_callback_url": h.receiver.URL + "/cb", "allowed_return_hosts": []string{"casino.example"},
+		"require_signature": nil, "default_currency": "EUR", "ip_allow_list": []string{}}})
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"environment": "production"}})
+	secret := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/client-secret", auth: admin, want: oaWant()}).
+		str("data", "client_secret")
+
+	issue := func(client string, scopes ...string) (key, id string) {
+		r := do(oaReq{method: "POST", path: "/admin/v1/clients/" + client + "/keys", auth: admin, want: oaWant(),
+			body: map[string]any{"scopes": scopes, "label": "conformance"}})
+		return r.str("data", "key"), r.str("data", "id")
+	}
+	full, fullID := issue("acme", api.AllScopes...)
+	walletOnly, _ := issue("acme", api.ScopeWalletRead)
+	tinyKey, _ := issue("tiny", api.ScopeWalletRead)
+	_, rotID := issue("acme", api.ScopeLaunch)
+	_, revID := issue("acme", api.ScopeLaunch)
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"scopes": []string{}}})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys/" + fullID, auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys/000000000000", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + rotID + "/rotate", auth: admin, want: oaWant(),
+		body: map[string]any{"grace_period_seconds": 60}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + rotID + "/rotate", auth: admin, want: oaWant(409),
+		code: api.CodeKeyAlreadyRotated})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/revoke", auth: admin, want: oaWant()})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/rotate", auth: admin, want: oaWant(409),
+		code: api.CodeKeyNotActive})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/rotate", auth: admin, want: oaWant(400),
+		code: api.CodeInvalidRequest, body: map[string]any{"grace_period_seconds": -1}})
+	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: full, want: oaWant(403), code: api.CodeForbidden})
+
+	// Admin: a client's webhook endpoints.
+	wh := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(),
+		body: map[string]any{"url": "https://hooks.example/pitboss", "kinds": []string{"deposit"}, "description": "admin"}}).
+		str("data", "id")
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"url": "ftp://hooks.example", "kinds": []string{"deposit"}}})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/webhooks", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant()})
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(),
+		body: map[string]any{"enabled": false}})
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(400),
+		code: api.CodeInvalidRequest, body: map[string]any{"kinds": []string{"nonsense"}}})
+	do(oaReq{method: "DELETE", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(404), code: api.CodeNotFound})
+
+	// The client's own webhook endpoint, to the receiver's failing path:
+	// its deliveries park after one attempt.
+	do(oaReq{method: "GET", path: "/api/v1/webhooks", auth: full, want: oaWant()})
+	ownWH := do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(),
+		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"*"}}}).str("data", "id")
+	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"nonsense"}}})
+	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden,
+		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"*"}}})
+	do(oaReq{method: "GET", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/webhooks/wh_unknown", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "PATCH", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant(),
+		body: map[string]any{"description": "conformance receiver"}})
+	do(oaReq{method: "PATCH", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"colour": "red"}})
+	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + ownWH + "/rotate-secret", auth: full, want: oaWant()})
+	doomed := do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(),
+		body: map[string]any{"url": "https://hooks.example/doomed", "kinds": []string{"bet"}, "enabled": false}}).str("data", "id")
+	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant()})
+	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + doomed + "/rotate-secret", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: full, want: oaWant()})
+	do(oaReq{method: "POST", path: "/api/v1/forward-callback/rotate-secret", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+
+	// Money: the operator's own transactions.
+	deposit := map[string]any{"type": "deposit", "transaction_id": "dep-1", "amount": 1000.5, "currency": "EUR"}
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, body: deposit, want: oaWant()})
+	if r := do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, body: deposit, want: oaWant()}); oaGet(r.json, "data", "replayed") != true {
+		t.Fatalf("a retried deposit was not replayed: %s", r.body)
+	}
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(409), code: api.CodeIdempotencyConflict,
+		body: map[string]any{"type": "deposit", "transaction_id": "dep-1", "amount": "999", "currency": "EUR"}})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(), body: map[string]any{
+		"type": "transfer", "transaction_id": "tr-1", "player_id": "p1", "amount": "200.00", "currency": "EUR",
+		"direction": "to_player"}})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(), body: map[string]any{
+		"type": "withdrawal", "transaction_id": "wd-1", "amount": "0.50", "currency": "EUR", "reason": "fees"}})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(), body: map[string]any{
+		"type": "adjustment", "transaction_id": "adj-1", "amount": "-0.25", "currency": "EUR"}})
+	for _, c := range []struct {
+		body any
+		code string
+	}{
+		{map[string]any{"type": "withdrawal", "transaction_id": "wd-2", "amount": "1000000", "currency": "EUR"}, api.CodeInsufficientFunds},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1.001", "currency": "EUR"}, api.CodeAmountTooPrecise},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1e3", "currency": "EUR"}, api.CodeInvalidAmount},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1", "currency": "XXY"}, api.CodeUnknownCurrency},
+		{map[string]any{"type": "refund", "transaction_id": "dep-2", "amount": "1", "currency": "EUR"}, api.CodeInvalidRequest},
+		{`{"type":"deposit",`, api.CodeInvalidJSON},
+		{`{"type":"deposit","transaction_id":"x","amount":"1","currency":"EUR","pad":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`, api.CodeBodyTooLarge},
+	} {
+		do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, body: c.body, want: oaWant(400), code: c.code})
+	}
+	do(oaReq{method: "POST", path: "/api/v1/transactions", body: deposit, want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: "pb_test_nope", body: deposit, want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: walletOnly, body: deposit, want: oaWant(403), code: api.CodeForbidden})
+
+	// Wallet balance.
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=p1&currency=EUR", auth: walletOnly, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?currency=USD", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=not%20an%20id", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: secret, want: oaWant(401), code: api.CodeUnauthorized})
+
+	// Catalog.
+	do(oaReq{method: "GET", path: "/api/v1/providers", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/providers", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/games?provider=demo&category=SLOTS&search=slot&page=1&per_page=10", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/games?per_page=1000", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/games/demo-slot", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/games/no-such-game", auth: full, want: oaWant(404), code: api.CodeNotFound})
+
+	// Launches.
+	launch := map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p1", "currency": "EUR",
+		"session_token": "tok-123", "language": "en"}
+	session := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, body: launch, want: oaWant()}).str("data", "session_id")
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(404), code: api.CodeNotFound,
+		body: map[string]any{"provider": "demo", "game_id": "nope", "player_id": "p1", "currency": "EUR"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+		body: map[string]any{"provider": "demo", "game_id": "demo-slot", "currency": "EUR"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(502), code: api.CodeProviderRejected,
+		body: map[string]any{"provider": "refuser", "game_id": "refused-slot", "player_id": "p1", "currency": "EUR"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(503), code: api.CodeUnavailable,
+		body: map[string]any{"provider": "down", "game_id": "down-slot", "player_id": "p1", "currency": "EUR"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: walletOnly, body: launch, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "demo-slot", "player_id", "p1",
+		"currency", "EUR", "language", "pt-BR"), auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?provider=demo&provider=demo&game_id=demo-slot&player_id=p1&currency=EUR",
+		auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "refuser", "game_id", "refused-slot",
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(502), code: api.CodeProviderRejected})
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "down", "game_id", "down-slot",
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(503), code: api.CodeUnavailable})
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "zzz",
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(404), code: api.CodeNotFound})
+	transfer := map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
+		"amount": "25.00", "transfer_id": "tl-1"}
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant()})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant()})
+	transfer["amount"] = "26.00"
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant(409),
+		code: api.CodeIdempotencyConflict})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(400), code: api.CodeInsufficientFunds,
+		body: map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
+			"amount": "5000000", "transfer_id": "tl-2"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(404), code: api.CodeNotFound,
+		body: map[string]any{"provider": "nope", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
+			"amount": "1", "transfer_id": "tl-3"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(502), code: api.CodeProviderRejected,
+		body: map[string]any{"provider": "refuser", "game_id": "refused-slot", "player_id": "p3", "currency": "EUR",
+			"amount": "1", "transfer_id": "tl-4"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(503), code: api.CodeUnavailable,
+		body: map[string]any{"provider": "down", "game_id": "down-slot", "player_id": "p3", "currency": "EUR",
+			"amount": "1", "transfer_id": "tl-5"}})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: walletOnly, body: transfer, want: oaWant(403),
+		code: api.CodeForbidden})
+
+	// The provider wallet, as provider "demo" in the session above.
+	h.wallet("balance", map[string]any{"session_id": session}, 200, "")
+	bet := map[string]any{"session_id": session, "transaction_id": "bet-1", "round_id": "r-1", "amount": "10.00"}
+	h.wallet("bet", bet, 200, "")
+	if r := h.wallet("bet", bet, 200, ""); oaGet(r.json, "replayed") != true {
+		t.Fatalf("a retried bet was not replayed: %s", r.body)
+	}
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-1", "round_id": "r-1", "amount": "11.00"},
+		409, api.CodeIdempotencyConflict)
+	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-1", "round_id": "r-1", "amount": 25.5,
+		"reference_transaction_id": "bet-1", "round_closed": true}, 200, "")
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-2", "round_id": "r-2", "amount": "5",
+		"promo": false, "game_id": "demo-slot", "player_id": "p1", "currency": "EUR"}, 200, "")
+	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-1", "reference_transaction_id": "bet-2"}, 200, "")
+	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-2", "reference_transaction_id": "bet-2"},
+		409, api.CodeAlreadyRolledBack)
+	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-3", "reference_transaction_id": "bet-9"}, 200, "")
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-9", "amount": "1"}, 409, api.CodeRolledBackEarlier)
+	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-2", "amount": "1",
+		"reference_transaction_id": "bet-2"}, 409, api.CodeBetRolledBack)
+	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-3", "amount": "1",
+		"reference_transaction_id": "no-such-bet"}, 404, api.CodeTransactionUnknown)
+	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-4", "reference_transaction_id": "rb-1"},
+		409, api.CodeNotRollbackable)
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-3", "amount": "100000"}, 400, api.CodeInsufficientFunds)
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-4", "amount": "1", "player_id": "p9"},
+		409, api.CodePlayerMismatch)
+	h.wallet("balance", map[string]any{"session_id": "gs_unknown"}, 404, api.CodeNotFound)
+	h.wallet("balance", map[string]any{"session": session}, 400, api.CodeInvalidRequest)
+	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
+		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},
+		want:   oaWant(401), code: api.CodeInvalidSignature})
+	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/win", body: `{}`, want: oaWant(401), code: api.CodeUnauthorized})
+	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/rollback", body: `{}`,
+		header: map[string]string{"X-Provider-Id": "nobody", "X-Signature": oaHMAC("x", "{}")}, want: oaWant(401), code: api.CodeUnauthorized})
+
+	// The signed launch and the return address.
+	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {
+		tsText := strconv.FormatInt(ts, 10)
+		sig := oaHMAC(secret, strings.Join([]string{apiKey, user, game, balance, tsText}, "|"))
+		return "/v1/launch?" + oaQuery(append([]string{"api_key", apiKey, "user_id", user, "game_uid", game, "balance", balance,
+			"ts", tsText, "sig", sig}, extra...)...)
+	}
+	now := time.Now().Unix()
+	first := signed(full, "ps-1", "demo-slot", "50.00", now, "currency_code", "EUR", "return_url", "https://casino.example/lobby")
+	sl := do(oaReq{method: "GET", path: first, want: oaWant()})
+	do(oaReq{method: "GET", path: first, want: oaWant()})
+	do(oaReq{method: "GET", path: first + "&currency_code=USD", want: oaWant(400), code: api.CodeInvalidRequest}) // given twice
+	do(oaReq{method: "GET", path: strings.Replace(first, "currency_code=EUR", "currency_code=USD", 1), want: oaWant(409),
+		code: api.CodeIdempotencyConflict})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now, "redirect", "1"), want: oaWant(302)})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now-3600), want: oaWant(401), code: api.CodeTimestampOutOfRange})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now) + "x", want: oaWant(401), code: api.CodeInvalidSignature})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now, "redirect", "1") + "x", want: oaWant(401)})
+	do(oaReq{method: "GET", path: "/v1/launch?" + oaQuery("user_id", "ps-2", "game_uid", "demo-slot", "balance", "1"), want: oaWant(401),
+		code: api.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/v1/launch?" + oaQuery("api_key", full, "game_uid", "demo-slot", "balance", "1"), want: oaWant(400),
+		code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "-1", now), want: oaWant(400), code: api.CodeInvalidAmount})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "1", now, "return_url", "https://evil.example/"), want: oaWant(400),
+		code: api.CodeReturnURLNotAllowed})
+	do(oaReq{method: "GET", path: signed(walletOnly, "ps-2", "demo-slot", "1", now), want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "no-game", "1", now), want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "refused-slot", "1", now), want: oaWant(502), code: api.CodeProviderRejected})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "down-slot", "1", now), want: oaWant(503), code: api.CodeUnavailable})
+	do(oaReq{method: "GET", path: "/v1/return?session=" + url.QueryEscape(sl.str("session_id")), want: oaWant(302)})
+	do(oaReq{method: "GET", path: "/v1/return", want: oaWant()})
+	do(oaReq{method: "GET", path: "/v1/return?session=" + url.QueryEscape(session), want: oaWant()})
+	do(oaReq{method: "GET", path: "/v1/return?session=gs_unknown", want: oaWant(404)})
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(),
+		body: map[string]any{"allowed_return_hosts": []string{}}})
+	do(oaReq{method: "GET", path: "/v1/return?session=" + url.QueryEscape(sl.str("session_id")), want: oaWant(403)})
+
+	// Reads from the read models, once they reflect the last write.
+	last := h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-last", "round_id": "r-3",
+		"amount": "1.00", "round_closed": true}, 200, "")
+	pos := do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(), body: map[string]any{
+		"type": "deposit", "transaction_id": "dep-last", "amount": "1", "currency": "EUR"}}).str("data", "position")
+	_ = last
+	h.eventually(oaReq{method: "GET", path: "/api/v1/transactions?min_position=" + pos, auth: full})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?" + oaQuery("page", "1", "per_page", "5", "player_id", "p1", "provider", "demo",
+		"game", "demo-slot", "type", "bet", "status", "settled", "currency", "EUR", "from", "2020-01-01T00:00:00Z",
+		"to", "2100-01-01T00:00:00Z"), auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?type=game_result", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?per_page=501", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?currency=XXY", auth: full, want: oaWant(400), code: api.CodeUnknownCurrency})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/transactions", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	h.eventually(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=" + pos, auth: full})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game,currency", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=month", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game", auth: full, want: oaWant(),
+		header: map[string]string{"Accept": "text/csv"}})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=week", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=day&from=" + time.Now().UTC().AddDate(0, 0, -60).Format(time.DateOnly), auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(503),
+		code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+
+	// Audit.
+	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=0&limit=5", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+
+	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
+	var parked string
+	deadline := time.Now().Add(30 * time.Second)
+	for parked == "" {
+		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=parked&endpoint_id=" + ownWH + "&per_page=100", auth: full, want: oaWant()})
+		parked = oaString(r.json, "data", "0", "id")
+		if parked == "" {
+			if time.Now().After(deadline) {
+				t.Fatal("no webhook delivery was parked within 30 s")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=succeeded&endpoint_id=callback", auth: full, want: oaWant()})
+		if oaString(r.json, "data", "0", "id") != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no callback was delivered within 30 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	event := do(oaReq{method: "GET", path: "/api/v1/deliveries/" + parked, auth: full, want: oaWant()}).str("data", "event_id")
+	do(oaReq{method: "GET", path: "/api/v1/deliveries?" + oaQuery("event_id", event, "page", "1"), auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries?status=lost", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries?event_id=not-a-uuid", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries/dl_unknown", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	h.hold.Store(true) // the re-sent delivery stays pending while its attempt waits
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: full, want: oaWant()})
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: full, want: oaWant(409),
+		code: api.CodeDeliveryInProgress})
+	h.releaseHold()
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/dl_unknown/resend", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+
+	// Usage, once counted; then the tiny plan's rate limit.
+	if err := h.meter.Flush(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	do(oaReq{method: "GET", path: "/api/v1/usage", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/usage?" + oaQuery("granularity", "minute", "from", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
+		"key_id", fullID), auth: walletOnly, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/usage?granularity=week", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/usage", want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/usage?granularity=day&from=" + time.Now().UTC().Format(time.DateOnly),
+		auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/usage?from=yesterday", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/usage", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	for range 2 {
+		do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: tinyKey, want: oaWant()})
+	}
+	do(oaReq{method: "GET", path: "/api/v1/usage", auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
+
+	// Every operation refuses a request without credentials (401), with a
+	// credential lacking the permission (403), and over the limit (429).
+	launchOnly, _ := issue("acme", api.ScopeLaunch)
+	for _, op := range h.spec.operations() {
+		method, tmpl, _ := strings.Cut(op, " ")
+		path := oaPathParam.ReplaceAllString(tmpl, "x")
+		o := h.spec.operation(op)
+		sec, _ := o["security"].([]any)
+		if len(sec) == 0 {
+			continue
+		}
+		scheme := sec[0].(map[string]any)
+		if _, ok := scheme["ApiKey"]; !ok && scheme["AdminToken"] == nil {
+			continue // the provider wallet and the signed launch: above
+		}
+		do(oaReq{method: method, path: path, want: oaWant(401), code: api.CodeUnauthorized})
+		if _, ok := scheme["AdminToken"]; ok {
+			do(oaReq{method: method, path: path, auth: full, want: oaWant(403), code: api.CodeForbidden})
+			continue
+		}
+		if scopes, _ := scheme["ApiKey"].([]any); len(scopes) > 0 {
+			lacking := walletOnly
+			if slices.Contains(scopes, any(api.ScopeWalletRead)) {
+				lacking = launchOnly
+			}
+			do(oaReq{method: method, path: path, auth: lacking, want: oaWant(403), code: api.CodeForbidden})
+		}
+		do(oaReq{method: method, path: path, auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
+	}
+}
+
+var oaPathParam = regexp.MustCompile(`\{[^}]+\}`)

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+// Hot paths of every provider wallet call, in isolation (the whole call,
+// on the real ledger, is BenchmarkProviderBet in wallet_bench_test.go):
+//
+//	go test -run '^$' -bench 'ValidSignature|DecodeWalletCall' -benchmem ./api/
+
+// benchBody is a bet as a provider sends it.
+var benchBody = []byte(`{"session_id":"sess-5f0c2b7e9a1d4c3b8e6f","transaction_id":"bet-0195f3c2-7d41-7a8e-9c10",` +
+	`"round_id":"round-0195f3c2-7d41","amount":"2.50","currency":"EUR","player_id":"player-1842","game_id":"demo-slot"}`)
+
+func BenchmarkValidSignature(b *testing.B) {
+	secret := "demo-provider-secret-0123456789abcdef"
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(benchBody)
+	sig := hex.EncodeToString(m.Sum(nil))
+	if !validSignature(secret, benchBody, sig) {
+		b.Fatal("the right signature is refused")
+	}
+	b.SetBytes(int64(len(benchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !validSignature(secret, benchBody, sig) {
+			b.Fatal("refused")
+		}
+	}
+}
+
+func BenchmarkDecodeWalletCall(b *testing.B) {
+	b.SetBytes(int64(len(benchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var call walletCall
+		if err := decodeJSON(benchBody, &call); err != nil {
+			b.Fatal(err)
+		}
+		if call.Amount != "2.50" || call.SessionID == "" {
+			b.Fatalf("decoded %+v", call)
+		}
+	}
+}
