@@ -218,6 +218,10 @@ start_broker() {
 
 # ------------------------------------------------------------------- main --
 command -v kcat >/dev/null 2>&1 || apt_install kcat
+# The jars are needed even when a running broker is reused: the chaos suite
+# starts a private broker from them. Fetched once, then cached.
+ensure_java
+ensure_libs
 
 if tcp_open "$HOSTNAME_" "$PORT" && kafka_metadata_ok "$HOSTNAME_:$PORT"; then
   if kafka_ours_running; then log "reusing our broker (pid $(kafka_ours_pid)) on $HOSTNAME_:$PORT"
@@ -238,8 +242,6 @@ for p in "$PORT" "$CPORT"; do
   fi
 done
 
-ensure_java
-ensure_libs
 mkdir -p "$PITBOSS_DATA_DIR"
 write_config
 jvm_opts

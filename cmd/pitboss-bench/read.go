@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
@@ -48,6 +50,25 @@ type QueryResult struct {
 }
 
 var replayRate = regexp.MustCompile(`; ([0-9]+) events/s`)
+
+// replayBytesPerEvent is the peak memory of `pitboss replay --full` per
+// event, measured on the generated ledger (1M events: 2.6 GB).
+const replayBytesPerEvent = 2700.0
+
+// memAvailable is MemAvailable from /proc/meminfo, in bytes (0 if unknown).
+func memAvailable() float64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemAvailable:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
 
 func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadReport, error) {
 	rep := &ReadReport{Sizes: map[string]float64{}}
@@ -94,6 +115,16 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return nil, err
 	}
 
+	// `pitboss replay` rebuilds every read model in memory (docs/read-models.md):
+	// about 2.6 GB per million events here (1M: 2.6 GB peak RSS; 10M was
+	// OOM-killed at 21 GB on a 24 GB machine). The benchmark shares the
+	// machine, so it does not start a rebuild the machine cannot hold.
+	need := float64(seed.Events) * replayBytesPerEvent
+	if avail := memAvailable(); avail > 0 && need > 0.85*avail && !envBool("BENCH_REPLAY_FORCE", false) {
+		return rep, fmt.Errorf("pitboss replay of %d events needs about %.1f GB of memory (%.0f KB per event, in-memory rebuild) "+
+			"and %.1f GB are available: not started (BENCH_REPLAY_FORCE=1 starts it anyway; a smaller BENCH_EVENTS fits)",
+			seed.Events, need/1e9, replayBytesPerEvent/1e3, avail/1e9)
+	}
 	logf("read: pitboss replay --full --swap")
 	t0 := time.Now()
 	out, err := svc.command(ctx, "replay", "--full", "--swap", "--quiet")

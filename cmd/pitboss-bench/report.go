@@ -198,10 +198,14 @@ func markdown(rep Report) string {
 
 	if rr := rep.Read; rr != nil {
 		w("## Read side (%d generated events)\n\n", rr.Events)
-		w("Generated and copied in %s (copy %s, index build %s): %.0f events/s. "+
-			"`pitboss replay --full --swap`: %.1f s in all, %.0f events/s by its own count (read, apply, write the shadow), %.0f events/s over the whole command.\n\n",
-			rr.Seed.Took.Round(time.Second), rr.Seed.Copy.Round(time.Second), rr.Seed.Index.Round(time.Second), rr.SeedEventsPerS,
-			rr.Replay.Seconds, rr.Replay.EventsPerSec, rr.Replay.WallPerSec)
+		w("Generated and copied in %s (copy %s, index build %s): %.0f events/s. ",
+			rr.Seed.Took.Round(time.Second), rr.Seed.Copy.Round(time.Second), rr.Seed.Index.Round(time.Second), rr.SeedEventsPerS)
+		if rr.Replay.EventsPerSec > 0 {
+			w("`pitboss replay --full --swap`: %.1f s in all, %.0f events/s by its own count (read, apply, write the shadow), %.0f events/s over the whole command.\n\n",
+				rr.Replay.Seconds, rr.Replay.EventsPerSec, rr.Replay.WallPerSec)
+		} else {
+			w("`pitboss replay --full --swap` did not complete (see Failures), so no read-model query was timed.\n\n")
+		}
 		if len(rr.Sizes) > 0 {
 			names := make([]string, 0, len(rr.Sizes))
 			for n := range rr.Sizes {
