@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,13 +62,13 @@ func TestOpenAPIConformance(t *testing.T) {
 }
 
 type oaHarness struct {
-	t       *testing.T
-	ctx     context.Context
-	spec    *oaSpec
-	base    string
-	http    *http.Client
-	meter   *api.UsageMeter
-	breakRd atomic.Bool // makes the "switch" readiness check fail
+	t        *testing.T
+	ctx      context.Context
+	spec     *oaSpec
+	base     string
+	http     *http.Client
+	meter    *api.UsageMeter
+	notReady atomic.Bool // makes the "switch" readiness check fail
 
 	// receiver is the operator's callback and webhook receiver: /cb
 	// answers 200; /wh answers 500 (so its deliveries park), or, while
@@ -83,7 +82,8 @@ type oaHarness struct {
 	deliveries *postgres.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
-	keys       api.Keys
+
+	keys api.Keys // for bareSweep's server
 
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
@@ -175,7 +175,7 @@ func newOAHarness(t *testing.T) *oaHarness {
 			{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 1, 1) },
 				Optional: true},
 			{Name: "switch", Check: func(context.Context) error {
-				if h.breakRd.Load() {
+				if h.notReady.Load() {
 					return errors.New("switched off by the test")
 				}
 				return nil
@@ -560,9 +560,9 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/openapi.json", want: oaWant()})
 	do(oaReq{method: "GET", path: "/healthz", want: oaWant()})
 	do(oaReq{method: "GET", path: "/readyz", want: oaWant()})
-	h.breakRd.Store(true)
+	h.notReady.Store(true)
 	do(oaReq{method: "GET", path: "/readyz", want: oaWant(503), code: api.CodeUnavailable})
-	h.breakRd.Store(false)
+	h.notReady.Store(false)
 	do(oaReq{method: "GET", path: "/metrics", want: oaWant()})
 
 	// Admin: tiers, clients, keys.
@@ -925,7 +925,7 @@ func (h *oaHarness) session() {
 	launchOnly, _ := issue("acme", api.ScopeLaunch)
 	for _, op := range h.spec.operations() {
 		method, tmpl, _ := strings.Cut(op, " ")
-		path := oaPathParam.ReplaceAllString(tmpl, "x")
+		path := oaDocParam.ReplaceAllString(tmpl, "x")
 		o := h.spec.operation(op)
 		sec, _ := o["security"].([]any)
 		if len(sec) == 0 {
@@ -951,8 +951,6 @@ func (h *oaHarness) session() {
 	}
 }
 
-var oaPathParam = regexp.MustCompile(`\{[^}]+\}`)
-
 // bareSweep calls every operation of a server built with nothing but its
 // key store, as an API process without the optional stores is: the stores
 // it lacks answer 503 (or a panic is caught as 500), the admin API without
@@ -970,7 +968,7 @@ func (h *oaHarness) bareSweep(key string) {
 			st, _ := strconv.Atoi(code)
 			want = append(want, st)
 		}
-		r := oaReq{method: method, path: oaPathParam.ReplaceAllString(tmpl, "x"), want: want, base: srv.URL}
+		r := oaReq{method: method, path: oaDocParam.ReplaceAllString(tmpl, "x"), want: want, base: srv.URL}
 		if _, ok := o["requestBody"]; ok {
 			r.body = "{}"
 		}
