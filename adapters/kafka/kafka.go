@@ -6,6 +6,13 @@
 // wallet account land on one partition, in the order the relay sent them.
 // Delivery is at least once: consumers deduplicate by the event_id header (or
 // by stream_id + stream_version, which is unique in the event store).
+//
+// The relay publishes each batch as one Kafka transaction (BatchPublisher),
+// and every consumer built here reads committed records only
+// (read_committed): a batch the broker failed half-way is aborted and never
+// seen, so a stream's versions arrive in order, possibly repeated, never
+// reordered. Consumers outside Pitboss must set isolation.level to
+// read_committed too (docs/kafka-events.md).
 package kafka
 
 import (
@@ -46,6 +53,12 @@ var KafkaVersion = sarama.V4_0_0_0
 
 // clientID names our connections in the broker's logs and quotas.
 const clientID = "pitboss"
+
+// transactionTimeout is how long the broker lets a relay transaction stay
+// open before it aborts it. A relay that dies mid-transaction blocks
+// read_committed consumers of the partitions it wrote to until this passes
+// or until the next leader's producer starts (which aborts it at once).
+const transactionTimeout = 15 * time.Second
 
 // ErrMissingStreamID is returned when a message to be published has no
 // stream_id metadata: without a key it would land on a random partition and
@@ -107,12 +120,14 @@ func NewPublisher(brokers []string, logger *slog.Logger) (message.Publisher, err
 	return p, nil
 }
 
-// SaramaSubscriberConfig is the consumer configuration: start at the oldest
-// offset when the group has none yet (fromOldest) or at the newest.
+// SaramaSubscriberConfig is the consumer configuration: committed records
+// only (read_committed; see the package doc), starting at the oldest offset
+// when the group has none yet (fromOldest) or at the newest.
 func SaramaSubscriberConfig(fromOldest bool) *sarama.Config {
 	c := sarama.NewConfig()
 	c.ClientID = clientID
 	c.Version = KafkaVersion
+	c.Consumer.IsolationLevel = sarama.ReadCommitted
 	c.Consumer.Return.Errors = true
 	c.Consumer.Offsets.Initial = sarama.OffsetNewest
 	if fromOldest {

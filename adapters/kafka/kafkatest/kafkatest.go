@@ -63,8 +63,9 @@ type Record struct {
 	Headers   map[string]string
 }
 
-// Count is the number of records on topic (the sum of its partitions'
-// high-water marks).
+// Count is the sum of topic's partitions' high-water marks: the number of
+// records when nothing was published in a transaction; transaction markers
+// and aborted records count too.
 func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 	client, err := sarama.NewClient(brokers, config())
 	if err != nil {
@@ -89,12 +90,21 @@ func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 	return n, nil
 }
 
-// ReadUntil reads every partition of topic from the start until done,
+// ReadUntil reads the committed records (read_committed, as every Pitboss
+// consumer does) of every partition of topic from the start until done,
 // called with all records read so far after each new one, returns true, or
 // ctx ends (then it returns what it read and ctx's error). Records of one
 // partition keep their offset order in the result.
 func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]Record) bool) ([]Record, error) {
-	consumer, err := sarama.NewConsumer(brokers, config())
+	return ReadUntilIsolation(ctx, brokers, topic, sarama.ReadCommitted, done)
+}
+
+// ReadUntilIsolation is ReadUntil at the given isolation level;
+// sarama.ReadUncommitted also returns the records of aborted transactions.
+func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, level sarama.IsolationLevel, done func([]Record) bool) ([]Record, error) {
+	cfg := config()
+	cfg.Consumer.IsolationLevel = level
+	consumer, err := sarama.NewConsumer(brokers, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
