@@ -11,7 +11,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxBatch           = 64
+	DefaultMaxBatch           = 256
 	DefaultMaxInvalidAttempts = 3
 	DefaultGapTimeout         = time.Minute
 	DefaultRetryBackoff       = 50 * time.Millisecond
@@ -36,9 +36,8 @@ type Config struct {
 	// ConsumerGroup is Projection.ConsumerGroup() by default. Frozen once
 	// in use: a new group reads the topic again from its oldest offset.
 	ConsumerGroup string
-	// MaxBatch bounds the messages applied in one transaction. The
-	// subscriber has at most one message in flight per partition, so a
-	// batch holds at most one per partition this process owns.
+	// MaxBatch bounds the messages of one partition taken at once (and so
+	// the events of one transaction).
 	MaxBatch int
 	// MaxInvalidAttempts is how often an event that fails validation is
 	// tried before it goes to the dead-letter topic. An undecodable body
