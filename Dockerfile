@@ -5,12 +5,20 @@
 # Keep in step with the go directive in go.mod.
 ARG GO_VERSION=1.26.8
 
+# uPlot for the console's charts, at the version console/web's lock file pins
+# (scripts/ensure-console-assets.sh does the same outside Docker).
+FROM node:20-bookworm-slim AS console-assets
+WORKDIR /web
+COPY console/web/package.json console/web/package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
 ENV CGO_ENABLED=0
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
+COPY --from=console-assets /web/node_modules/uplot/dist/uPlot.iife.min.js /web/node_modules/uplot/dist/uPlot.min.css console/assets/vendor/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -ldflags="-s -w" -o /out/pitboss ./cmd/pitboss

@@ -17,7 +17,7 @@ ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 PKGS ?= ./...
 
-.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium vulncheck chaos bench
+.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets vulncheck chaos bench
 
 all: build
 
@@ -28,13 +28,18 @@ ensure-go:
 ensure-chromium:
 	bash $(SCRIPTS)/ensure-chromium.sh
 
+# uPlot for the console's charts, vendored from npm at the version the lock
+# file pins into the git-ignored console/assets/vendor/ (docs/console.md).
+ensure-console-assets:
+	bash $(SCRIPTS)/ensure-console-assets.sh
+
 infra:
 	bash $(SCRIPTS)/infra-up.sh
 
-build:
+build: ensure-console-assets
 	$(ENV) && go build -o bin/pitboss ./cmd/pitboss
 
-run: ensure-go infra build
+run: ensure-go ensure-console-assets infra build
 	bash $(SCRIPTS)/run.sh
 
 # Known vulnerabilities in our dependencies and the Go toolchain, fetched
@@ -48,7 +53,7 @@ vulncheck:
 	if [ "$$rc" -ne 0 ]; then echo "govulncheck could not run (exit $$rc; offline?)"; [ "$${GOVULNCHECK_STRICT:-0}" != 1 ] || exit 1; fi
 
 # Nothing is printed after go test, so its own summary lines end the output.
-test: ensure-go ensure-chromium infra vulncheck
+test: ensure-go ensure-chromium ensure-console-assets infra vulncheck
 	$(ENV) && go vet $(PKGS) && go test $(GO_TEST_FLAGS) $(PKGS)
 
 # The whole fault-injection suite (docs/reliability.md); `go test` runs its

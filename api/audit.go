@@ -42,8 +42,8 @@ func (s *Server) auditEvents(c echo.Context) error {
 		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the audit log is not configured on this server")
 	}
 	after := int64(0)
-	if vs, ok := c.QueryParams()["after"]; ok {
-		n, err := strconv.ParseInt(vs[0], 10, 64)
+	if v, ok := queryValue(c, "after"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 				Message: "after must be a non-negative integer (a ledger position)", Details: map[string]any{"field": "after"}}
@@ -51,8 +51,8 @@ func (s *Server) auditEvents(c echo.Context) error {
 		after = n
 	}
 	limit := DefaultAuditLimit
-	if vs, ok := c.QueryParams()["limit"]; ok {
-		n, err := strconv.Atoi(vs[0])
+	if v, ok := queryValue(c, "limit"); ok {
+		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxAuditLimit {
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 				Message: "limit must be an integer from 1 to " + strconv.Itoa(MaxAuditLimit), Details: map[string]any{"field": "limit"}}

@@ -137,8 +137,8 @@ func (s *Server) listGames(c echo.Context) error {
 
 // catalogQueryInt reads an optional integer query parameter from 1 to max.
 func catalogQueryInt(c echo.Context, name string, def, max int) (int, error) {
-	raw := c.QueryParam(name)
-	if raw == "" {
+	raw, ok := queryValue(c, name)
+	if !ok {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)

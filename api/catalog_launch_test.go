@@ -110,7 +110,7 @@ func TestLaunchRefusals(t *testing.T) {
 		field  string
 	}{
 		{"malformed JSON", c.key, `{"provider":"demo",`, 400, api.CodeInvalidJSON, ""},
-		{"not an object", c.key, `[1,2]`, 400, api.CodeInvalidRequest, ""},
+		{"not an object", c.key, `[1,2]`, 400, api.CodeInvalidJSON, ""},
 		{"empty body", c.key, ``, 400, api.CodeInvalidJSON, ""},
 		{"unknown field", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","bonus":1}`, 400, api.CodeInvalidRequest, "bonus"},
 		{"missing player_id", c.key, `{"provider":"demo","game_id":"demo-slot","currency":"EUR"}`, 400, api.CodeInvalidRequest, "player_id"},

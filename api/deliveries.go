@@ -133,8 +133,8 @@ func viewOfDelivery(d Delivery, withPayload bool) deliveryView {
 
 // deliveryQueryInt reads an optional positive integer query parameter.
 func deliveryQueryInt(c echo.Context, name string, def, max int) (int, error) {
-	raw := c.QueryParam(name)
-	if raw == "" {
+	raw, ok := queryValue(c, name)
+	if !ok {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -52,6 +53,9 @@ const (
 	// Read models (docs/read-models.md): the read model had not reached
 	// the min_position asked for within the wait.
 	CodeReadModelBehind = "READ_MODEL_BEHIND"
+	// min_position is past the event store's head: no event has it yet,
+	// so no wait can satisfy it (a position from a write never is).
+	CodePositionBeyondHead = "POSITION_BEYOND_HEAD"
 
 	// Key management and the admin API (docs/keys-and-admin.md).
 	CodeClientExists      = "CLIENT_EXISTS"
@@ -226,4 +230,59 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	_ = c.JSON(e.Status, body)
+}
+
+// routeMethods are the methods a route can be registered with; HEAD and
+// OPTIONS are only listed when a route has them.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace}
+
+// methodNotAllowed turns the route groups' 404 for a known path with
+// another method into 405 METHOD_NOT_ALLOWED with an Allow header. Echo
+// answers 405 itself outside groups, but a group with middleware registers
+// a catch-all not-found route ("/api/v1/*") that its router prefers to a
+// 405, so DELETE /api/v1/transactions would be 404. Only the router's own
+// echo.ErrNotFound is looked at (handlers answer *Error), and only after
+// the group's middleware ran: under /api/v1 an unauthenticated request is
+// still 401 first.
+func (s *Server) methodNotAllowed(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if err == nil || !errors.Is(err, echo.ErrNotFound) {
+			return err
+		}
+		allow := s.allowedMethods(c.Request())
+		if len(allow) == 0 {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+		return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Message: c.Request().Method + " is not allowed on this route; allowed: " + strings.Join(allow, ", "), Err: err}
+	}
+}
+
+// allowedMethods lists the methods with a real route (not a group's
+// not-found route) for the request's path.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	// Computed per call: this only runs on a 404, and routes other
+	// packages add to the Echo instance later are seen.
+	real := map[string]bool{}
+	for _, rt := range s.echo.Routes() {
+		if rt.Method != echo.RouteNotFound {
+			real[rt.Method+" "+rt.Path] = true
+		}
+	}
+	path := echo.GetPath(r)
+	var allow []string
+	for _, m := range routeMethods {
+		if m == r.Method {
+			continue
+		}
+		c := s.echo.NewContext(r, nil)
+		s.echo.Router().Find(m, path, c)
+		if real[m+" "+c.Path()] {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }

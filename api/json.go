@@ -57,14 +57,20 @@ func readBody(c echo.Context) ([]byte, error) {
 	return b, nil
 }
 
-// decodeJSON strictly decodes a JSON object into v: valid UTF-8, bounded
-// depth, no unknown fields, nothing after the object.
+// decodeJSON strictly decodes a JSON object into v: valid UTF-8, an object
+// (not null, an array or a scalar), bounded depth, no unknown fields,
+// nothing after the object.
 func decodeJSON(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body is empty; a JSON object is required")
 	}
 	if !utf8.Valid(b) {
 		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body is not valid UTF-8")
+	}
+	// Every body is an object: null, an array, a string or a number would
+	// decode into the zero request (a PATCH of null a silent no-op).
+	if trimmed := bytes.TrimLeft(b, " \t\r\n"); trimmed[0] != '{' {
+		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body must be a JSON object ({...})")
 	}
 	if d := depth(b); d > maxJSONDepth {
 		return apiError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("JSON nests deeper than %d levels", maxJSONDepth))

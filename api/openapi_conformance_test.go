@@ -189,6 +189,8 @@ func newOAHarness(t *testing.T) *oaHarness {
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
 		Audit: postgres.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
+			Details: postgres.NewConsole(pool)},
 	})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
@@ -697,7 +699,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=p1&currency=EUR", auth: walletOnly, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?currency=USD", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=not%20an%20id", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: secret, want: oaWant(401), code: api.CodeUnauthorized})
 
 	// Catalog.
@@ -839,7 +841,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/transactions?type=game_result", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/transactions?per_page=501", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/transactions?currency=XXY", auth: full, want: oaWant(400), code: api.CodeUnknownCurrency})
-	do(oaReq{method: "GET", path: "/api/v1/transactions?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/transactions", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=" + pos, auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game,currency", auth: full, want: oaWant()})
@@ -847,13 +849,13 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game", auth: full, want: oaWant(),
 		header: map[string]string{"Accept": "text/csv"}})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=week", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=999999999", auth: full, want: oaWant(503), code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=day&from=" + time.Now().UTC().AddDate(0, 0, -60).Format(time.DateOnly), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(503),
-		code: api.CodeReadModelBehind})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(400),
+		code: api.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
 
 	// Audit.
@@ -861,6 +863,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	h.consoleSession(full, walletOnly)
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
 	var parked string

@@ -179,8 +179,9 @@ func TestProviderWalletProtocol(t *testing.T) {
 			h.providerSecret), http.StatusNotFound, api.CodeNotFound, false)
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-2", "amount": "1", "player_id": "someone-else"}),
 			http.StatusConflict, api.CodePlayerMismatch, false)
-		// Echo answers a wrong method inside the group as an unknown route.
-		wantError(t, h.get("/provider/v1/wallet/bet", nil, slRequest{}), http.StatusNotFound, api.CodeNotFound, false)
+		// A wrong method on a wallet call is 405 (docs/errors.md), in the
+		// wallet's error shape.
+		wantError(t, h.get("/provider/v1/wallet/bet", nil, slRequest{}), http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, false)
 	})
 }
 

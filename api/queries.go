@@ -53,13 +53,26 @@ func (s *Server) queries() (*projections.Queries, error) {
 	return s.deps.Queries, nil
 }
 
+// queryValue is the one rule for query parameters (docs/errors.md): the
+// first value of name, and whether it was given. An empty value
+// (?player_id=) is the same as leaving the parameter out, for every
+// optional parameter of every route. A required parameter left out or
+// empty is a 400 naming it (requireField, as GET /api/v1/game/launch does).
+func queryValue(c echo.Context, name string) (string, bool) {
+	vs := c.QueryParams()[name]
+	if len(vs) == 0 || vs[0] == "" {
+		return "", false
+	}
+	return vs[0], true
+}
+
 // intParam reads an optional integer query parameter within [lo, hi].
 func intParam(c echo.Context, name string, def, lo, hi int) (int, error) {
-	vs, ok := c.QueryParams()[name]
+	v, ok := queryValue(c, name)
 	if !ok {
 		return def, nil
 	}
-	n, err := strconv.Atoi(vs[0])
+	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
 		return 0, queryParamError(name, "%s must be an integer from %d to %d", name, lo, hi)
 	}
@@ -68,11 +81,11 @@ func intParam(c echo.Context, name string, def, lo, hi int) (int, error) {
 
 // minPosition reads ?min_position=: a position from a write's answer.
 func minPosition(c echo.Context) (int64, error) {
-	vs, ok := c.QueryParams()["min_position"]
+	v, ok := queryValue(c, "min_position")
 	if !ok {
 		return 0, nil
 	}
-	n, err := strconv.ParseInt(vs[0], 10, 64)
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return 0, queryParamError("min_position", "min_position must be a non-negative integer (a ledger position)")
 	}
@@ -105,8 +118,8 @@ func (s *Server) ledgerPosition(c echo.Context) error {
 
 // idParam reads an optional identifier filter.
 func idParam(c echo.Context, name string) (string, error) {
-	v := c.QueryParam(name)
-	if _, ok := c.QueryParams()[name]; !ok {
+	v, ok := queryValue(c, name)
+	if !ok {
 		return "", nil
 	}
 	if err := domain.ValidateID(name, v); err != nil {
@@ -116,26 +129,26 @@ func idParam(c echo.Context, name string) (string, error) {
 }
 
 func enumParam[T ~string](c echo.Context, name string, allowed []T) (T, error) {
-	vs, ok := c.QueryParams()[name]
+	v, ok := queryValue(c, name)
 	if !ok {
 		return "", nil
 	}
-	if !slices.Contains(allowed, T(vs[0])) {
+	if !slices.Contains(allowed, T(v)) {
 		names := make([]string, len(allowed))
 		for i, a := range allowed {
 			names[i] = string(a)
 		}
 		return "", queryParamError(name, "%s must be one of %s", name, strings.Join(names, ", "))
 	}
-	return T(vs[0]), nil
+	return T(v), nil
 }
 
 func timeParam(c echo.Context, name string) (time.Time, error) {
-	vs, ok := c.QueryParams()[name]
+	v, ok := queryValue(c, name)
 	if !ok {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, vs[0])
+	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}, queryParamError(name, "%s must be an RFC 3339 time such as 2025-01-31T00:00:00Z", name)
 	}
@@ -218,8 +231,8 @@ func (s *Server) listTransactions(c echo.Context) error {
 	if f.Status, err = enumParam(c, "status", projections.Statuses); err != nil {
 		return err
 	}
-	if _, ok := c.QueryParams()["currency"]; ok {
-		cur, err := domain.ParseCurrency(c.QueryParam("currency"))
+	if v, ok := queryValue(c, "currency"); ok {
+		cur, err := domain.ParseCurrency(v)
 		if err != nil {
 			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency, Message: err.Error(),
 				Details: map[string]any{"field": "currency"}}
@@ -261,11 +274,11 @@ func (s *Server) listTransactions(c echo.Context) error {
 func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (projections.ReportQuery, error) {
 	q := projections.ReportQuery{ClientID: principal(c).ClientID}
 	day := func(name string, def time.Time) (time.Time, error) {
-		vs, ok := c.QueryParams()[name]
+		v, ok := queryValue(c, name)
 		if !ok {
 			return def, nil
 		}
-		t, err := time.Parse(time.DateOnly, vs[0])
+		t, err := time.Parse(time.DateOnly, v)
 		if err != nil {
 			return time.Time{}, queryParamError(name, "%s must be a UTC day such as 2025-01-31", name)
 		}
@@ -295,6 +308,9 @@ func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (p
 		names[i] = string(d)
 	}
 	for _, v := range c.QueryParams()["group_by"] {
+		if v == "" { // an empty value is the parameter left out
+			continue
+		}
 		for _, g := range strings.Split(v, ",") {
 			d := projections.Dimension(strings.TrimSpace(g))
 			if !slices.Contains(allowed, d) {
@@ -518,8 +534,14 @@ func (s *Server) commissionReport(c echo.Context) error {
 	return ok(c, items)
 }
 
-// errBehind is how a *projections.BehindError is answered (errors.go).
+// behindError is how a *projections.BehindError (503, retryable) and a
+// *projections.BeyondHeadError (400, final) are answered (errors.go).
 func behindError(err error) (*Error, bool) {
+	var bh *projections.BeyondHeadError
+	if errors.As(err, &bh) {
+		return &Error{Status: http.StatusBadRequest, Code: CodePositionBeyondHead, Message: bh.Error(),
+			Details: map[string]any{"field": "min_position", "min_position": bh.Want, "head": bh.Head}}, true
+	}
 	var be *projections.BehindError
 	if !errors.As(err, &be) {
 		return nil, false

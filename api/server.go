@@ -100,6 +100,8 @@ type Deps struct {
 	// Audit pages the event log for auditors (GET /api/v1/audit/events);
 	// without it that route answers 503.
 	Audit AuditLog
+	// Console serves the console's own routes (docs/console.md).
+	Console ConsoleDeps
 
 	// Admin are the stores of the admin API (docs/keys-and-admin.md).
 	Admin AdminDeps
@@ -137,7 +139,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.requestIDMiddleware, s.metricsMiddleware, s.recoverMiddleware, s.logMiddleware)
+	e.Use(s.requestIDMiddleware, s.metricsMiddleware, s.recoverMiddleware, s.logMiddleware, s.methodNotAllowed)
 
 	v1 := e.Group("/api/v1", s.authMiddleware, s.usageMiddleware, s.rateLimitMiddleware)
 	v1.GET("/usage", s.clientUsage)
@@ -148,6 +150,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerDeliveryRoutes(v1)
 	s.registerQueryRoutes(v1)
 	s.registerAuditRoutes(v1)
+	s.registerConsoleRoutes(e, v1)
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
 	p.POST("/balance", s.providerBalance)

@@ -61,6 +61,10 @@ type signedLaunchAnswer struct {
 	Error     string `json:"error,omitempty"`
 	Code      string `json:"code,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+	// Details are the error's structured details (docs/signed-launch.md):
+	// server_time on TIMESTAMP_OUT_OF_RANGE, ip on IP_NOT_ALLOWED,
+	// parameter on a bad parameter, ...
+	Details map[string]any `json:"details,omitempty"`
 }
 
 func (s *Server) signedLaunch(c echo.Context) error {
@@ -192,10 +196,11 @@ func (s *Server) checkSignature(q url.Values, client LaunchClient) error {
 		return apiError(http.StatusUnauthorized, CodeInvalidSignature,
 			"sig does not match: HMAC-SHA256 of api_key|user_id|game_uid|balance|ts with the client secret, lowercase hex")
 	}
-	if !withinWindow(ts, s.deps.Clock.Now()) {
+	if now := s.deps.Clock.Now(); !withinWindow(ts, now) {
+		// server_time (Unix seconds) lets the client see its clock skew.
 		return &Error{Status: http.StatusUnauthorized, Code: CodeTimestampOutOfRange,
 			Message: fmt.Sprintf("ts is more than %d seconds away from the server time", int(LaunchWindow/time.Second)),
-			Details: map[string]any{"server_time": s.deps.Clock.Now().Unix()}}
+			Details: map[string]any{"server_time": now.Unix()}}
 	}
 	return nil
 }
@@ -463,7 +468,7 @@ func (s *Server) launchFailed(c echo.Context, err error, redirect bool) error {
 		return htmlPage(c, e.Status, pageData{Title: "The game could not be started", Text: e.Message,
 			RequestID: rid})
 	}
-	return c.JSON(e.Status, signedLaunchAnswer{OK: false, Error: e.Message, Code: e.Code, RequestID: rid})
+	return c.JSON(e.Status, signedLaunchAnswer{OK: false, Error: e.Message, Code: e.Code, RequestID: rid, Details: e.Details})
 }
 
 // pageData fills the one small page the player may see: a launch error or

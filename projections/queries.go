@@ -161,6 +161,17 @@ func (e *BehindError) Error() string {
 	return fmt.Sprintf("the %s read model is at position %d, not yet at %d", e.Source, e.Have, e.Want)
 }
 
+// BeyondHeadError says a caller asked for a position past the event store's
+// head: no event has it yet, so waiting cannot help (a position from a
+// write's answer is always at or below the head).
+type BeyondHeadError struct {
+	Want, Head int64
+}
+
+func (e *BeyondHeadError) Error() string {
+	return fmt.Sprintf("position %d is beyond the ledger's head %d: no event has it yet", e.Want, e.Head)
+}
+
 // Defaults of Queries.
 const (
 	DefaultMaxWait      = 5 * time.Second
@@ -170,7 +181,8 @@ const (
 // Queries answers reads from the read models. Each answer comes with the
 // position it reflects at least; a caller that passes a minimum position
 // (one it got from a write) waits until the read model has reached it, up
-// to MaxWait, and otherwise gets a *BehindError.
+// to MaxWait, and otherwise gets a *BehindError; a minimum beyond the
+// ledger's head (when Ledger is set) is a *BeyondHeadError at once.
 type Queries struct {
 	Transactions TransactionReader
 	Reports      ReportReader
@@ -257,6 +269,18 @@ func (q *Queries) wait(ctx context.Context, source string, minPosition int64, re
 	pos, err := read(ctx)
 	if err != nil || pos >= minPosition {
 		return pos, err
+	}
+	// Behind: worth waiting only for a position the event store has. The
+	// head is read after the read model's position, so a position just
+	// committed (and not yet applied) is at or below it.
+	if q.Ledger != nil {
+		head, _, err := q.Ledger.Head(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("read the ledger head: %w", err)
+		}
+		if minPosition > head {
+			return 0, &BeyondHeadError{Want: minPosition, Head: head}
+		}
 	}
 	deadline := time.NewTimer(maxWait)
 	defer deadline.Stop()

@@ -19,5 +19,6 @@ echo "[run] $BIN migrate" >&2
 "$BIN" migrate
 echo "[run] $BIN sandbox" >&2
 "$BIN" sandbox
+echo "[run] console: ${PITBOSS_PUBLIC_URL:-http://127.0.0.1:8080}/console/ (sign in with the sandbox key above, or PITBOSS_ADMIN_TOKEN)" >&2
 echo "[run] exec $BIN serve" >&2
 exec "$BIN" serve "$@"

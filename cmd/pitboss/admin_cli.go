@@ -109,7 +109,11 @@ func toCLIClient(c api.Client) cliClient {
 func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, clientUsage)
-		return errors.New("client: no subcommand given")
+		return &exitError{exitUsage, errors.New("client: no subcommand given")}
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(out, clientUsage)
+		return flag.ErrHelp
 	}
 	fs := flag.NewFlagSet("client "+args[0], flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -126,7 +130,7 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 	fs.Var(&currency, "default-currency", "signed launch: currency when a launch names none")
 	page := fs.Int("page", 1, "page (list)")
 	perPage := fs.Int("per-page", 50, "clients per page (list)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], out, out); err != nil {
 		return err
 	}
 	pool, gw, err := adminStores(ctx, cfg)
@@ -366,7 +370,11 @@ func expiry(in time.Duration, at string, now time.Time) (*time.Time, error) {
 func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, keyUsage)
-		return errors.New("key: no subcommand given")
+		return &exitError{exitUsage, errors.New("key: no subcommand given")}
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(out, keyUsage)
+		return flag.ErrHelp
 	}
 	fs := flag.NewFlagSet("key "+args[0], flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -378,7 +386,7 @@ func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) e
 	expiresIn := fs.Duration("expires-in", 0, "the key expires after this long")
 	expiresAt := fs.String("expires-at", "", "the key expires at this RFC 3339 time")
 	grace := fs.Duration("grace", api.DefaultRotationGrace, "rotate: how long the old key keeps working")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], out, out); err != nil {
 		return err
 	}
 	if err := domain.ValidateID("--client", *clientID); err != nil {

@@ -27,11 +27,8 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	toT := fs.String("to", "", "... and before this RFC 3339 time (exclusive)")
 	output := fs.String("output", "-", "file to write; - for standard output")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("export: unexpected arguments %q", fs.Args())
 	}
 	rng := postgres.ExportRange{FromPosition: *fromPos, ToPosition: *toPos}
 	for _, t := range []struct {

@@ -8,7 +8,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,28 +31,30 @@ commands:
   export    write events as NDJSON with their bodies and hashes; --from-position/--to-position
             or --from/--to (RFC 3339), --output FILE
 
+pitboss <command> --help shows a command's flags (exit 0); an unknown flag exits 2.
 configuration comes from PITBOSS_* environment variables (see README.md).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	if code := exitStatus(err); code != 0 {
 		fmt.Fprintln(os.Stderr, "pitboss:", err)
-		code := 1
-		var ec interface{ ExitCode() int }
-		if errors.As(err, &ec) {
-			code = ec.ExitCode()
-		}
 		os.Exit(code)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run dispatches to a subcommand. Every subcommand parses its flags first
+// (parseFlags): --help prints its usage and runs nothing.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
-		return fmt.Errorf("no command given")
+		fmt.Fprint(stderr, usage)
+		return &exitError{exitUsage, errors.New("no command given")}
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, usage)
+		return flag.ErrHelp
 	}
 	cfg, err := loadConfig()
 	if err != nil {
@@ -60,25 +64,22 @@ func run(ctx context.Context, args []string) error {
 	case "serve":
 		return serve(ctx, cfg, args[1:])
 	case "migrate":
-		return migrate(ctx, cfg)
+		return migrate(ctx, cfg, args[1:], stdout, stderr)
 	case "sandbox":
-		return sandbox(ctx, cfg, os.Stdout)
+		return sandbox(ctx, cfg, args[1:], stdout, stderr)
 	case "verify":
-		return verify(ctx, cfg, args[1:], os.Stdout, os.Stderr)
+		return verify(ctx, cfg, args[1:], stdout, stderr)
 	case "export":
-		return export(ctx, cfg, args[1:], os.Stdout, os.Stderr)
+		return export(ctx, cfg, args[1:], stdout, stderr)
 	case "client":
-		return clientCommand(ctx, cfg, args[1:], os.Stdout)
+		return clientCommand(ctx, cfg, args[1:], stdout)
 	case "key":
-		return keyCommand(ctx, cfg, args[1:], os.Stdout)
+		return keyCommand(ctx, cfg, args[1:], stdout)
 	case "replay":
-		return replay(ctx, cfg, args[1:], os.Stdout, os.Stderr)
+		return replay(ctx, cfg, args[1:], stdout, stderr)
 	case "seed-events": // hidden: fills an empty event store for benchmarks
-		return seedEvents(ctx, cfg, args[1:], os.Stdout)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-		return nil
+		return seedEvents(ctx, cfg, args[1:], stdout, stderr)
 	}
-	fmt.Fprint(os.Stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	fmt.Fprint(stderr, usage)
+	return &exitError{exitUsage, fmt.Errorf("unknown command %q", args[0])}
 }

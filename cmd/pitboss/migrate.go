@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
-func migrate(ctx context.Context, cfg config) error {
+func migrate(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
+	if err := parseFlags(flag.NewFlagSet("migrate", flag.ContinueOnError), args, stdout, stderr); err != nil {
+		return err
+	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -18,10 +23,10 @@ func migrate(ctx context.Context, cfg config) error {
 		return err
 	}
 	if len(applied) == 0 {
-		fmt.Println("migrations: up to date")
+		fmt.Fprintln(stdout, "migrations: up to date")
 	}
 	for _, a := range applied {
-		fmt.Println("migrations: applied", a)
+		fmt.Fprintln(stdout, "migrations: applied", a)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		"differences then include the projectors' lag")
 	examples := fs.Int("diffs", 10, "differences listed per table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
@@ -112,13 +112,13 @@ func (b *progressBar) update(p postgres.ReplayProgress) {
 
 // seedEvents is the hidden `pitboss seed-events`: it fills an empty event
 // store with a generated ledger for benchmarks (see postgres.SeedEvents).
-func seedEvents(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed-events", flag.ContinueOnError)
 	n := fs.Int("events", 1_000_000, "events to generate")
 	clients := fs.Int("clients", 3, "clients")
 	players := fs.Int("players", 2000, "players per client")
 	seed := fs.Uint64("seed", 1, "random seed")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -25,7 +26,10 @@ const (
 // demo provider exist, then prints how to call the service. The key is kept
 // in the data folder (mode 0600) so a second `make run` can print it again:
 // the database only holds its hash.
-func sandbox(ctx context.Context, cfg config, out io.Writer) error {
+func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writer) error {
+	if err := parseFlags(flag.NewFlagSet("sandbox", flag.ContinueOnError), args, out, stderr); err != nil {
+		return err
+	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func parseRoles(s string) ([]string, error) {
 func serve(ctx context.Context, cfg config, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	rolesFlag := fs.String("roles", strings.Join(allRoles, ","), "comma-separated roles to run: "+strings.Join(allRoles, ", "))
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	roles, err := parseRoles(*rolesFlag)
@@ -82,7 +83,8 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
 			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
-		// The batching publisher: one round trip per relay batch, not per
+		// The batching publisher: one Kafka transaction per relay batch
+		// (all or nothing, docs/kafka-events.md), not one round trip per
 		// event (make bench, 64 concurrent wallet calls: 1,230-1,290
 		// calls/s against 710-820 with NewPublisher, whose per-message
 		// acknowledgements also starve the rest of the process).
@@ -176,6 +178,8 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
 		Audit: postgres.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
+			Details: postgres.NewConsole(pool)},
 	})
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

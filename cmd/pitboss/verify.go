@@ -62,8 +62,8 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	batch := fs.Int("batch", 2000, "events read per round trip")
 	var anchors anchorFlags
 	fs.Var(&anchors, "anchor", "POSITION:HASH recorded earlier (a head hash); repeatable; the hash must still be there")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{exitVerifyError, err}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err // a usage error is exit 2 (exitVerifyError), help 0
 	}
 	if fs.NArg() > 0 || *examples < 1 || *batch < 1 || *batch > 100_000 {
 		return &exitError{exitVerifyError, fmt.Errorf("verify: unexpected arguments %q (or --examples/--batch out of range)", fs.Args())}

@@ -1,0 +1,476 @@
+// Pitboss console: plain ES module, no framework. Every number a person
+// reads comes from the server as exact decimal text; charts convert to
+// Number only to draw. The secret stays in sessionStorage (this tab only)
+// and goes out only as Authorization: Bearer to this same origin.
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const store = window.sessionStorage;
+const PAGES = {
+  overview: 'reports:read',
+  transactions: 'transactions:read',
+  reports: 'reports:read',
+  deliveries: 'deliveries:read',
+  audit: 'audit:read',
+};
+const ORDER = Object.keys(PAGES);
+const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
+
+let me = null;
+
+// ---- DOM helpers (text only: data never becomes markup) ----
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const k of kids.flat()) {
+    if (k == null) continue;
+    e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+  return e;
+}
+const text = (v) => (v == null || v === '' ? '—' : String(v));
+function table(headers, rows, numeric = []) {
+  return el('div', { class: 'scroll' }, el('table', {},
+    el('thead', {}, el('tr', {}, headers.map((h, i) => el('th', { scope: 'col', class: numeric.includes(i) ? 'num' : null, text: h })))),
+    el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c, i) => el('td', { class: numeric.includes(i) ? 'num' : null }, c instanceof Node ? c : text(c))))))));
+}
+function setBusy(on) { document.body.dataset.busy = on ? 'yes' : 'no'; }
+
+// ---- JSON with exact decimals ----
+let sourceAccess = false;
+JSON.parse('[1]', function (k, v, ctx) { if (ctx && 'source' in ctx) sourceAccess = true; return v; });
+function parseExact(s) {
+  if (sourceAccess) {
+    return JSON.parse(s, (k, v, ctx) => (typeof v === 'number' && ctx && /[.eE]/.test(ctx.source) ? ctx.source : v));
+  }
+  return JSON.parse(s.replace(/("[A-Za-z_]+"\s*:\s*)(-?\d+\.\d+)(?=\s*[,}\]])/g, '$1"$2"'));
+}
+
+// ---- API ----
+class APIError extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+async function call(path, { method = 'GET', secret = store.getItem('pitboss.secret'), body, accept } = {}) {
+  const headers = { Authorization: 'Bearer ' + secret };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (accept) headers.Accept = accept;
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  if (accept === 'text/csv' && res.ok) return res;
+  const raw = await res.text();
+  let json = null;
+  try { json = parseExact(raw); } catch { /* not JSON */ }
+  if (!res.ok || !json || json.success === false) {
+    const e = json && json.error ? json.error : { code: 'HTTP_' + res.status, message: raw.slice(0, 200) || res.statusText };
+    throw new APIError(res.status, e.code, e.message);
+  }
+  return json;
+}
+function errorText(e) { return e instanceof APIError ? `${e.message} (${e.code}, HTTP ${e.status})` : String(e.message || e); }
+
+function download(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// ---- Labels readable without colour ----
+const STATUS = {
+  settled: '✔ settled', pending: '… pending', rolled_back: '↺ rolled back', failed: '✖ failed',
+  succeeded: '✔ succeeded', queued: '⋯ queued', parked: '✖ parked',
+};
+const badge = (s) => el('span', { class: 'badge s-' + s, text: STATUS[s] || s });
+
+// ---- Sign-in ----
+async function signIn(secret) {
+  $('#signin-error').textContent = '';
+  try {
+    const r = await call('/api/v1/me', { secret });
+    store.setItem('pitboss.secret', secret);
+    store.setItem('pitboss.mode', 'key');
+    return start(r.data);
+  } catch (e) {
+    if (!(e instanceof APIError) || e.status !== 401) { $('#signin-error').textContent = errorText(e); return; }
+  }
+  try {
+    const r = await call('/admin/v1/clients?per_page=200', { secret });
+    const sel = $('#client');
+    sel.replaceChildren(...r.data.map((c) => el('option', { value: c.id, text: `${c.name} (${c.id}, ${c.environment})` })));
+    store.setItem('pitboss.admin', secret);
+    $('#signin-form').hidden = true;
+    $('#client-form').hidden = false;
+    document.body.dataset.state = 'pick-client';
+    sel.focus();
+  } catch (e) {
+    $('#signin-error').textContent = e instanceof APIError && e.status === 401
+      ? 'Neither an API key nor the admin token: ' + errorText(e) : errorText(e);
+  }
+}
+
+async function actAsClient(clientID) {
+  const admin = store.getItem('pitboss.admin');
+  $('#signin-error').textContent = '';
+  try {
+    const expires = new Date(Date.now() + 3600 * 1000).toISOString();
+    const r = await call(`/admin/v1/clients/${encodeURIComponent(clientID)}/keys`, {
+      method: 'POST', secret: admin, body: { scopes: ADMIN_SCOPES, label: 'console (admin session)', expires_at: expires },
+    });
+    store.setItem('pitboss.secret', r.data.key);
+    store.setItem('pitboss.mode', 'admin');
+    store.setItem('pitboss.keyid', r.data.id);
+    store.setItem('pitboss.client', clientID);
+    const m = await call('/api/v1/me');
+    start(m.data);
+  } catch (e) {
+    $('#signin-error').textContent = errorText(e);
+  }
+}
+
+async function signOut() {
+  const admin = store.getItem('pitboss.admin');
+  const keyID = store.getItem('pitboss.keyid');
+  const client = store.getItem('pitboss.client');
+  if (admin && keyID && client) {
+    try {
+      await call(`/admin/v1/clients/${encodeURIComponent(client)}/keys/${encodeURIComponent(keyID)}/revoke`, { method: 'POST', secret: admin });
+    } catch { /* the key expires within the hour anyway */ }
+  }
+  store.clear();
+  me = null;
+  history.replaceState(null, '', location.pathname);
+  for (const s of document.querySelectorAll('.page')) { s.hidden = true; delete s.dataset.loaded; }
+  for (const id of ['#overview', '#audit', '#tx-table tbody', '#del-table tbody', '#rep-table thead', '#rep-table tbody', '#tx-detail-body']) $(id).replaceChildren();
+  drawChart(null);
+  $('#tx-detail').hidden = true;
+  $('#tabs').hidden = true;
+  $('#signout').hidden = true;
+  $('#who').textContent = 'Signed out.';
+  $('#signin-form').reset();
+  $('#signin-form').hidden = false;
+  $('#client-form').hidden = true;
+  $('#signin').hidden = false;
+  document.body.dataset.state = 'signin';
+  delete document.body.dataset.page;
+  $('#secret').focus();
+}
+
+function start(who) {
+  me = who;
+  const admin = store.getItem('pitboss.mode') === 'admin' ? ' · acting as admin' : '';
+  $('#who').textContent = `Client ${who.client_id} · ${who.environment} · key ${who.key_id}${admin}`;
+  $('#signin').hidden = true;
+  $('#signout').hidden = false;
+  $('#tabs').hidden = false;
+  for (const a of document.querySelectorAll('#tabs a')) {
+    a.parentElement.hidden = !who.scopes.includes(PAGES[a.dataset.page]);
+  }
+  document.body.dataset.state = 'ready';
+  route();
+}
+
+const can = (scope) => me && me.scopes.includes(scope);
+
+// ---- Router ----
+function route() {
+  if (!me) return;
+  let page = location.hash.slice(1) || ORDER.find((p) => can(PAGES[p])) || 'overview';
+  if (!PAGES[page]) page = 'overview';
+  for (const s of document.querySelectorAll('.page')) s.hidden = true;
+  for (const a of document.querySelectorAll('#tabs a')) {
+    if (a.dataset.page === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  document.body.dataset.page = page;
+  if (!can(PAGES[page])) { $('#denied').hidden = false; return; }
+  $('#page-' + page).hidden = false;
+  LOADERS[page]();
+}
+
+async function loaded(section, fn) {
+  setBusy(true);
+  const s = $('#page-' + section);
+  try { await fn(); s.dataset.loaded = String(Number(s.dataset.loaded || 0) + 1); } finally { setBusy(false); }
+}
+
+// ---- Overview ----
+async function loadOverview() {
+  await loaded('overview', async () => {
+    const box = $('#overview');
+    let d;
+    try { d = (await call('/api/v1/console/overview')).data; } catch (e) { box.replaceChildren(el('p', { class: 'error', role: 'alert', text: errorText(e) })); return; }
+    const parts = [];
+    parts.push(el('h3', { text: `Today (${d.day}, UTC)` }));
+    parts.push(d.today.length ? el('div', { class: 'cards', id: 'today' }, d.today.map((t) => el('dl', { class: 'card', dataset: { currency: t.currency } },
+      el('dt', { text: 'Currency' }), el('dd', { text: t.currency }),
+      el('dt', { text: 'Bets' }), el('dd', { class: 'num', dataset: { field: 'bets' }, text: t.bets }),
+      el('dt', { text: 'Wins' }), el('dd', { class: 'num', dataset: { field: 'wins' }, text: t.wins }),
+      el('dt', { text: 'GGR' }), el('dd', { class: 'num', dataset: { field: 'ggr' }, text: t.ggr }),
+      el('dt', { text: 'Rounds / players' }), el('dd', { class: 'num', text: `${t.rounds} / ${t.players}` }))))
+      : el('p', { id: 'today', text: 'No bets or wins yet today.' }));
+    parts.push(el('h3', { text: 'Balances (client wallets)' }));
+    parts.push(d.balances == null ? el('p', { text: 'Needs the wallet:read scope.' })
+      : d.balances.length ? table(['Currency', 'Balance'], d.balances.map((b) => [b.currency, b.balance]), [1])
+        : el('p', { text: 'No wallets yet.' }));
+    parts.push(el('h3', { text: 'Relay and projection lag' }));
+    if (d.lag) {
+      const state = (n) => (n === 0 ? '✔ caught up' : `⚠ ${n} events behind`);
+      parts.push(el('p', { text: `Event store head: position ${d.lag.head}` }));
+      parts.push(table(['Part', 'Name', 'Position', 'State', 'Oldest waiting (s)'], [
+        ...d.lag.relays.map((r) => ['relay', r.name, r.position, state(r.behind_events), r.lag_seconds]),
+        ...d.lag.projections.map((p) => ['projection', p.name, p.position, state(p.behind_events), p.lag_seconds]),
+      ], [2, 4]));
+    } else parts.push(el('p', { text: 'Lag is not available on this server.' }));
+    parts.push(el('h3', { text: 'Recent failed deliveries' }));
+    if (d.failed_deliveries == null) parts.push(el('p', { text: 'Needs the deliveries:read scope.' }));
+    else if (!d.failed_deliveries.length) parts.push(el('p', { text: '✔ No parked deliveries.' }));
+    else {
+      parts.push(el('p', {}, `${d.failed_deliveries_total} parked in all. `, el('a', { href: '#deliveries', text: 'Open the delivery log' })));
+      parts.push(table(['Created (UTC)', 'Target', 'Event', 'Status', 'Last error'], d.failed_deliveries.map((x) =>
+        [x.created_at, x.target, x.event_type, badge(x.status), x.last_error || (x.last_status_code ? 'HTTP ' + x.last_status_code : '')])));
+    }
+    box.replaceChildren(...parts);
+  });
+}
+
+// ---- Transactions ----
+const tx = { page: 1, total: 0, perPage: 50 };
+function txQuery() {
+  const f = new FormData($('#tx-filter'));
+  const q = new URLSearchParams({ page: String(tx.page), per_page: f.get('per_page') || '50' });
+  for (const k of ['player_id', 'type', 'status', 'provider', 'game']) { const v = String(f.get(k) || '').trim(); if (v) q.set(k, v); }
+  const cur = String(f.get('currency') || '').trim().toUpperCase();
+  if (cur) q.set('currency', cur);
+  for (const k of ['from', 'to']) { const v = String(f.get(k) || ''); if (v) q.set(k, (v.length === 16 ? v + ':00' : v) + 'Z'); }
+  tx.perPage = Number(q.get('per_page'));
+  return q;
+}
+async function loadTransactions() {
+  await loaded('transactions', async () => {
+    const body = $('#tx-table tbody');
+    let r;
+    try { r = await call('/api/v1/transactions?' + txQuery()); } catch (e) { $('#tx-status').textContent = errorText(e); body.replaceChildren(); return; }
+    tx.total = r.pagination.total;
+    const pages = Math.max(1, Math.ceil(tx.total / tx.perPage));
+    $('#tx-status').textContent = `${r.pagination.total_exact ? '' : 'at least '}${tx.total} transactions`;
+    $('#tx-page').textContent = `Page ${tx.page} of ${r.pagination.total_exact ? pages : 'at least ' + pages}`;
+    $('#tx-prev').disabled = tx.page <= 1;
+    $('#tx-next').disabled = r.data.length < tx.perPage;
+    body.replaceChildren(...r.data.map((t) => el('tr', { dataset: { id: t.id, type: t.type } },
+      el('td', { text: t.created_at.replace('T', ' ').replace('Z', '') }), el('td', { text: t.type }), el('td', {}, badge(t.status)),
+      el('td', { class: 'num', text: t.amount }), el('td', { text: t.currency }), el('td', { text: text(t.player_id) }),
+      el('td', { text: text(t.provider) }), el('td', { text: text(t.game) }), el('td', { text: text(t.round_id) }),
+      el('td', {}, el('button', { type: 'button', class: 'link', 'aria-label': `Open ${t.type} ${t.id}`, onclick: () => openTx(t.id), text: 'Open' })))));
+  });
+}
+async function openTx(id) {
+  const box = $('#tx-detail');
+  const out = $('#tx-detail-body');
+  box.hidden = false;
+  out.replaceChildren(el('p', { text: 'Loading…' }));
+  try {
+    const t = (await call('/api/v1/transactions/' + encodeURIComponent(id))).data;
+    const fields = ['id', 'type', 'status', 'amount', 'currency', 'created_at', 'player_id', 'provider', 'game', 'round_id',
+      'external_id', 'reference_id', 'balance_after', 'promo', 'position'];
+    out.replaceChildren(
+      el('dl', { class: 'fields' }, fields.map((f) => [el('dt', { text: f }), el('dd', {}, f === 'status' ? badge(t.status) : text(t[f]))])),
+      el('h4', { text: `Ledger events (${t.events.length})` }),
+      el('ol', { class: 'events' }, t.events.map((e) => el('li', { dataset: { hash: e.hash } },
+        el('p', {}, el('strong', { text: `#${e.position} ${e.type}` }), ` on ${e.stream_id} v${e.stream_version} at ${e.occurred_at}`),
+        el('p', { class: 'hash' }, 'hash ', el('code', { text: e.hash })),
+        el('p', { class: 'hash' }, 'prev ', el('code', { text: e.prev_hash })),
+        el('details', {}, el('summary', { text: 'Stored body (the bytes the hash covers)' }), el('pre', { text: e.body }))))));
+    box.dataset.id = id;
+    box.focus();
+  } catch (e) {
+    out.replaceChildren(el('p', { class: 'error', role: 'alert', text: errorText(e) }));
+  }
+}
+
+// ---- Reports ----
+let chart = null;
+const DIM_LABEL = { day: 'day', month: 'month', provider: 'provider', game: 'game', currency: 'currency' };
+function reportURL() {
+  const f = new FormData($('#rep-form'));
+  const report = f.get('report');
+  const g = f.get('group_by');
+  const q = new URLSearchParams({ group_by: g === 'game' && report === 'ggr' ? 'provider,game,currency' : g + ',currency' });
+  for (const k of ['from', 'to']) { const v = String(f.get(k) || ''); if (v) q.set(k, v); }
+  return { path: `/api/v1/reports/${report}?${q}`, report, group: g, from: q.get('from') || 'last-30-days', to: q.get('to') || 'today' };
+}
+async function loadReports() {
+  await loaded('reports', async () => {
+    const { path, report, group } = reportURL();
+    const status = $('#rep-status');
+    let rows;
+    try { rows = (await call(path)).data; } catch (e) { status.textContent = errorText(e); $('#rep-table thead').replaceChildren(); $('#rep-table tbody').replaceChildren(); drawChart(null); return; }
+    const cols = rows.length ? Object.keys(rows[0]) : [];
+    $('#rep-table thead').replaceChildren(el('tr', {}, cols.map((c) => el('th', { scope: 'col', text: c }))));
+    $('#rep-table tbody').replaceChildren(...rows.map((r) => el('tr', {}, cols.map((c) => el('td', { class: typeof r[c] === 'string' && /^-?\d+(\.\d+)?$/.test(r[c]) || typeof r[c] === 'number' ? 'num' : null, text: text(r[c]) })))));
+    status.textContent = `${rows.length} rows · ${report.toUpperCase()} by ${DIM_LABEL[group]}`;
+    drawChart({ rows, report, group });
+  });
+}
+function drawChart(spec) {
+  const box = $('#rep-chart');
+  if (chart) { chart.destroy(); chart = null; }
+  box.replaceChildren();
+  if (!spec || !spec.rows.length) return;
+  if (typeof window.uPlot !== 'function') {
+    box.append(el('p', { class: 'notice', id: 'no-charts', text: 'Charts are unavailable: uPlot was not vendored into this build (scripts/ensure-console-assets.sh). The table below has every number.' }));
+    return;
+  }
+  const metric = spec.report === 'ggr' ? 'ggr' : 'commission';
+  const key = spec.group === 'day' ? 'day' : spec.group === 'currency' ? 'currency' : spec.group === 'game' ? 'game' : spec.group === 'provider' ? 'provider' : 'month';
+  const rowKey = (r) => r[key] ?? r.month ?? '';
+  const xs = [...new Set(spec.rows.map(rowKey))].sort();
+  const curs = [...new Set(spec.rows.map((r) => r.currency))].sort();
+  const idx = new Map(xs.map((x, i) => [x, i]));
+  const series = curs.map((c) => { const ys = xs.map(() => null); for (const r of spec.rows) if (r.currency === c) ys[idx.get(rowKey(r))] = (ys[idx.get(rowKey(r))] || 0) + Number(r[metric]); return ys; });
+  const isTime = key === 'day' || key === 'month';
+  const xData = isTime ? xs.map((d) => Date.parse(d + (d.length === 7 ? '-01' : '') + 'T00:00:00Z') / 1000) : xs.map((_, i) => i);
+  const dashes = [[], [6, 3], [2, 2], [10, 4, 2, 4]];
+  const opts = {
+    title: `${metric.toUpperCase()} by ${key} (per currency)`,
+    width: Math.min(900, box.clientWidth || 800), height: 300,
+    // A single point would stretch the time axis over years: pad it by days.
+    scales: { x: xData.length === 1 ? { time: isTime, range: () => [xData[0] - (isTime ? 3 * 86400 : 1), xData[0] + (isTime ? 3 * 86400 : 1)] } : { time: isTime } },
+    axes: [isTime ? {} : { values: (u, ticks) => ticks.map((t) => xs[t] ?? '') }, {}],
+    series: [{ label: key }, ...curs.map((c, i) => ({
+      label: `${metric} ${c}`, stroke: ['#1b4f8a', '#8a3b1b', '#2f6b2f', '#5b2f6b'][i % 4], width: 2, dash: dashes[i % 4],
+      points: { show: true, size: 7 },
+      paths: isTime ? undefined : uPlot.paths.bars({ size: [0.6, 60] }), fill: isTime ? undefined : 'rgba(27,79,138,0.15)',
+    }))],
+  };
+  chart = new uPlot(opts, [xData, ...series], box);
+}
+async function downloadCSV() {
+  const { path, report, from, to } = reportURL();
+  const status = $('#rep-status');
+  try {
+    const res = await call(path, { accept: 'text/csv' });
+    const cd = res.headers.get('Content-Disposition') || '';
+    const m = /filename="?([^";]+)"?/.exec(cd);
+    download(m ? m[1] : `${report}-${from}-${to}.csv`, await res.blob());
+    status.textContent = 'CSV downloaded.';
+  } catch (e) { status.textContent = errorText(e); }
+}
+
+// ---- Deliveries ----
+const del = { page: 1, perPage: 20 };
+async function loadDeliveries() {
+  await loaded('deliveries', async () => {
+    const f = new FormData($('#del-filter'));
+    const q = new URLSearchParams({ page: String(del.page), per_page: String(del.perPage) });
+    if (f.get('status')) q.set('status', f.get('status'));
+    const body = $('#del-table tbody');
+    let r;
+    try { r = await call('/api/v1/deliveries?' + q); } catch (e) { $('#del-status').textContent = errorText(e); body.replaceChildren(); return; }
+    const pages = Math.max(1, Math.ceil(r.pagination.total / del.perPage));
+    $('#del-status').textContent = `${r.pagination.total} deliveries`;
+    $('#del-page').textContent = `Page ${del.page} of ${pages}`;
+    $('#del-prev').disabled = del.page <= 1;
+    $('#del-next').disabled = del.page >= pages;
+    body.replaceChildren(...r.data.map((d) => {
+      const resend = (d.status === 'parked' || d.status === 'succeeded') && can('deliveries:write')
+        ? el('button', { type: 'button', 'aria-label': `Re-send delivery ${d.id}`, onclick: (ev) => resendDelivery(d.id, ev.currentTarget), text: 'Re-send' })
+        : '—';
+      return el('tr', { dataset: { id: d.id, status: d.status } },
+        el('td', { text: d.created_at.replace('T', ' ').replace('Z', '') }), el('td', { text: d.target }), el('td', { text: d.endpoint_id }),
+        el('td', { text: d.event_type }), el('td', {}, badge(d.status)), el('td', { class: 'num', text: d.attempts }),
+        el('td', { text: d.last_error || (d.last_status_code ? 'HTTP ' + d.last_status_code : '—') }), el('td', {}, resend));
+    }));
+  });
+}
+async function resendDelivery(id, button) {
+  button.disabled = true;
+  try {
+    const d = (await call(`/api/v1/deliveries/${encodeURIComponent(id)}/resend`, { method: 'POST' })).data;
+    $('#del-status').textContent = `Delivery ${id} re-sent: now ${STATUS[d.status] || d.status}.`;
+    await loadDeliveries();
+    $('#del-status').textContent = `Delivery ${id} re-sent: now ${STATUS[d.status] || d.status}.`;
+  } catch (e) {
+    $('#del-status').textContent = errorText(e);
+    button.disabled = false;
+  }
+}
+
+// ---- Audit ----
+async function loadAudit() {
+  await loaded('audit', async () => {
+    const box = $('#audit');
+    let h;
+    try { h = (await call('/api/v1/audit/head')).data; } catch (e) { box.replaceChildren(el('p', { class: 'error', role: 'alert', text: errorText(e) })); return; }
+    const v = h.last_verify;
+    box.replaceChildren(
+      el('h3', { text: 'Hash-chain head' }),
+      el('dl', { class: 'fields', id: 'chain-head' }, el('dt', { text: 'Position' }), el('dd', { text: h.position }),
+        el('dt', { text: 'Hash' }), el('dd', {}, el('code', { text: h.hash || '(empty store)' }))),
+      el('p', { class: 'hint', text: `Keep position:hash to anchor a later check: pitboss verify --anchor ${h.position}:${h.hash}` }),
+      el('h3', { text: 'Last verification' }),
+      v ? el('div', { id: 'last-verify' },
+        el('p', {}, el('strong', { text: v.ok ? '✔ Passed' : '✖ FAILED' }), ` — pitboss verify finished ${v.finished_at}, ${v.events} events up to position ${v.head_position}`),
+        table(['Check', 'Result', 'Rows', 'Failures', 'Note'], v.checks.map((c) => [c.name, c.skipped ? '– skipped' : c.ok ? '✔ ok' : '✖ failed', c.rows, c.failures, c.skipped || c.note || '']), [2, 3]))
+        : el('p', { id: 'last-verify', text: 'Never verified: run pitboss verify (it records its outcome here).' }),
+      el('h3', { text: 'Export' }),
+      el('p', { text: `Your own events, with the exact stored bodies and hashes, as NDJSON (paged from ${h.events_path}). The whole chain: pitboss export.` }),
+      el('p', {}, el('button', { type: 'button', id: 'export', onclick: (ev) => exportEvents(h.events_path, ev.currentTarget), text: 'Download my events (NDJSON)' })),
+      el('p', { id: 'export-status', class: 'status', 'aria-live': 'polite' }));
+  });
+}
+async function exportEvents(path, button) {
+  button.disabled = true;
+  const status = $('#export-status');
+  const lines = [];
+  let after = 0;
+  try {
+    for (;;) {
+      const r = await call(`${path}?after=${after}&limit=1000`);
+      for (const e of r.data) lines.push(JSON.stringify(e));
+      status.textContent = `${lines.length} events…`;
+      if (r.data.length < 1000) break;
+      after = r.next_after;
+    }
+    download(`pitboss-events-${me.client_id}.ndjson`, new Blob([lines.map((l) => l + '\n').join('')], { type: 'application/x-ndjson' }));
+    status.textContent = `${lines.length} events exported.`;
+  } catch (e) { status.textContent = errorText(e); } finally { button.disabled = false; }
+}
+
+const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit };
+
+// ---- Wiring ----
+$('#signin-form').addEventListener('submit', (ev) => { ev.preventDefault(); signIn($('#secret').value.trim()); });
+$('#client-form').addEventListener('submit', (ev) => { ev.preventDefault(); actAsClient($('#client').value); });
+$('#signout').addEventListener('click', signOut);
+$('#tx-filter').addEventListener('submit', (ev) => { ev.preventDefault(); tx.page = 1; loadTransactions(); });
+$('#tx-prev').addEventListener('click', () => { tx.page = Math.max(1, tx.page - 1); loadTransactions(); });
+$('#tx-next').addEventListener('click', () => { tx.page += 1; loadTransactions(); });
+$('#tx-detail-close').addEventListener('click', () => { $('#tx-detail').hidden = true; });
+$('#rep-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadReports(); });
+$('#rep-csv').addEventListener('click', downloadCSV);
+$('#del-filter').addEventListener('submit', (ev) => { ev.preventDefault(); del.page = 1; loadDeliveries(); });
+$('#del-prev').addEventListener('click', () => { del.page = Math.max(1, del.page - 1); loadDeliveries(); });
+$('#del-next').addEventListener('click', () => { del.page += 1; loadDeliveries(); });
+window.addEventListener('hashchange', route);
+document.addEventListener('keydown', (ev) => {
+  if (!ev.altKey || ev.ctrlKey || ev.metaKey || !me) return;
+  const n = Number(ev.key);
+  if (n >= 1 && n <= ORDER.length) { ev.preventDefault(); location.hash = ORDER[n - 1]; $('#main').focus(); }
+  if (ev.key === 'Escape') $('#tx-detail').hidden = true;
+});
+document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && !$('#tx-detail').hidden) { $('#tx-detail').hidden = true; } });
+
+(async function boot() {
+  const secret = store.getItem('pitboss.secret');
+  if (secret) {
+    try { return start((await call('/api/v1/me')).data); } catch { store.removeItem('pitboss.secret'); }
+  }
+  document.body.dataset.state = 'signin';
+  $('#secret').focus();
+})();
