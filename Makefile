@@ -17,7 +17,7 @@ ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 PKGS ?= ./...
 
-.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets vulncheck chaos bench
+.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench
 
 all: build
 
@@ -32,6 +32,11 @@ ensure-chromium:
 # file pins into the git-ignored console/assets/vendor/ (docs/console.md).
 ensure-console-assets:
 	bash $(SCRIPTS)/ensure-console-assets.sh
+
+# Schemathesis (PyPI) in a virtualenv under .cache/, for the OpenAPI-driven
+# API fuzzer in api/schemathesis_test.go.
+ensure-schemathesis:
+	bash $(SCRIPTS)/ensure-schemathesis.sh
 
 infra:
 	bash $(SCRIPTS)/infra-up.sh
@@ -53,7 +58,7 @@ vulncheck:
 	if [ "$$rc" -ne 0 ]; then echo "govulncheck could not run (exit $$rc; offline?)"; [ "$${GOVULNCHECK_STRICT:-0}" != 1 ] || exit 1; fi
 
 # Nothing is printed after go test, so its own summary lines end the output.
-test: ensure-go ensure-chromium ensure-console-assets infra vulncheck
+test: ensure-go ensure-chromium ensure-console-assets ensure-schemathesis infra vulncheck
 	$(ENV) && go vet $(PKGS) && go test $(GO_TEST_FLAGS) $(PKGS)
 
 # The whole fault-injection suite (docs/reliability.md); `go test` runs its

@@ -92,6 +92,12 @@ type oaHarness struct {
 
 func newOAHarness(t *testing.T) *oaHarness {
 	t.Helper()
+	return newOAHarnessTiers(t, "sandbox:1000/60s,standard:1000/60s,tiny:2/1h")
+}
+
+// newOAHarnessTiers is newOAHarness with the given rate-limit tiers.
+func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, _ := pgtest.NewDatabase(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
@@ -160,7 +166,7 @@ func newOAHarness(t *testing.T) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tiers, err := api.ParseRateTiers("sandbox:1000/60s,standard:1000/60s,tiny:2/1h")
+	tiers, err := api.ParseRateTiers(rateTiers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,9 +496,17 @@ func (h *oaHarness) wallet(call string, body any, want int, code string) oaResp 
 // would stall this test for minutes.
 func (h *oaHarness) pump() {
 	h.t.Helper()
+	if err := h.pumpOnce(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// pumpOnce projects and enqueues the events after h.pumped; it must not
+// run twice at once.
+func (h *oaHarness) pumpOnce() error {
 	rows, err := h.events.Query(h.ctx, `SELECT position, body FROM events WHERE position > $1 ORDER BY position`, h.pumped)
 	if err != nil {
-		h.t.Fatal(err)
+		return err
 	}
 	type row struct {
 		pos  int64
@@ -503,35 +517,36 @@ func (h *oaHarness) pump() {
 		return x, r.Scan(&x.pos, &x.body)
 	})
 	if err != nil {
-		h.t.Fatal(err)
+		return err
 	}
 	for _, x := range list {
 		e, err := domain.DecodeBody(x.body)
 		if err != nil {
-			h.t.Fatalf("event %d: %v", x.pos, err)
+			return fmt.Errorf("event %d: %w", x.pos, err)
 		}
 		for _, n := range projections.All {
 			p, _ := projections.ByName(n)
 			if _, err := h.readModels.Apply(h.ctx, p, e); err != nil {
-				h.t.Fatalf("project event %d into %s: %v", x.pos, n, err)
+				return fmt.Errorf("project event %d into %s: %w", x.pos, n, err)
 			}
 		}
 		out, ok, err := forwarder.Prepare(x.body)
 		if err != nil {
-			h.t.Fatalf("prepare the deliveries of event %d: %v", x.pos, err)
+			return fmt.Errorf("prepare the deliveries of event %d: %w", x.pos, err)
 		}
 		if ok {
 			if _, err := h.deliveries.Enqueue(h.ctx, out); err != nil {
-				h.t.Fatalf("enqueue the deliveries of event %d: %v", x.pos, err)
+				return fmt.Errorf("enqueue the deliveries of event %d: %w", x.pos, err)
 			}
 		}
 		h.pumped = x.pos
 	}
 	for _, n := range projections.All {
 		if _, err := h.readModels.Advance(h.ctx, n); err != nil {
-			h.t.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 // readYourWrite reads with min_position: 503 READ_MODEL_BEHIND while the
