@@ -255,15 +255,7 @@ func (s *Server) listTransactions(c echo.Context) error {
 	body := transactionList{Success: true, Data: make([]transactionItem, 0, len(res.Rows)),
 		Pagination: listPagination{Page: page, PerPage: perPage, Total: res.Total, TotalExact: res.TotalExact}}
 	for _, t := range res.Rows {
-		it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: rawNum(domain.FormatMinor(t.Amount, t.Scale)),
-			Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
-			Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
-			RoundID: optional(t.RoundID), ExternalID: optional(t.ExternalID), ReferenceID: optional(t.ReferenceID),
-			Promo: t.Promo, Position: t.Position}
-		if t.HasBalanceAfter {
-			it.BalanceAfter = rawNum(domain.FormatMinor(t.BalanceAfter, t.Scale))
-		}
-		body.Data = append(body.Data, it)
+		body.Data = append(body.Data, itemOfTransaction(t))
 	}
 	setPosition(c, pos)
 	return c.JSON(http.StatusOK, body)

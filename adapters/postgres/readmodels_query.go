@@ -61,8 +61,11 @@ func (m *ReadModels) Transactions(ctx context.Context, f projections.Transaction
 	}
 	defer tx.Rollback(ctx)
 	// Paging queries touch few rows; parallel workers only add start-up.
-	// Custom plans always: a generic plan of a prepared statement would
-	// not see how narrow `seq > $n` is, and could scan the whole history.
+	// Custom plans always: a generic plan cannot see how narrow a filter
+	// is. Measured at 4.4M rows: the one-day page's generic plan (a
+	// BitmapAnd of the created_at and seq indexes) took 380–4,000 ms, the
+	// custom one (the client's seq index range) 0.8 ms; the player filter
+	// gets the same plan either way.
 	if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_workers_per_gather', '0', true),
 		set_config('plan_cache_mode', 'force_custom_plan', true)`); err != nil {
 		return projections.TransactionPage{}, fmt.Errorf("set up read: %w", err)
