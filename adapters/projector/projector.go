@@ -169,8 +169,9 @@ func (w *Worker) consume(ctx context.Context) error {
 	}()
 	w.log.InfoContext(ctx, "projector consuming", "topic", w.cfg.Topic)
 	actx, stopAdvance := context.WithCancel(ctx)
-	defer stopAdvance()
-	go w.advance(actx, w.kick)
+	var advancing sync.WaitGroup
+	advancing.Go(func() { w.advance(actx, w.kick) })
+	defer func() { stopAdvance(); advancing.Wait() }()
 	h := &claimHandler{w: w, dlq: dlq, unmarshaler: kafka.Marshaler()}
 	for {
 		// Consume returns at every rebalance; the loop joins again.
