@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
 	wmkafka "github.com/ThreeDotsLabs/watermill-kafka/v3/pkg/kafka"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -153,7 +152,9 @@ func (p *BatchPublisher) client(topic string) (*kgo.Client, error) {
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.RecordDeliveryTimeout(publishTimeout-5*time.Second),
-		kgo.ProducerBatchMaxBytes(int32(sarama.MaxRequestSize)),
+		// ProducerBatchMaxBytes stays at franz-go's default (about 1 MB,
+		// the broker's default message.max.bytes): a larger record batch
+		// would be refused whole by a broker with default settings.
 	)
 	if err != nil {
 		return nil, fmt.Errorf("transactional producer %s: %w", p.TransactionalID(topic), err)

@@ -211,3 +211,36 @@ func TestBatchPublisherFencing(t *testing.T) {
 		t.Errorf("versions = %s, want 1,2,3,4 (no v99 from the fenced publisher)", got)
 	}
 }
+
+// One Publish larger than the broker's message.max.bytes (1 MB by default)
+// on one partition goes out as several record batches of one transaction.
+func TestBatchPublisherLargeBatchOnOnePartition(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 1)
+	pub, err := kafka.NewBatchPublisher(brokers, nil, kafka.WithTransactionalIDPrefix("pitboss-test/"+t.Name()+"/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	const n = 1500 // 1,500 × ~2 KB = ~3 MB
+	pad := strings.Repeat("x", 2000)
+	msgs := make([]*message.Message, n)
+	for i := range msgs {
+		msgs[i] = streamMsg("acct-1", i+1, []byte(`{"pad":"`+pad+`"}`))
+	}
+	if err := pub.Publish(topic, msgs...); err != nil {
+		t.Fatalf("publish %d messages of 2 KB to one partition: %v", n, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recs, err := kafkatest.ReadUntil(ctx, brokers, topic, func(r []kafkatest.Record) bool { return len(r) >= n })
+	if err != nil {
+		t.Fatalf("read back: %v (got %d)", err, len(recs))
+	}
+	for i, r := range recs {
+		if got, want := r.Headers[kafka.HeaderStreamVersion], fmt.Sprint(i+1); got != want {
+			t.Fatalf("record %d: version %s, want %s", i, got, want)
+		}
+	}
+}
