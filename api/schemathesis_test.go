@@ -34,7 +34,7 @@ const schemathesisChecks = "not_a_server_error,status_code_conformance,content_t
 // each failure). PITBOSS_SCHEMATHESIS_EXAMPLES (default 12) sets the
 // examples per operation, PITBOSS_SCHEMATHESIS_MAX_TIME (default 75) the
 // seconds each run may take (CI's brief form; raise both for a longer hunt),
-// PITBOSS_SCHEMATHESIS_SEED the seed (default: a new one, printed). scripts/ensure-schemathesis.sh installs it; `make test`
+// PITBOSS_SCHEMATHESIS_SEED the seed (default: a fixed one, printed). scripts/ensure-schemathesis.sh installs it; `make test`
 // runs that first.
 func TestSchemathesis(t *testing.T) {
 	if testing.Short() {
@@ -91,7 +91,10 @@ func TestSchemathesis(t *testing.T) {
 
 	examples := envInt(t, "PITBOSS_SCHEMATHESIS_EXAMPLES", 12)
 	maxTime := envInt(t, "PITBOSS_SCHEMATHESIS_MAX_TIME", 75) // seconds per run
-	seed := envInt(t, "PITBOSS_SCHEMATHESIS_SEED", int(time.Now().UnixNano()%1_000_000))
+	// A fixed seed by default, so that CI is reproducible; set
+	// PITBOSS_SCHEMATHESIS_SEED (and more examples and time) for a longer
+	// hunt with other inputs.
+	seed := envInt(t, "PITBOSS_SCHEMATHESIS_SEED", 862958)
 	t.Logf("schemathesis: %d examples per operation, seed %d (PITBOSS_SCHEMATHESIS_SEED=%d replays it)", examples, seed, seed)
 	for _, run := range []struct{ name, paths, token string }{
 		{"operator API", `^/api/v1/`, key},
