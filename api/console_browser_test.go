@@ -8,13 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
@@ -58,53 +55,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	shots := consoleShotDir(t)
 	downloads := t.TempDir()
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancelTimeout()
-
-	var (
-		mu       sync.Mutex
-		requests []string
-		problems []string
-	)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, e.Request.URL)
-		case *runtime.EventExceptionThrown:
-			msg := e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				msg += " " + e.ExceptionDetails.Exception.Description
-			}
-			problems = append(problems, msg)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				for _, a := range e.Args {
-					problems = append(problems, "console.error: "+string(a.Value)+a.Description)
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatalf("start chromium (%s): %v", chromium, err)
-	}
+	tab := openBrowser(t, chromium, 1280, 1000, 4*time.Minute)
+	ctx := tab.ctx
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -286,8 +238,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the admin session's key %s is not revoked (%v)", keyID, err)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	requests, problems := tab.recorded()
 	if len(problems) > 0 {
 		t.Fatalf("script errors on the page: %v", problems)
 	}

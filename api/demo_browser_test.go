@@ -10,12 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/api"
@@ -81,44 +78,8 @@ func TestDemoGameInABrowser(t *testing.T) {
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
 	shots := screenshotDir(t)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(browser),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 1100),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelTimeout()
-
-	// Record every request the page makes and every script error.
-	var (
-		mu       sync.Mutex
-		requests []string
-		problems []string
-	)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, e.Request.URL)
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, e.ExceptionDetails.Text)
-		}
-	}); err != nil {
-		t.Fatalf("start chromium (%s): %v", browser, err)
-	}
+	tab := openBrowser(t, browser, 900, 1100, 3*time.Minute)
+	ctx := tab.ctx
 	shot := func(name string) {
 		t.Helper()
 		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -274,8 +235,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	requests, problems := tab.recorded()
 	if len(problems) > 0 {
 		t.Fatalf("script errors on the page: %v", problems)
 	}
