@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -76,4 +78,18 @@ func (b *browserTab) recorded() (requests, problems []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.requests...), append([]string(nil), b.problems...)
+}
+
+// outDir is out/<name> at the repository root (git-ignored), made if
+// missing: where the tests leave screenshots and reports.
+func outDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "out", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

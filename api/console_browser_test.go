@@ -19,19 +19,6 @@ import (
 	"github.com/pitboss/pitboss/console"
 )
 
-// consoleShotDir is out/console at the repository root (git-ignored).
-func consoleShotDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "out", "console"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestConsoleInABrowser drives the console in headless Chromium against
 // the real server (real Postgres, Kafka, relay, projectors, delivery
 // worker): sign in with an API key by keyboard, place a bet through the
@@ -52,7 +39,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	c := h.newClient(api.AllScopes...)
 	h.webhook(c)
 	h.deposit(c, "p1", "50.00", "EUR")
-	shots := consoleShotDir(t)
+	shots := outDir(t, "console")
 	downloads := t.TempDir()
 
 	tab := openBrowser(t, chromium, 1280, 1000, 4*time.Minute)

@@ -35,19 +35,6 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// screenshotDir is out/screenshots at the repository root (git-ignored).
-func screenshotDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "out", "screenshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 type ctHistoryItem struct {
 	ID          string      `json:"id"`
 	Type        string      `json:"type"`
@@ -76,7 +63,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite, api.ScopeTransactionsRead, api.ScopeWalletRead)
 	h.deposit(c, "p1", "20.00", "EUR")
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
-	shots := screenshotDir(t)
+	shots := outDir(t, "screenshots")
 
 	tab := openBrowser(t, browser, 900, 1100, 3*time.Minute)
 	ctx := tab.ctx

@@ -118,10 +118,8 @@ func TestSchemathesis(t *testing.T) {
 			cmd.Env = append(os.Environ(), "NO_COLOR=1", "SCHEMATHESIS_TELEMETRY=false")
 			cmd.Dir = t.TempDir() // its example database (.schemathesis/) stays out of the tree
 			out, err := cmd.CombinedOutput()
-			report := filepath.Join(repoRoot(t), "out", "schemathesis", strings.ReplaceAll(run.name, " ", "-")+".txt")
-			if mkErr := os.MkdirAll(filepath.Dir(report), 0o755); mkErr == nil {
-				_ = os.WriteFile(report, out, 0o644)
-			}
+			report := filepath.Join(outDir(t, "schemathesis"), strings.ReplaceAll(run.name, " ", "-")+".txt")
+			_ = os.WriteFile(report, out, 0o644)
 			if err != nil {
 				t.Fatalf("schemathesis found problems (%v; report in %s), seed %d:\n%s", err, report, seed, tail(out, 12000))
 			}
