@@ -90,11 +90,8 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := kafka.NewSubscriber(brokers, "pitboss-test-forwarder-"+uuid.NewString()[:8], log, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd, err := forwarder.New(sub, store, forwarder.Config{Topic: topic, Logger: log})
+	fwd, err := forwarder.New(store, forwarder.Config{Brokers: brokers, Topic: topic,
+		Group: "pitboss-test-forwarder-" + uuid.NewString()[:8], Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +115,6 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	}
 	t.Cleanup(func() {
 		cancel()
-		_ = sub.Close()
 		wg.Wait()
 		_ = pub.Close()
 	})

@@ -82,74 +82,141 @@ func webhookSecretContext(id string) string        { return "webhook_secret:" + 
 
 // ---- forwarder side -------------------------------------------------------
 
-type enqueueTarget struct {
+// enqueueRow is one delivery to insert: event o to endpointID.
+type enqueueRow struct {
+	o                  *delivery.Outgoing
 	target, endpointID string
+	key                string // queue key
 	payload            []byte
 }
 
-// Enqueue inserts o's deliveries: the forwarded callback when o has one and
-// the client has a callback URL, and one per enabled webhook endpoint of the
-// client subscribed to o.Kind (or "*") that existed when the event occurred.
-// A delivery that exists already (same event and endpoint) is left alone.
+// webhookEndpoint is what Enqueue needs of an endpoint.
+type webhookEndpoint struct {
+	id, clientID string
+	createdAt    time.Time
+	kinds        []string
+}
+
+// takes reports whether the endpoint gets o: it existed when o occurred
+// and subscribes to o.Kind or "*".
+func (w webhookEndpoint) takes(o *delivery.Outgoing) bool {
+	// Postgres keeps microseconds; compare as the SQL filter did.
+	if w.createdAt.After(o.OccurredAt.Truncate(time.Microsecond)) {
+		return false
+	}
+	return slices.Contains(w.kinds, o.Kind) || slices.Contains(w.kinds, "*")
+}
+
+// Enqueue inserts o's deliveries; see EnqueueBatch.
 func (d *Deliveries) Enqueue(ctx context.Context, o delivery.Outgoing) (int, error) {
+	return d.EnqueueBatch(ctx, []delivery.Outgoing{o})
+}
+
+// EnqueueBatch inserts, in one transaction, each event's deliveries: the
+// forwarded callback when it has one and the client has a callback URL,
+// and one per enabled webhook endpoint of the client subscribed to its kind
+// (or "*") that existed when the event occurred. A delivery that exists
+// already (same event and endpoint) is left alone. Deliveries of one queue
+// (endpoint and stream) are inserted in the order of outs, so a partition's
+// batch keeps each stream's order.
+//
+// Round trips: begin, one pipelined lookup of the clients' callback URLs and
+// endpoints, one pipelined insert (queue locks, in one global order, then
+// the rows), commit — whatever the batch's size. With nothing to deliver,
+// the insert is skipped.
+func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []delivery.Outgoing) (int, error) {
+	if len(outs) == 0 {
+		return 0, nil
+	}
+	var clients []string
+	for i := range outs {
+		if !slices.Contains(clients, outs[i].ClientID) {
+			clients = append(clients, outs[i].ClientID)
+		}
+	}
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("enqueue %s: %w", o.EventID, err)
+		return 0, fmt.Errorf("enqueue %d events: %w", len(outs), err)
 	}
 	defer tx.Rollback(ctx)
 
-	var targets []enqueueTarget
-	if o.Callback != nil {
-		var url string
-		err := tx.QueryRow(ctx, `SELECT forward_callback_url FROM clients WHERE id = $1`, o.ClientID).Scan(&url)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return 0, fmt.Errorf("callback url of %s: %w", o.ClientID, err)
-		}
-		if url != "" {
-			targets = append(targets, enqueueTarget{delivery.TargetCallback, delivery.CallbackEndpointID, o.Callback})
-		}
-	}
+	callbackURL := map[string]bool{}
+	var endpoints []webhookEndpoint
+	lookup := &pgx.Batch{}
+	lookup.Queue(`SELECT id FROM clients WHERE id = ANY($1) AND forward_callback_url <> ''`, clients).
+		Query(func(rows pgx.Rows) error {
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			for _, id := range ids {
+				callbackURL[id] = true
+			}
+			return err
+		})
 	// FOR SHARE: a concurrent delete or disable (which parks the endpoint's
 	// deliveries) waits for this insert, or this one no longer sees the
 	// endpoint. Either way no delivery is left behind for a gone endpoint.
-	rows, _ := tx.Query(ctx, `
-		SELECT id FROM webhook_endpoints
-		WHERE client_id = $1 AND deleted_at IS NULL AND enabled AND created_at <= $2 AND kinds && ARRAY[$3, '*']
-		ORDER BY id FOR SHARE`, o.ClientID, o.OccurredAt, o.Kind)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, fmt.Errorf("webhook endpoints of %s: %w", o.ClientID, err)
+	lookup.Queue(`
+		SELECT id, client_id, created_at, kinds FROM webhook_endpoints
+		WHERE client_id = ANY($1) AND deleted_at IS NULL AND enabled
+		ORDER BY id FOR SHARE`, clients).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhookEndpoint, error) {
+				var w webhookEndpoint
+				return w, r.Scan(&w.id, &w.clientID, &w.createdAt, &w.kinds)
+			})
+			return err
+		})
+	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
+		return 0, fmt.Errorf("enqueue: callback URLs and webhook endpoints of %v: %w", clients, err)
 	}
-	for _, id := range ids {
-		targets = append(targets, enqueueTarget{delivery.TargetWebhook, id, o.Webhook})
+
+	var todo []enqueueRow
+	for i := range outs {
+		o := &outs[i]
+		if o.Callback != nil && callbackURL[o.ClientID] {
+			todo = append(todo, enqueueRow{o: o, target: delivery.TargetCallback, endpointID: delivery.CallbackEndpointID,
+				key: queueKey(delivery.CallbackEndpointID, o.StreamID), payload: o.Callback})
+		}
+		for _, w := range endpoints {
+			if w.clientID == o.ClientID && w.takes(o) {
+				todo = append(todo, enqueueRow{o: o, target: delivery.TargetWebhook, endpointID: w.id,
+					key: queueKey(w.id, o.StreamID), payload: o.Webhook})
+			}
+		}
 	}
-	// One lock order for every transaction that takes several queue locks.
-	slices.SortFunc(targets, func(a, b enqueueTarget) int {
-		return compareStrings(queueKey(a.endpointID, o.StreamID), queueKey(b.endpointID, o.StreamID))
-	})
+	if len(todo) == 0 {
+		return 0, tx.Commit(ctx)
+	}
+	// One lock order for every transaction that takes several queue locks;
+	// within a queue, the order of outs (stable sort).
+	slices.SortStableFunc(todo, func(a, b enqueueRow) int { return compareStrings(a.key, b.key) })
 
 	added := 0
-	for _, t := range targets {
-		key := queueKey(t.endpointID, o.StreamID)
-		if err := lockQueue(ctx, tx, key); err != nil {
-			return 0, err
+	insert := &pgx.Batch{}
+	for i, r := range todo {
+		if i == 0 || todo[i-1].key != r.key {
+			insert.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, queueLockClass, r.key)
 		}
-		tag, err := tx.Exec(ctx, `
+		o := r.o
+		insert.Queue(`
 			INSERT INTO deliveries (id, client_id, target, endpoint_id, queue_key, event_id, event_type, kind,
 				stream_id, stream_version, position, payload, state)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
 				CASE WHEN EXISTS (SELECT 1 FROM deliveries WHERE queue_key = $5 AND state IN ('queued', 'pending'))
 				THEN 'queued' ELSE 'pending' END
 			ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
-			newStoreID("dl_"), o.ClientID, t.target, t.endpointID, key, o.EventID, o.EventType, o.Kind,
-			o.StreamID, o.StreamVersion, o.Position, string(t.payload))
-		if err != nil {
-			return 0, fmt.Errorf("insert delivery of %s to %s: %w", o.EventID, t.endpointID, err)
-		}
-		added += int(tag.RowsAffected())
+			newStoreID("dl_"), o.ClientID, r.target, r.endpointID, r.key, o.EventID, o.EventType, o.Kind,
+			o.StreamID, o.StreamVersion, o.Position, string(r.payload)).
+			Exec(func(tag pgconn.CommandTag) error {
+				added += int(tag.RowsAffected())
+				return nil
+			})
+	}
+	if err := tx.SendBatch(ctx, insert).Close(); err != nil {
+		return 0, fmt.Errorf("enqueue %d deliveries of %d events: %w", len(todo), len(outs), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("enqueue %s: commit: %w", o.EventID, err)
+		return 0, fmt.Errorf("enqueue %d events: commit: %w", len(outs), err)
 	}
 	return added, nil
 }

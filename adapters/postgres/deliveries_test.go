@@ -163,6 +163,75 @@ func TestDeliveriesEnqueue(t *testing.T) {
 	})
 }
 
+func TestDeliveriesEnqueueBatch(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	e.client(t, "nocb", "")
+	allHook := e.webhook(t, "acme", api.KindAll)
+	nocbHook := e.webhook(t, "nocb", api.KindDeposit)
+	// given one partition's batch: two clients, three streams interleaved
+	a1 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
+	b1 := outgoing("nocb", "player:nocb:b:EUR", api.KindBet) // no callback URL, hook takes deposits only
+	a2 := outgoing("acme", "player:acme:a:EUR", api.KindWin)
+	c1 := outgoing("acme", "player:acme:c:EUR", api.KindGameLaunched) // webhook only
+	d1 := outgoing("nocb", "client:nocb:EUR", api.KindDeposit)
+	a3 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
+	old := outgoing("acme", "player:acme:a:EUR", api.KindRollback)
+	old.OccurredAt = time.Now().Add(-time.Hour) // before the hook: the callback only
+	batch := []delivery.Outgoing{a1, b1, a2, c1, d1, a3, old}
+
+	// when it is enqueued, then again (a redelivered batch), then a part of it
+	for i, want := range []int{2 + 0 + 2 + 1 + 1 + 2 + 1, 0} {
+		n, err := e.store.EnqueueBatch(e.ctx, batch)
+		if err != nil || n != want {
+			t.Fatalf("round %d: %d added, %v; want %d", i, n, err, want)
+		}
+	}
+	if n, err := e.store.EnqueueBatch(e.ctx, batch[2:4]); err != nil || n != 0 {
+		t.Fatalf("a part again: %d added, %v", n, err)
+	}
+	// then each endpoint's queue of a stream holds its events in batch
+	// order, only the first one pending
+	want := map[string]string{
+		a1.EventID[:8] + "/callback": api.DeliveryPending, a1.EventID[:8] + "/" + allHook.ID: api.DeliveryPending,
+		a2.EventID[:8] + "/callback": api.DeliveryQueued, a2.EventID[:8] + "/" + allHook.ID: api.DeliveryQueued,
+		a3.EventID[:8] + "/callback": api.DeliveryQueued, a3.EventID[:8] + "/" + allHook.ID: api.DeliveryQueued,
+		old.EventID[:8] + "/callback":     api.DeliveryQueued,
+		c1.EventID[:8] + "/" + allHook.ID: api.DeliveryPending,
+	}
+	if got := e.states(t, "acme", a1.EventID, a2.EventID, a3.EventID, old.EventID, c1.EventID); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("acme deliveries\n got %v\nwant %v", got, want)
+	}
+	if got := e.states(t, "nocb", b1.EventID, d1.EventID); fmt.Sprint(got) != fmt.Sprint(map[string]string{
+		d1.EventID[:8] + "/" + nocbHook.ID: api.DeliveryPending}) {
+		t.Fatalf("nocb deliveries %v: want the deposit hook only", got)
+	}
+	// and the queue is claimed in batch order
+	var order []string
+	for range 4 {
+		jobs := e.claim(t, 10)
+		for _, j := range jobs {
+			if j.EndpointID == delivery.CallbackEndpointID && j.EventID != c1.EventID {
+				order = append(order, j.EventID)
+			}
+			e.finish(t, j, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: j.URL, Succeeded: true})
+		}
+	}
+	if !slices.Equal(order, []string{a1.EventID, a2.EventID, a3.EventID, old.EventID}) {
+		t.Fatalf("callbacks of stream a sent in order %v, want a1 a2 a3 old", order)
+	}
+
+	// and an empty batch, or one of clients with nothing to deliver, adds nothing
+	if n, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || n != 0 {
+		t.Fatalf("empty batch: %d, %v", n, err)
+	}
+	ghost := outgoing("ghost", "player:ghost:p:EUR", api.KindBet)
+	if n, err := e.store.EnqueueBatch(e.ctx, []delivery.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", api.KindWin)}); err != nil || n != 0 {
+		t.Fatalf("nothing to deliver: %d, %v", n, err)
+	}
+}
+
 func TestDeliveriesQueueOrder(t *testing.T) {
 	t.Parallel()
 	e := newDLEnv(t)

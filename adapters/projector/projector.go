@@ -155,81 +155,19 @@ func (w *Worker) consume(ctx context.Context) error {
 		return err
 	}
 	defer dlq.Close()
-	// fromOldest: a new group starts at the oldest offset, so a new
-	// projection sees every event the topic still holds.
-	group, err := sarama.NewConsumerGroup(w.cfg.Brokers, w.cfg.ConsumerGroup, kafka.SaramaSubscriberConfig(true))
-	if err != nil {
-		return fmt.Errorf("kafka consumer group %s: %w", w.cfg.ConsumerGroup, err)
-	}
-	defer group.Close() // commits the offsets marked so far
-	go func() {
-		for err := range group.Errors() {
-			w.log.WarnContext(ctx, "kafka consumer error", "err", err)
-		}
-	}()
 	w.log.InfoContext(ctx, "projector consuming", "topic", w.cfg.Topic)
 	actx, stopAdvance := context.WithCancel(ctx)
 	var advancing sync.WaitGroup
 	advancing.Go(func() { w.advance(actx, w.kick) })
 	defer func() { stopAdvance(); advancing.Wait() }()
-	h := &claimHandler{w: w, dlq: dlq, unmarshaler: kafka.Marshaler()}
-	for {
-		// Consume returns at every rebalance; the loop joins again.
-		if err := group.Consume(ctx, []string{w.cfg.Topic}, h); err != nil {
-			return fmt.Errorf("consume %s: %w", w.cfg.Topic, err)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-}
-
-// claimHandler consumes the partitions this process is given.
-type claimHandler struct {
-	w           *Worker
-	dlq         message.Publisher
-	unmarshaler wmkafka.Unmarshaler
-}
-
-func (h *claimHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
-func (h *claimHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
-
-// ConsumeClaim takes whatever messages of its partition are waiting (at
-// most MaxBatch), settles them all, and only then marks the last one's
-// offset for commit. When the session ends first, nothing of the batch is
-// marked: it is consumed again, and the checkpoints skip what was applied.
-func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
-	ctx := sess.Context()
-	msgs := claim.Messages()
-	for {
-		var batch []*sarama.ConsumerMessage
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				return nil
-			}
-			batch = append(batch, m)
-		case <-ctx.Done():
-			return nil
-		}
-	drain:
-		for len(batch) < h.w.cfg.MaxBatch {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, m)
-			default:
-				break drain
-			}
-		}
-		if !h.w.handleBatch(ctx, h.dlq, h.items(batch)) {
-			return nil
-		}
-		sess.MarkMessage(batch[len(batch)-1], "")
-		h.w.kickAdvance()
-	}
+	unmarshaler := kafka.Marshaler()
+	// FromOldest: a new group starts at the oldest offset, so a new
+	// projection sees every event the topic still holds.
+	return kafka.ConsumeBatches(ctx, kafka.BatchConsumerConfig{Brokers: w.cfg.Brokers, Group: w.cfg.ConsumerGroup,
+		Topic: w.cfg.Topic, MaxBatch: w.cfg.MaxBatch, FromOldest: true, Settled: w.kickAdvance, Logger: w.log},
+		func(ctx context.Context, batch []*sarama.ConsumerMessage) bool {
+			return w.handleBatch(ctx, dlq, items(unmarshaler, batch))
+		})
 }
 
 // item is one consumed message, decoded.
@@ -241,11 +179,11 @@ type item struct {
 	decodeErr error
 }
 
-func (h *claimHandler) items(batch []*sarama.ConsumerMessage) []item {
+func items(unmarshaler wmkafka.Unmarshaler, batch []*sarama.ConsumerMessage) []item {
 	out := make([]item, len(batch))
 	for i, m := range batch {
 		it := item{partition: m.Partition, offset: m.Offset}
-		msg, err := h.unmarshaler.Unmarshal(m)
+		msg, err := unmarshaler.Unmarshal(m)
 		if err != nil {
 			// Only a broken header set gets here: keep the bytes for the
 			// dead-letter topic.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -87,32 +86,20 @@ func startForwarder(ctx context.Context, g *errgroup.Group, cfg config, pool *pg
 	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
 		return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 	}
-	sub, err := kafka.NewSubscriber(cfg.KafkaBrokers, forwarder.ConsumerGroup, log, true)
+	fwd, err := forwarder.New(store, forwarder.Config{Brokers: cfg.KafkaBrokers, Topic: cfg.Topic, Logger: log})
 	if err != nil {
-		return err
-	}
-	fwd, err := forwarder.New(sub, store, forwarder.Config{Topic: cfg.Topic, Logger: log})
-	if err != nil {
-		_ = sub.Close()
 		return err
 	}
 	sender := delivery.NewSender(delivery.SenderConfig{Timeout: cfg.Delivery.Timeout, AllowPrivate: cfg.Delivery.AllowPrivate})
 	worker, err := delivery.NewWorker(store, sender, delivery.WorkerConfig{Concurrency: cfg.Delivery.Concurrency,
 		Schedule: cfg.Delivery.Schedule, Logger: log})
 	if err != nil {
-		_ = sub.Close()
 		return err
 	}
 	if cfg.Delivery.AllowPrivate {
 		log.Warn("PITBOSS_ALLOW_PRIVATE_CALLBACKS is on: callbacks and webhooks may reach loopback and private addresses")
 	}
-	g.Go(func() error {
-		err := fwd.Run(ctx)
-		if cerr := sub.Close(); cerr != nil && err == nil && !errors.Is(cerr, context.Canceled) {
-			err = fmt.Errorf("close kafka subscriber: %w", cerr)
-		}
-		return err
-	})
+	g.Go(func() error { return fwd.Run(ctx) })
 	g.Go(func() error { return worker.Run(ctx) })
 	return nil
 }
