@@ -34,10 +34,12 @@ type StreamCheckpoint struct {
 // a Memory and writes it out or compares it with the live tables. It is not
 // safe for concurrent use.
 type Memory struct {
-	Balances    map[domain.AccountID]*Balance
-	GGR         map[GGRKey]*GGRDelta
-	Players     map[GGRMember]struct{}
-	Rounds      map[GGRMember]struct{}
+	Balances map[domain.AccountID]*Balance
+	GGR      map[GGRKey]*GGRDelta
+	Players  map[GGRMember]struct{}
+	// Rounds holds where each round with a bet starts; GGR[...].Rounds
+	// counts them per group.
+	Rounds      map[RoundKey]RoundStart
 	Checkpoints map[StreamKey]StreamCheckpoint
 	// Positions are the watermarks set by SetWatermark.
 	Positions map[Name]int64
@@ -66,7 +68,7 @@ func NewMemory() *Memory { return NewMemorySized(0) }
 func NewMemorySized(events int) *Memory {
 	return &Memory{
 		Balances: map[domain.AccountID]*Balance{}, GGR: map[GGRKey]*GGRDelta{},
-		Players: make(map[GGRMember]struct{}, events/4), Rounds: make(map[GGRMember]struct{}, events/4),
+		Players: make(map[GGRMember]struct{}, events/4), Rounds: make(map[RoundKey]RoundStart, events/4),
 		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
 		Days: map[ClientDay]SeqRange{}, byID: make(map[string]*Transaction, events/3),
 		gameTx: make(map[GameTxKey]*Transaction, events),
@@ -159,8 +161,9 @@ func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
 // row's position forward; a game result adds its amount and counters,
 // closes once closed, keeps the highest position, and takes seq, time,
 // game and player from the event with the lowest position; GGR amounts and
-// balances add up (a balance keeps the highest position); set members are
-// added once.
+// balances add up (a balance keeps the highest position); players are
+// added once; a round is counted in its RoundStart group, moving there
+// when a bet starts it earlier.
 func (m *Memory) ApplyChanges(ch Changes) {
 	for _, t := range ch.Transactions {
 		r := m.add(t)
@@ -213,7 +216,22 @@ func (m *Memory) ApplyChanges(ch Changes) {
 		m.Players[p] = struct{}{}
 	}
 	for _, r := range ch.Rounds {
-		m.Rounds[r] = struct{}{}
+		k, start := KeyOfRound(r)
+		prev, seen := m.Rounds[k]
+		if seen && !start.Before(prev) {
+			continue
+		}
+		if seen {
+			if g := m.GGR[GGRKey{ClientID: k.ClientID, Day: prev.Day, Provider: k.Provider, Game: prev.Game,
+				Currency: k.Currency}]; g != nil {
+				g.Rounds--
+			}
+		}
+		m.Rounds[k] = start
+		// The bet's GGR delta (same group) was added above.
+		if g := m.GGR[r.GGRKey]; g != nil {
+			g.Rounds++
+		}
 	}
 	for _, d := range ch.Balances {
 		b, ok := m.Balances[d.Account]

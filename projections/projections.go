@@ -164,12 +164,46 @@ type GGRDelta struct {
 	Scale                                                    int
 	Bets, BetRefunds, Wins, WinReversals                     int64
 	PromoBets, PromoBetRefunds, PromoWins, PromoWinReversals int64
+	// Rounds is kept by the store, never set by a projection: how many
+	// rounds start in the group (see RoundStart).
+	Rounds int64
 }
 
-// GGRMember is a member of a GGR group's set of players or rounds.
+// GGRMember is a member of a GGR group's set of players, or a round with a
+// bet in the group.
 type GGRMember struct {
 	GGRKey
 	Member string
+}
+
+// RoundKey names a round: its client, provider, currency and round key.
+type RoundKey struct {
+	ClientID, Provider, Currency, Round string
+}
+
+// RoundStart is the group a round is counted in: the earliest day of its
+// bets and, on that day, the least game id in byte order. Being a minimum,
+// it does not depend on the order the bets are applied in (a round's bets
+// may be on several streams, applied by different partitions), so live
+// projection and replay agree. A report's round count is then a sum.
+type RoundStart struct {
+	Day  time.Time
+	Game string
+}
+
+// Before reports whether s starts before o.
+func (s RoundStart) Before(o RoundStart) bool {
+	if c := s.Day.Compare(o.Day); c != 0 {
+		return c < 0
+	}
+	return s.Game < o.Game
+}
+
+// KeyOfRound returns the round of a Changes.Rounds member and the group it
+// was bet in.
+func KeyOfRound(r GGRMember) (RoundKey, RoundStart) {
+	return RoundKey{ClientID: r.ClientID, Provider: r.Provider, Currency: r.Currency, Round: r.Member},
+		RoundStart{Day: r.Day, Game: r.Game}
 }
 
 // Balance is one wallet's balance.
@@ -191,7 +225,7 @@ type Changes struct {
 	GameResults  []Transaction  // game results to create or add to
 	GGR          []GGRDelta
 	Players      []GGRMember
-	Rounds       []GGRMember
+	Rounds       []GGRMember // the round of a bet, in the bet's group
 	Balances     []Balance // Balance is the delta to add; Position the event's
 }
 

@@ -199,12 +199,61 @@ func TestGGRBooksRollbacksOnTheirDay(t *testing.T) {
 		t.Errorf("the rollback's own game got %+v", other)
 	}
 	rounds := map[string]bool{}
-	for r := range m.Rounds {
-		rounds[r.Day.Format(time.DateOnly)+" "+r.Member] = true
+	for k, start := range m.Rounds {
+		rounds[start.Day.Format(time.DateOnly)+" "+start.Game+" "+k.Round] = true
 	}
-	want := map[string]bool{"2025-03-01 r1": true, "2025-03-01 r2": true, "2025-03-02 tx:b3": true}
+	want := map[string]bool{"2025-03-01 slot-a r1": true, "2025-03-01 slot-a r2": true, "2025-03-02 slot-a tx:b3": true}
 	if fmt.Sprint(rounds) != fmt.Sprint(want) {
 		t.Errorf("rounds = %v, want %v", rounds, want)
+	}
+	if d1.Rounds != 2 || d2.Rounds != 1 {
+		t.Errorf("rounds per day %d and %d, want 2 and 1 (a rollback starts no round)", d1.Rounds, d2.Rounds)
+	}
+}
+
+// A round is counted once, in the group of its earliest (day, game) bet,
+// whatever order its bets are applied in: its bets may be on several
+// streams, which the projector applies from different partitions.
+func TestRoundsAreCountedWhereTheyStart(t *testing.T) {
+	key := func(day time.Time, game string) projections.GGRKey {
+		return projections.GGRKey{ClientID: "acme", Day: day, Provider: "prov", Game: game, Currency: "EUR"}
+	}
+	bet := func(day time.Time, game, round string) projections.Changes {
+		k := key(day, game)
+		return projections.Changes{GGR: []projections.GGRDelta{{GGRKey: k, Scale: 2, Bets: 1_00}},
+			Rounds: []projections.GGRMember{{GGRKey: k, Member: round}}}
+	}
+	tests := []struct {
+		name string
+		bets []projections.Changes
+		want map[string]int64 // "day game" -> rounds
+	}{
+		{"two bets of a round on one day and game: one round",
+			[]projections.Changes{bet(day1, "a", "r1"), bet(day1, "a", "r1")}, map[string]int64{"03-01 a": 1}},
+		{"a round over midnight counts on its first day",
+			[]projections.Changes{bet(day1, "a", "r1"), bet(day2, "a", "r1")}, map[string]int64{"03-01 a": 1, "03-02 a": 0}},
+		{"... also when the later bet is applied first",
+			[]projections.Changes{bet(day2, "a", "r1"), bet(day1, "a", "r1")}, map[string]int64{"03-01 a": 1, "03-02 a": 0}},
+		{"a round over two games of one day counts in the least game id",
+			[]projections.Changes{bet(day1, "b", "r1"), bet(day1, "a", "r1")}, map[string]int64{"03-01 a": 1, "03-01 b": 0}},
+		{"distinct rounds count apart",
+			[]projections.Changes{bet(day1, "a", "r1"), bet(day1, "a", "r2"), bet(day2, "a", "r3")},
+			map[string]int64{"03-01 a": 2, "03-02 a": 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := projections.NewMemory()
+			for _, ch := range tc.bets {
+				m.ApplyChanges(ch)
+			}
+			got := map[string]int64{}
+			for k, g := range m.GGR {
+				got[k.Day.Format("01-02")+" "+k.Game] = g.Rounds
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("rounds per group %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,12 +49,16 @@ func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
 	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema)}
 }
 
+// roundLockClass is the first key of the two-key advisory locks on GGR
+// rounds ("PLGR"); see queueLockClass.
+const roundLockClass int32 = 0x504C4752
+
 // readModelSQL holds the statements with the schema filled in.
 type readModelSQL struct {
 	ensureCheckpoint, lockCheckpoint, saveCheckpoint, skipCheckpoint                       string
 	lookupGameTx                                                                           string
 	insertTx, upsertGameResult, markRolledBack                                             string
-	upsertGGR, addPlayer, addRound, upsertBalance                                          string
+	upsertGGR, addPlayer, lockRound, addRound, upsertBalance                               string
 	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays string
 }
 
@@ -98,8 +103,33 @@ func newReadModelSQL(schema string) readModelSQL {
 			ON CONFLICT (client_id, day, provider, game, currency) DO UPDATE SET ` + strings.Join(adds, ", "),
 		addPlayer: `INSERT INTO ` + t("ggr_players") + ` (client_id, day, provider, game, currency, player_id)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-		addRound: `INSERT INTO ` + t("ggr_rounds") + ` (client_id, day, provider, game, currency, round_key)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		// Serialises the transactions that record one round, so addRound's
+		// prev (read when addRound starts, after this lock) is committed
+		// state: two projector processes may apply bets of one round from
+		// two streams at once.
+		lockRound: `SELECT pg_advisory_xact_lock(` + strconv.Itoa(int(roundLockClass)) + `, hashtext($1))`,
+		// A bet's round: recorded where it starts (projections.RoundStart,
+		// the least (day, game) of its bets), counted in that group's
+		// ggr_daily.rounds, and moved (one count from the old group to the
+		// new) when this bet starts it earlier. The bet's own ggr_daily row
+		// was upserted just before, in the same transaction. All the CTEs
+		// see the rows as they were before the statement.
+		addRound: `WITH prev AS (
+				SELECT day, game FROM ` + t("ggr_rounds") + `
+				WHERE client_id = $1 AND provider = $3 AND currency = $5 AND round_key = $6),
+			moved AS (
+				INSERT INTO ` + t("ggr_rounds") + ` AS r (client_id, provider, currency, round_key, day, game)
+				VALUES ($1, $3, $5, $6, $2, $4)
+				ON CONFLICT (client_id, provider, currency, round_key) DO UPDATE SET day = excluded.day, game = excluded.game
+				WHERE (excluded.day, excluded.game COLLATE "C") < (r.day, r.game COLLATE "C")
+				RETURNING 1),
+			left_old AS (
+				UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds - 1 FROM prev
+				WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = prev.day AND g.provider = $3
+				  AND g.game = prev.game AND g.currency = $5)
+			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + 1
+			WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = $2 AND g.provider = $3 AND g.game = $4
+			  AND g.currency = $5`,
 		upsertBalance: `INSERT INTO ` + t("balances") + ` AS b (account_id, kind, client_id, player_id, currency, scale, balance, position)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id) DO UPDATE
 			SET balance = b.balance + excluded.balance, position = greatest(b.position, excluded.position)`,
@@ -283,6 +313,7 @@ func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) int {
 		b.Queue(m.sql.addPlayer, p.ClientID, p.Day, p.Provider, p.Game, p.Currency, p.Member)
 	}
 	for _, r := range ch.Rounds {
+		b.Queue(m.sql.lockRound, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
 		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
 	}
 	for _, x := range ch.Balances {

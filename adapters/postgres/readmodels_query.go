@@ -333,8 +333,9 @@ func reportDims(q projections.ReportQuery) (exprs, names []string) {
 }
 
 // GGR sums the daily GGR of a client over q's days, grouped by q's
-// dimensions and always by currency; players and rounds are counted
-// distinct per group from their sets.
+// dimensions and always by currency. Rounds are a sum too (each round is
+// counted once, in the group it starts in: projections.RoundStart); players
+// are counted distinct per group from their daily sets.
 func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]projections.GGRRow, error) {
 	exprs, names := reportDims(q)
 	group := strings.Join(names, ", ")
@@ -345,17 +346,15 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 		       sum(bets)::bigint AS bets, sum(bet_refunds)::bigint AS bet_refunds,
 		       sum(wins)::bigint AS wins, sum(win_reversals)::bigint AS win_reversals,
 		       sum(promo_bets)::bigint AS promo_bets, sum(promo_bet_refunds)::bigint AS promo_bet_refunds,
-		       sum(promo_wins)::bigint AS promo_wins, sum(promo_win_reversals)::bigint AS promo_win_reversals
+		       sum(promo_wins)::bigint AS promo_wins, sum(promo_win_reversals)::bigint AS promo_win_reversals,
+		       sum(rounds)::bigint AS rounds
 		FROM ` + m.t("ggr_daily") + ` WHERE ` + where + ` GROUP BY ` + group + `),
 	players AS (
 		SELECT ` + sel + `, count(DISTINCT player_id) AS n FROM ` + m.t("ggr_players") + `
-		WHERE ` + where + ` GROUP BY ` + group + `),
-	rounds AS (
-		SELECT ` + sel + `, count(DISTINCT round_key) AS n FROM ` + m.t("ggr_rounds") + `
 		WHERE ` + where + ` GROUP BY ` + group + `)
 	SELECT ` + prefixed("s.", group) + `, s.scale, s.bets, s.bet_refunds, s.wins, s.win_reversals, s.promo_bets,
-	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, coalesce(r.n, 0), coalesce(p.n, 0)
-	FROM sums s LEFT JOIN players p USING (` + group + `) LEFT JOIN rounds r USING (` + group + `)
+	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, s.rounds, coalesce(p.n, 0)
+	FROM sums s LEFT JOIN players p USING (` + group + `)
 	ORDER BY ` + prefixed("s.", group)
 	rows, err := m.pool.Query(ctx, sql, q.ClientID, q.From, q.To)
 	if err != nil {

@@ -343,7 +343,7 @@ type rebuilt struct {
 	balances    []*projections.Balance
 	ggr         []*projections.GGRDelta
 	players     []projections.GGRMember
-	rounds      []projections.GGRMember
+	rounds      []roundRow
 	checkpoints []checkpointRow
 	positions   []checkpointRow
 }
@@ -358,6 +358,11 @@ type dayRow struct {
 	client   string
 	day      time.Time
 	min, max int64
+}
+
+type roundRow struct {
+	key   projections.RoundKey
+	start projections.RoundStart
 }
 
 type checkpointRow struct {
@@ -393,14 +398,17 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 	for p := range m.Players {
 		rb.players = append(rb.players, p)
 	}
-	for r := range m.Rounds {
-		rb.rounds = append(rb.rounds, r)
+	for k, s := range m.Rounds {
+		rb.rounds = append(rb.rounds, roundRow{key: k, start: s})
 	}
 	byMember := func(a, b projections.GGRMember) int {
 		return cmp.Or(cmpGGRKey(a.GGRKey, b.GGRKey), strings.Compare(a.Member, b.Member))
 	}
 	slices.SortFunc(rb.players, byMember)
-	slices.SortFunc(rb.rounds, byMember)
+	slices.SortFunc(rb.rounds, func(a, b roundRow) int {
+		return cmp.Or(strings.Compare(a.key.ClientID, b.key.ClientID), strings.Compare(a.key.Provider, b.key.Provider),
+			strings.Compare(a.key.Currency, b.key.Currency), strings.Compare(a.key.Round, b.key.Round))
+	})
 	for k, c := range m.Checkpoints {
 		rb.checkpoints = append(rb.checkpoints, checkpointRow{projection: string(k.Projection), stream: k.StreamID,
 			version: c.Version, position: c.Position})
@@ -494,24 +502,29 @@ var rmTables = []rmTable{
 		}},
 	{name: "ggr_daily", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
 		cols: []string{"client_id", "day", "provider", "game", "currency", "scale", "bets", "bet_refunds", "wins",
-			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals"},
+			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "rounds"},
 		types: []colType{colText, colDate, colText, colText, colText, colInt2, colInt8, colInt8, colInt8, colInt8, colInt8,
-			colInt8, colInt8, colInt8},
+			colInt8, colInt8, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.ggr), row: func(i int) []any {
 				g := rb.ggr[i]
 				return []any{g.ClientID, g.Day, g.Provider, g.Game, g.Currency, g.Scale, g.Bets, g.BetRefunds, g.Wins,
-					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals}
+					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals, g.Rounds}
 			}}
 		}},
 	{name: "ggr_players", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,
 		cols:  []string{"client_id", "day", "provider", "game", "currency", "player_id"},
 		types: []colType{colText, colDate, colText, colText, colText, colText},
 		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
-	{name: "ggr_rounds", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
-		cols:  []string{"client_id", "day", "provider", "game", "currency", "round_key"},
-		types: []colType{colText, colDate, colText, colText, colText, colText},
-		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.rounds) }},
+	{name: "ggr_rounds", key: 4, order: `client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
+		cols:  []string{"client_id", "provider", "currency", "round_key", "day", "game"},
+		types: []colType{colText, colText, colText, colText, colDate, colText},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.rounds), row: func(i int) []any {
+				r := rb.rounds[i]
+				return []any{r.key.ClientID, r.key.Provider, r.key.Currency, r.key.Round, r.start.Day, r.start.Game}
+			}}
+		}},
 	{name: "checkpoints", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`, where: "version > 0",
 		cols:  []string{"projection", "stream_id", "version", "position"},
 		types: []colType{colText, colText, colInt8, colInt8},

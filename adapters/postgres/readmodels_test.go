@@ -498,3 +498,77 @@ func TestReadModelsApplyBatch(t *testing.T) {
 		t.Errorf("two events of one stream: err = %v", err)
 	}
 }
+
+// A round with bets on two streams (two players of one shared table round)
+// over midnight and over two games is counted once, where it starts — the
+// least (day, game) of its bets — whichever bet the store applies first;
+// and Postgres and the in-memory model (what replay builds) agree.
+func TestGGRRoundsCountWhereTheyStart(t *testing.T) {
+	t.Parallel()
+	day1 := time.Date(2025, 3, 1, 23, 30, 0, 0, time.UTC)
+	day2 := day1.Add(time.Hour)
+	bet := func(pos int64, player, game string, at time.Time) domain.Event {
+		return domain.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", pos), Type: domain.EventBetPlaced,
+			StreamID: domain.AccountID("player:acme:" + player + ":EUR"), Version: 1, Position: pos, OccurredAt: at,
+			Data: domain.EventData{ClientID: "acme", PlayerID: player, Provider: "prov", GameID: game, RoundID: "table-7",
+				ExternalTxID: "tx-" + player, Currency: "EUR", Amount: "-1.00", BalanceAfter: "9.00"}}
+	}
+	events := []domain.Event{bet(1, "p1", "b", day1), bet(2, "p2", "a", day1), bet(3, "p3", "a", day2)}
+	hist, err := projections.ByName(projections.History)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2025-03-01 a 1\n2025-03-01 b 0\n2025-03-02 a 0\n"
+	for _, order := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			t.Parallel()
+			pool, _ := pgtest.NewDatabase(t)
+			rm := postgres.NewReadModels(pool)
+			m := projections.NewMemory()
+			for _, i := range order {
+				if _, err := rm.Apply(t.Context(), hist, events[i]); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := m.Apply(hist, events[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got strings.Builder
+			rows, _ := pool.Query(t.Context(), `SELECT day, game, rounds FROM readmodels.ggr_daily ORDER BY day, game`)
+			for rows.Next() {
+				var (
+					day    time.Time
+					game   string
+					rounds int64
+				)
+				if err := rows.Scan(&day, &game, &rounds); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&got, "%s %s %d\n", day.Format(time.DateOnly), game, rounds)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want {
+				t.Fatalf("ggr_daily rounds in Postgres:\n%s\nwant\n%s", got.String(), want)
+			}
+			var mem strings.Builder
+			for _, k := range []struct {
+				day  time.Time
+				game string
+			}{{day1, "a"}, {day1, "b"}, {day2, "a"}} {
+				d := time.Date(k.day.Year(), k.day.Month(), k.day.Day(), 0, 0, 0, 0, time.UTC)
+				g := m.GGR[projections.GGRKey{ClientID: "acme", Day: d, Provider: "prov", Game: k.game, Currency: "EUR"}]
+				fmt.Fprintf(&mem, "%s %s %d\n", d.Format(time.DateOnly), k.game, g.Rounds)
+			}
+			if mem.String() != want {
+				t.Fatalf("rounds in memory:\n%s\nwant\n%s", mem.String(), want)
+			}
+			var start string
+			if err := pool.QueryRow(t.Context(), `SELECT day::text || ' ' || game FROM readmodels.ggr_rounds
+				WHERE client_id = 'acme' AND round_key = 'table-7'`).Scan(&start); err != nil || start != "2025-03-01 a" {
+				t.Fatalf("round table-7 starts at %q (%v), want 2025-03-01 a", start, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package postgres_test
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/migrations"
+)
+
+// Migration 00009 turns the per-day round sets into round starts and
+// ggr_daily.rounds counts, from the rows already there; its Down goes back.
+func TestMigrationRoundStarts(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := p.DownTo(ctx, 8); err != nil {
+		t.Fatalf("down to 8: %v", err)
+	}
+	// Given the old shape: round r1 bet on day 1 in games b and a, and on
+	// day 2; round r2 on day 2.
+	mustExec(t, db, `INSERT INTO readmodels.ggr_daily (client_id, day, provider, game, currency, scale, bets) VALUES
+		('acme', '2025-03-01', 'prov', 'b', 'EUR', 2, 100), ('acme', '2025-03-01', 'prov', 'a', 'EUR', 2, 100),
+		('acme', '2025-03-02', 'prov', 'a', 'EUR', 2, 200)`)
+	mustExec(t, db, `INSERT INTO readmodels.ggr_rounds (client_id, day, provider, game, currency, round_key) VALUES
+		('acme', '2025-03-01', 'prov', 'b', 'EUR', 'r1'), ('acme', '2025-03-01', 'prov', 'a', 'EUR', 'r1'),
+		('acme', '2025-03-02', 'prov', 'a', 'EUR', 'r1'), ('acme', '2025-03-02', 'prov', 'a', 'EUR', 'r2')`)
+	// When migrated up,
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	// then each round starts at its least (day, game) and is counted there.
+	if got := rowsText(t, db, `SELECT round_key, day::text, game FROM readmodels.ggr_rounds ORDER BY 1`); got != "r1 2025-03-01 a|r2 2025-03-02 a" {
+		t.Fatalf("round starts %q", got)
+	}
+	if got := rowsText(t, db, `SELECT day::text, game, rounds FROM readmodels.ggr_daily ORDER BY 1, 2`); got != "2025-03-01 a 1|2025-03-01 b 0|2025-03-02 a 1" {
+		t.Fatalf("rounds per group %q", got)
+	}
+	// And down again gives the old tables back, each round on its start.
+	if _, err := p.DownTo(ctx, 8); err != nil {
+		t.Fatalf("down to 8 again: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT day::text, game, round_key FROM readmodels.ggr_rounds ORDER BY 1, 3`); got != "2025-03-01 a r1|2025-03-02 a r2" {
+		t.Fatalf("old-shape rounds after down %q", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.ExecContext(t.Context(), q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// rowsText is q's rows, columns joined by spaces, rows by "|".
+func rowsText(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = v.String
+		}
+		out = append(out, strings.Join(parts, " "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, "|")
+}
