@@ -88,6 +88,14 @@ type TableDiff struct {
 // tables, row by row. With opts.Shadow it also writes the rebuild into the
 // shadow schema for Swap. It is what `pitboss replay` runs, and what an
 // auditor's tool calls to check the read models against a recomputation.
+//
+// It rebuilds one client at a time: every read-model row belongs to the
+// client of the events that made it, and every stream id names its client
+// (its second part), so a client's rows need only that client's events,
+// read through events_client_position_idx. Memory is then bounded by the
+// largest client, not the whole store (about 1.2 GB of live heap per
+// million events: 10 million events of one store did not fit in 23 GB).
+// The watermarks (positions) are the store's, written and compared once.
 func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	if opts.Examples <= 0 {
 		opts.Examples = 10
@@ -107,12 +115,15 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	}
 	defer snap.Rollback(ctx)
 
-	var total int64
-	if err := snap.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&total); err != nil {
-		return rep, fmt.Errorf("count events: %w", err)
+	clients, total, head, err := eventClients(ctx, snap)
+	if err != nil {
+		return rep, err
 	}
 	var live map[projections.StreamKey]int64
-	livePos := map[projections.Name]int64{}
+	watermark := map[projections.Name]int64{}
+	for _, p := range projections.All {
+		watermark[p] = head
+	}
 	if !opts.Full {
 		if live, err = m.liveCheckpoints(ctx, snap); err != nil {
 			return rep, err
@@ -122,49 +133,157 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 			if err := snap.QueryRow(ctx, m.sql.position, string(p)).Scan(&pos); err != nil {
 				return rep, fmt.Errorf("watermark of %s: %w", p, err)
 			}
-			livePos[p] = pos
+			watermark[p] = pos
 		}
 	}
-
-	start := time.Now()
-	mem := projections.NewMemorySized(int(total))
-	if err := replayEvents(ctx, snap, mem, live, &rep, total, opts.Progress); err != nil {
-		return rep, err
-	}
-	for _, p := range projections.All {
-		w := rep.Head
-		if !opts.Full {
-			w = livePos[p]
-		}
-		mem.SetWatermark(p, w)
-	}
-	rb := newRebuilt(mem)
-	rep.Read = time.Since(start)
-	if opts.Progress != nil {
-		opts.Progress(ReplayProgress{Events: rep.Events, Total: total, Elapsed: rep.Read, Done: true})
-	}
-
-	start = time.Now()
 	if opts.Shadow {
-		if err := m.writeShadow(ctx, rb); err != nil {
+		if err := m.createShadow(ctx); err != nil {
+			return rep, err
+		}
+	}
+
+	diffs := make([]TableDiff, len(rmTables))
+	for i, tb := range rmTables {
+		diffs[i] = TableDiff{Table: tb.name}
+	}
+	merge := func(i int, d TableDiff) {
+		t := &diffs[i]
+		t.Live += d.Live
+		t.Rebuilt += d.Rebuilt
+		t.Missing += d.Missing
+		t.Extra += d.Extra
+		t.Changed += d.Changed
+		t.Examples = append(t.Examples, d.Examples[:min(len(d.Examples), opts.Examples-len(t.Examples))]...)
+	}
+	began := time.Now()
+	progress := replayProgress{report: opts.Progress, total: total, start: began, last: began}
+	names := make([]string, 0, len(clients))
+	for _, c := range clients {
+		names = append(names, c.client)
+		start := time.Now()
+		mem := projections.NewMemorySized(int(c.events))
+		if err := replayEvents(ctx, snap, mem, live, &rep, c.client, &progress); err != nil {
+			return rep, err
+		}
+		for _, p := range projections.All {
+			mem.SetWatermark(p, watermark[p])
+		}
+		rb := newRebuilt(mem)
+		rb.positions = nil // the store's, written once below
+		rep.Read += time.Since(start)
+
+		start = time.Now()
+		if opts.Shadow {
+			if err := m.copyShadow(ctx, rb, clientTables); err != nil {
+				return rep, err
+			}
+		}
+		rep.Write += time.Since(start)
+
+		start = time.Now()
+		for i, tb := range rmTables {
+			if tb.client == "" {
+				continue
+			}
+			rows := tb.rows(rb)
+			rep.Rebuilt[tb.name] += int64(rows.n)
+			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, tb.client+" = $1", c.client)
+			if err != nil {
+				return rep, err
+			}
+			merge(i, d)
+		}
+		rep.Compare += time.Since(start)
+	}
+	if progress.report != nil {
+		progress.report(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(began), Done: true})
+	}
+	rep.Head = max(rep.Head, head)
+
+	// The watermarks, and whatever live rows belong to no client of the
+	// store (all extra).
+	start := time.Now()
+	global := &rebuilt{}
+	for _, p := range projections.All {
+		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
+	}
+	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
+	if opts.Shadow {
+		if err := m.copyShadow(ctx, global, globalTables); err != nil {
+			return rep, err
+		}
+		if err := m.markShadowWritten(ctx); err != nil {
 			return rep, err
 		}
 		rep.Shadowed = true
 	}
-	rep.Write = time.Since(start)
-
+	rep.Write += time.Since(start)
 	start = time.Now()
-	for _, tb := range rmTables {
-		rows := tb.rows(rb)
-		rep.Rebuilt[tb.name] = int64(rows.n)
-		d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples)
+	for i, tb := range rmTables {
+		rows := tb.rows(global)
+		if tb.client == "" {
+			rep.Rebuilt[tb.name] += int64(rows.n)
+			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, "")
+			if err != nil {
+				return rep, err
+			}
+			merge(i, d)
+			continue
+		}
+		d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, "NOT ("+tb.client+" = ANY($1))", names)
 		if err != nil {
 			return rep, err
 		}
-		rep.Tables = append(rep.Tables, d)
+		merge(i, d)
 	}
-	rep.Compare = time.Since(start)
+	rep.Compare += time.Since(start)
+	rep.Tables = diffs
 	return rep, snap.Commit(ctx)
+}
+
+// eventClient is one client of the event store and how many events name it.
+type eventClient struct {
+	client string
+	events int64
+}
+
+// eventClients lists the clients the store's streams name, in byte order,
+// with the number of events, the total and the head position.
+func eventClients(ctx context.Context, tx pgx.Tx) ([]eventClient, int64, int64, error) {
+	rows, _ := tx.Query(ctx, `SELECT split_part(stream_id, ':', 2) AS client, count(*), max(position)
+		FROM events GROUP BY 1 ORDER BY split_part(stream_id, ':', 2) COLLATE "C"`)
+	var (
+		out         []eventClient
+		total, head int64
+	)
+	var (
+		c     eventClient
+		maxID int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&c.client, &c.events, &maxID}, func() error {
+		out = append(out, c)
+		total += c.events
+		head = max(head, maxID)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("count events per client: %w", err)
+	}
+	return out, total, head, nil
+}
+
+// replayProgress reports a rebuild's progress about every 200 ms.
+type replayProgress struct {
+	report      func(ReplayProgress)
+	total       int64
+	start, last time.Time
+}
+
+func (p *replayProgress) tick(events int64) {
+	if p.report != nil && time.Since(p.last) >= 200*time.Millisecond {
+		p.last = time.Now()
+		p.report(ReplayProgress{Events: events, Total: p.total, Elapsed: time.Since(p.start)})
+	}
 }
 
 func (m *ReadModels) liveCheckpoints(ctx context.Context, tx pgx.Tx) (map[projections.StreamKey]int64, error) {
@@ -200,12 +319,13 @@ type replayChunk struct {
 
 const replayChunkSize = 1024
 
-// replayEvents reads every event in position order and applies it to mem:
+// replayEvents reads every event of client's streams in position order and
+// applies it to mem:
 // one goroutine reads, the others decode chunks in parallel, and this one
 // applies them in order. live, when not nil, limits each projection to the
 // versions it holds.
 func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live map[projections.StreamKey]int64,
-	rep *ReplayReport, total int64, progress func(ReplayProgress)) error {
+	rep *ReplayReport, client string, progress *replayProgress) error {
 	projs := make([]projections.Projection, 0, len(projections.All))
 	for _, n := range projections.All {
 		p, err := projections.ByName(n)
@@ -214,13 +334,23 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 		}
 		projs = append(projs, p)
 	}
+	// A client's events are one range of events_client_position_idx, in
+	// position order. For a client with most of the store the planner
+	// prefers a sequential scan and a sort of every body (gigabytes, on
+	// disk); the index range reads the heap in position order, that is
+	// nearly sequentially, and needs no sort.
+	if err := setIndexOnly(ctx, tx, true); err != nil {
+		return err
+	}
+	defer func() { _ = setIndexOnly(context.WithoutCancel(ctx), tx, false) }()
 	g, gctx := errgroup.WithContext(ctx)
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	todo := make(chan *replayChunk, workers*2)
 	done := make(chan *replayChunk, workers*2)
 	g.Go(func() error {
 		defer close(todo)
-		rows, err := tx.Query(gctx, `SELECT position, stream_id, stream_version, body FROM events ORDER BY position`)
+		rows, err := tx.Query(gctx, `SELECT position, stream_id, stream_version, body FROM events
+			WHERE split_part(stream_id, ':', 2) = $1 ORDER BY position`, client)
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
@@ -280,7 +410,6 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 		return err
 	})
 	g.Go(func() error {
-		start, last := time.Now(), time.Now()
 		pending := map[int]*replayChunk{}
 		next := 0
 		for c := range done {
@@ -295,15 +424,25 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 				for i, r := range c.raws {
 					applyReplayed(mem, projs, live, r, c.events[i], c.errs[i], rep)
 				}
-				if progress != nil && time.Since(last) >= 200*time.Millisecond {
-					last = time.Now()
-					progress(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(start)})
-				}
+				progress.tick(rep.Events)
 			}
 		}
 		return nil
 	})
 	return g.Wait()
+}
+
+// setIndexOnly turns the planner's sequential and bitmap scans off (on) for
+// the rest of tx, or back on.
+func setIndexOnly(ctx context.Context, tx pgx.Tx, on bool) error {
+	v := "on"
+	if on {
+		v = "off"
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('enable_seqscan', $1, true), set_config('enable_bitmapscan', $1, true)`, v); err != nil {
+		return fmt.Errorf("set up the event scan: %w", err)
+	}
+	return nil
 }
 
 // applyReplayed applies one stored event to every projection, the way the
@@ -312,7 +451,7 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 func applyReplayed(mem *projections.Memory, projs []projections.Projection, live map[projections.StreamKey]int64,
 	r rawEvent, e domain.Event, decodeErr error, rep *ReplayReport) {
 	rep.Events++
-	rep.Head = r.position
+	rep.Head = max(rep.Head, r.position)
 	skipped := false
 	for _, p := range projs {
 		if live != nil && r.version > live[projections.StreamKey{Projection: p.Name(), StreamID: r.stream}] {
@@ -448,11 +587,28 @@ type rmTable struct {
 	// checkpoint at version 0, which is no state at all.
 	where string
 	order string // the ORDER BY matching the rebuilt order
+	// client is the expression of a row's client; "" for a table of the
+	// whole store (positions).
+	client string
 	rows  func(*rebuilt) tableRows
 }
 
+// clientTables hold rows of one client each; globalTables of the store.
+var clientTables, globalTables = splitTables(rmTables)
+
+func splitTables(all []rmTable) (perClient, global []rmTable) {
+	for _, tb := range all {
+		if tb.client != "" {
+			perClient = append(perClient, tb)
+		} else {
+			global = append(global, tb)
+		}
+	}
+	return perClient, global
+}
+
 var rmTables = []rmTable{
-	{name: "transactions", key: 1, order: "id",
+	{name: "transactions", client: "client_id", key: 1, order: "id",
 		types: []colType{colUUID, colText, colText, colInt8, colText, colInt2, colText, colTimestamptz, colText, colText,
 			colText, colText, colText, colText, colInt8, colInt2, colInt8, colInt8, colBool, colInt8, colInt8, colInt8, colBool},
 		cols: []string{"id", "client_id", "type", "amount", "currency", "scale", "base_status", "created_at",
@@ -470,7 +626,7 @@ var rmTables = []rmTable{
 				return args
 			}}
 		}},
-	{name: "tx_order", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
+	{name: "tx_order", client: "client_id", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
 		types: []colType{colText, colInt8, colUUID},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.order), row: func(i int) []any {
@@ -478,12 +634,12 @@ var rmTables = []rmTable{
 				return []any{o.client, o.rn, o.id}
 			}}
 		}},
-	{name: "tx_counts", key: 1, order: `client_id COLLATE "C"`, cols: []string{"client_id", "rows"},
+	{name: "tx_counts", client: "client_id", key: 1, order: `client_id COLLATE "C"`, cols: []string{"client_id", "rows"},
 		types: []colType{colText, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.counts), row: func(i int) []any { return []any{rb.counts[i].client, rb.counts[i].rn} }}
 		}},
-	{name: "tx_days", key: 2, order: `client_id COLLATE "C", day`, cols: []string{"client_id", "day", "min_seq", "max_seq"},
+	{name: "tx_days", client: "client_id", key: 2, order: `client_id COLLATE "C", day`, cols: []string{"client_id", "day", "min_seq", "max_seq"},
 		types: []colType{colText, colDate, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.days), row: func(i int) []any {
@@ -491,7 +647,7 @@ var rmTables = []rmTable{
 				return []any{d.client, d.day, d.min, d.max}
 			}}
 		}},
-	{name: "balances", key: 1, order: `account_id COLLATE "C"`,
+	{name: "balances", client: "client_id", key: 1, order: `account_id COLLATE "C"`,
 		cols:  []string{"account_id", "kind", "client_id", "player_id", "currency", "scale", "balance", "position"},
 		types: []colType{colText, colText, colText, colText, colText, colInt2, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
@@ -500,7 +656,7 @@ var rmTables = []rmTable{
 				return []any{string(b.Account), b.Kind, b.ClientID, nullText(b.PlayerID), b.Currency, b.Scale, b.Balance, b.Position}
 			}}
 		}},
-	{name: "ggr_daily", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
+	{name: "ggr_daily", client: "client_id", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
 		cols: []string{"client_id", "day", "provider", "game", "currency", "scale", "bets", "bet_refunds", "wins",
 			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "rounds"},
 		types: []colType{colText, colDate, colText, colText, colText, colInt2, colInt8, colInt8, colInt8, colInt8, colInt8,
@@ -512,11 +668,11 @@ var rmTables = []rmTable{
 					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals, g.Rounds}
 			}}
 		}},
-	{name: "ggr_players", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,
+	{name: "ggr_players", client: "client_id", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,
 		cols:  []string{"client_id", "day", "provider", "game", "currency", "player_id"},
 		types: []colType{colText, colDate, colText, colText, colText, colText},
 		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
-	{name: "ggr_rounds", key: 4, order: `client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
+	{name: "ggr_rounds", client: "client_id", key: 4, order: `client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
 		cols:  []string{"client_id", "provider", "currency", "round_key", "day", "game"},
 		types: []colType{colText, colText, colText, colText, colDate, colText},
 		rows: func(rb *rebuilt) tableRows {
@@ -525,7 +681,7 @@ var rmTables = []rmTable{
 				return []any{r.key.ClientID, r.key.Provider, r.key.Currency, r.key.Round, r.start.Day, r.start.Game}
 			}}
 		}},
-	{name: "checkpoints", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`, where: "version > 0",
+	{name: "checkpoints", client: "split_part(stream_id, ':', 2)", key: 2, order: `projection COLLATE "C", stream_id COLLATE "C"`, where: "version > 0",
 		cols:  []string{"projection", "stream_id", "version", "position"},
 		types: []colType{colText, colText, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
@@ -550,9 +706,9 @@ func memberRows(ms []projections.GGRMember) tableRows {
 	}}
 }
 
-// diffTable reads the live table in key order and merges it with the
-// rebuilt rows.
-func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb tableRows, examples int) (TableDiff, error) {
+// diffTable reads the live table's rows matching cond (with args; "" for
+// all) in key order and merges them with the rebuilt rows.
+func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb tableRows, examples int, cond string, args ...any) (TableDiff, error) {
 	d := TableDiff{Table: tb.name, Rebuilt: int64(rb.n)}
 	sel := make([]string, len(tb.cols))
 	for i, c := range tb.cols {
@@ -561,11 +717,17 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 			sel[i] = "id::text"
 		}
 	}
-	where := ""
-	if tb.where != "" {
-		where = " WHERE " + tb.where
+	var conds []string
+	for _, c := range []string{tb.where, cond} {
+		if c != "" {
+			conds = append(conds, "("+c+")")
+		}
 	}
-	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+where+` ORDER BY `+tb.order)
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+where+` ORDER BY `+tb.order, args...)
 	if err != nil {
 		return d, fmt.Errorf("read live %s: %w", tb.name, err)
 	}
@@ -717,13 +879,14 @@ const (
 	shadowReady   = "pitboss rebuild ready"
 )
 
-// writeShadow replaces the shadow schema with the rebuilt tables: the live
-// tables' columns and checks, UNLOGGED and without keys or indexes, filled
-// by binary COPY a few tables at a time. That is the cheapest way to put
+// The shadow schema is written in three steps. createShadow replaces it
+// with empty tables: the live tables' columns and checks, UNLOGGED and
+// without keys or indexes. copyShadow appends rebuilt rows by binary COPY,
+// a few tables at a time (once per client). That is the cheapest way to put
 // millions of rows down; Swap makes them durable and indexes them before
-// they go live. The schema is marked written last, so Swap never takes a
-// half-written one.
-func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
+// they go live. markShadowWritten comes last, so Swap never takes a
+// half-written schema.
+func (m *ReadModels) createShadow(ctx context.Context) error {
 	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
@@ -745,10 +908,15 @@ func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("create shadow tables: %w", err)
 	}
+	return nil
+}
+
+// copyShadow appends rb's rows of tables to the shadow schema.
+func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTable) error {
 	g, gctx := errgroup.WithContext(ctx)
 	// A few tables at a time, leaving a connection for the snapshot.
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
-	for _, tb := range rmTables {
+	for _, tb := range tables {
 		g.Go(func() error {
 			conn, err := m.pool.Acquire(gctx)
 			if err != nil {
@@ -767,9 +935,12 @@ func (m *ReadModels) writeShadow(ctx context.Context, rb *rebuilt) error {
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	return g.Wait()
+}
+
+// markShadowWritten marks a fully copied shadow schema ready for Swap.
+func (m *ReadModels) markShadowWritten(ctx context.Context) error {
+	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
 	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowWritten+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema written: %w", err)
 	}
