@@ -226,7 +226,7 @@ type Changes struct {
 	GGR          []GGRDelta
 	Players      []GGRMember
 	Rounds       []GGRMember // the round of a bet, in the bet's group
-	Balances     []Balance // Balance is the delta to add; Position the event's
+	Balances     []Balance   // Balance is the delta to add; Position the event's
 }
 
 // Projection turns events into Changes. Implementations are pure: the same

@@ -590,7 +590,7 @@ type rmTable struct {
 	// client is the expression of a row's client; "" for a table of the
 	// whole store (positions).
 	client string
-	rows  func(*rebuilt) tableRows
+	rows   func(*rebuilt) tableRows
 }
 
 // clientTables hold rows of one client each; globalTables of the store.
