@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/domain"
@@ -34,6 +35,12 @@ type ReplayOptions struct {
 	Shadow bool
 	// Examples bounds the differences listed per table. Default 10.
 	Examples int
+	// PassEvents bounds the events rebuilt in memory at once (default
+	// DefaultPassEvents): clients are rebuilt in passes of at most this
+	// many events, the largest first; a client with more gets a pass of
+	// its own. Memory is about 1.2 GB of live heap per million events in
+	// a pass (plus the Go GC's headroom: set GOMEMLIMIT to bound it).
+	PassEvents int64
 	// Progress, when set, is called about every 200ms while events are
 	// read and once when they are all applied.
 	Progress func(ReplayProgress)
@@ -59,6 +66,7 @@ type ReplayReport struct {
 	Compare  time.Duration
 	Tables   []TableDiff
 	Rebuilt  map[string]int64 // rows per rebuilt table
+	Passes   int              // rebuilds in memory, one per group of clients
 	Shadowed bool
 }
 
@@ -83,22 +91,31 @@ type TableDiff struct {
 	Examples []string
 }
 
+// DefaultPassEvents is ReplayOptions.PassEvents' default: about 5 GB of
+// live heap.
+const DefaultPassEvents = 4_000_000
+
 // Compare rebuilds every read model from the event store (read straight
 // from Postgres in position order) and compares the rebuild with the live
 // tables, row by row. With opts.Shadow it also writes the rebuild into the
 // shadow schema for Swap. It is what `pitboss replay` runs, and what an
 // auditor's tool calls to check the read models against a recomputation.
 //
-// It rebuilds one client at a time: every read-model row belongs to the
-// client of the events that made it, and every stream id names its client
-// (its second part), so a client's rows need only that client's events,
-// read through events_client_position_idx. Memory is then bounded by the
-// largest client, not the whole store (about 1.2 GB of live heap per
-// million events: 10 million events of one store did not fit in 23 GB).
-// The watermarks (positions) are the store's, written and compared once.
+// It rebuilds the clients in passes (opts.PassEvents): every read-model row
+// belongs to the client of the events that made it, and every stream id
+// names its client (its second part), so a pass needs only its clients'
+// events, read through events_client_position_idx. Memory is then bounded
+// by the pass, not the whole store (about 1.2 GB of live heap per million
+// events: 10 million events did not fit in 23 GB in one). Passes are few
+// because each one reads the heap pages its clients' events share with
+// other clients' again. The watermarks (positions) are the store's,
+// written and compared once.
 func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	if opts.Examples <= 0 {
 		opts.Examples = 10
+	}
+	if opts.PassEvents <= 0 {
+		opts.PassEvents = DefaultPassEvents
 	}
 	rep := ReplayReport{Full: opts.Full, Rebuilt: map[string]int64{}}
 	conn, err := m.pool.Acquire(ctx)
@@ -158,11 +175,16 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	began := time.Now()
 	progress := replayProgress{report: opts.Progress, total: total, start: began, last: began}
 	names := make([]string, 0, len(clients))
-	for _, c := range clients {
-		names = append(names, c.client)
+	for _, pass := range replayPasses(clients, opts.PassEvents) {
+		names = append(names, pass.clients...)
+		rep.Passes++
 		start := time.Now()
-		mem := projections.NewMemorySized(int(c.events))
-		if err := replayEvents(ctx, snap, mem, live, &rep, c.client, &progress); err != nil {
+		mem := projections.NewMemorySized(int(pass.events))
+		only := pass.clients
+		if len(pass.clients) == len(clients) {
+			only = nil // every event
+		}
+		if err := replayEvents(ctx, snap, mem, live, &rep, only, &progress); err != nil {
 			return rep, err
 		}
 		for _, p := range projections.All {
@@ -187,7 +209,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 			}
 			rows := tb.rows(rb)
 			rep.Rebuilt[tb.name] += int64(rows.n)
-			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, tb.client+" = $1", c.client)
+			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, tb.client+" = ANY($1)", pass.clients)
 			if err != nil {
 				return rep, err
 			}
@@ -239,6 +261,53 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	rep.Compare += time.Since(start)
 	rep.Tables = diffs
 	return rep, snap.Commit(ctx)
+}
+
+// replayPass is the clients rebuilt together, and their events.
+type replayPass struct {
+	clients []string
+	events  int64
+}
+
+// replayPasses packs clients into passes of at most budget events, first
+// fit in decreasing size (a client over the budget alone); passes are in
+// the order of their largest client, clients within a pass in byte order.
+func replayPasses(clients []eventClient, budget int64) []replayPass {
+	bySize := slices.Clone(clients)
+	slices.SortStableFunc(bySize, func(a, b eventClient) int { return cmp.Compare(b.events, a.events) })
+	var passes []replayPass
+	for _, c := range bySize {
+		i := slices.IndexFunc(passes, func(p replayPass) bool { return p.events+c.events <= budget })
+		if i < 0 {
+			passes = append(passes, replayPass{})
+			i = len(passes) - 1
+		}
+		passes[i].clients = append(passes[i].clients, c.client)
+		passes[i].events += c.events
+	}
+	for _, p := range passes {
+		slices.Sort(p.clients)
+	}
+	return passes
+}
+
+// LargestReplayPass is the most events a rebuild with passes of at most
+// budget events holds in memory at once, for the store as it is now.
+func LargestReplayPass(ctx context.Context, pool *pgxpool.Pool, budget int64) (int64, error) {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	clients, _, _, err := eventClients(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	var largest int64
+	for _, p := range replayPasses(clients, budget) {
+		largest = max(largest, p.events)
+	}
+	return largest, nil
 }
 
 // eventClient is one client of the event store and how many events name it.
@@ -319,13 +388,13 @@ type replayChunk struct {
 
 const replayChunkSize = 1024
 
-// replayEvents reads every event of client's streams in position order and
-// applies it to mem:
+// replayEvents reads every event (of the clients' streams, if any are named)
+// in position order (client by client) and applies it to mem:
 // one goroutine reads, the others decode chunks in parallel, and this one
 // applies them in order. live, when not nil, limits each projection to the
 // versions it holds.
 func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live map[projections.StreamKey]int64,
-	rep *ReplayReport, client string, progress *replayProgress) error {
+	rep *ReplayReport, clients []string, progress *replayProgress) error {
 	projs := make([]projections.Projection, 0, len(projections.All))
 	for _, n := range projections.All {
 		p, err := projections.ByName(n)
@@ -334,23 +403,30 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 		}
 		projs = append(projs, p)
 	}
-	// A client's events are one range of events_client_position_idx, in
-	// position order. For a client with most of the store the planner
-	// prefers a sequential scan and a sort of every body (gigabytes, on
-	// disk); the index range reads the heap in position order, that is
-	// nearly sequentially, and needs no sort.
-	if err := setIndexOnly(ctx, tx, true); err != nil {
-		return err
+	// Every event: the position index, the heap read in order. Some
+	// clients: client by client, each one range of
+	// events_client_position_idx in position order (events of different
+	// clients never touch the same read-model rows, so only the order
+	// within a client, and so within a stream, matters). For a client with
+	// most of the store the planner prefers a sequential scan and a sort of
+	// every body (gigabytes, on disk); the index range reads the heap in
+	// position order, that is nearly sequentially, and needs no sort.
+	query, args := `SELECT position, stream_id, stream_version, body FROM events ORDER BY position`, []any(nil)
+	if clients != nil {
+		query, args = `SELECT position, stream_id, stream_version, body FROM events
+			WHERE split_part(stream_id, ':', 2) = ANY($1) ORDER BY split_part(stream_id, ':', 2), position`, []any{clients}
+		if err := setIndexOnly(ctx, tx, true); err != nil {
+			return err
+		}
+		defer func() { _ = setIndexOnly(context.WithoutCancel(ctx), tx, false) }()
 	}
-	defer func() { _ = setIndexOnly(context.WithoutCancel(ctx), tx, false) }()
 	g, gctx := errgroup.WithContext(ctx)
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	todo := make(chan *replayChunk, workers*2)
 	done := make(chan *replayChunk, workers*2)
 	g.Go(func() error {
 		defer close(todo)
-		rows, err := tx.Query(gctx, `SELECT position, stream_id, stream_version, body FROM events
-			WHERE split_part(stream_id, ':', 2) = $1 ORDER BY position`, client)
+		rows, err := tx.Query(gctx, query, args...)
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}

@@ -37,7 +37,12 @@ type ReplayTiming struct {
 	Seconds      float64 `json:"seconds"`           // the whole command: rebuild, compare, swap
 	EventsPerSec float64 `json:"events_per_second"` // as the command reports it: events / (read and apply + write shadow)
 	WallPerSec   float64 `json:"wall_events_per_second"`
-	Summary      string  `json:"summary"`
+	// LargestPass is the most events rebuilt in memory at once (clients
+	// are rebuilt in passes, docs/read-models.md); PeakRSSMB the command's
+	// peak resident memory.
+	LargestPass int64   `json:"largest_pass_events"`
+	PeakRSSMB   float64 `json:"peak_rss_mb"`
+	Summary     string  `json:"summary"`
 }
 
 // QueryResult is one endpoint's latency over repeated calls.
@@ -52,7 +57,8 @@ type QueryResult struct {
 var replayRate = regexp.MustCompile(`; ([0-9]+) events/s`)
 
 // replayBytesPerEvent is the peak memory of `pitboss replay --full` per
-// event, measured on the generated ledger (1M events: 2.6 GB).
+// event of its largest pass, measured on the generated ledger (1M events
+// in one pass: 2.6 GB; 5M events, largest pass 2.9M: 7.7 GB).
 const replayBytesPerEvent = 2700.0
 
 // memAvailable is MemAvailable from /proc/meminfo, in bytes (0 if unknown).
@@ -115,15 +121,20 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return nil, err
 	}
 
-	// `pitboss replay` rebuilds every read model in memory (docs/read-models.md):
-	// about 2.6 GB per million events here (1M: 2.6 GB peak RSS; 10M was
-	// OOM-killed at 21 GB on a 24 GB machine). The benchmark shares the
-	// machine, so it does not start a rebuild the machine cannot hold.
-	need := float64(seed.Events) * replayBytesPerEvent
+	// `pitboss replay` rebuilds the read models in memory, a pass of
+	// clients at a time (docs/read-models.md): about 2.7 GB per million
+	// events of the largest pass. The benchmark shares the machine, so it
+	// does not start a rebuild the machine cannot hold.
+	largest, err := postgres.LargestReplayPass(ctx, pool, postgres.DefaultPassEvents)
+	if err != nil {
+		return nil, err
+	}
+	rep.Replay.LargestPass = largest
+	need := float64(largest) * replayBytesPerEvent
 	if avail := memAvailable(); avail > 0 && need > 0.85*avail && !envBool("BENCH_REPLAY_FORCE", false) {
-		return rep, fmt.Errorf("pitboss replay of %d events needs about %.1f GB of memory (%.0f KB per event, in-memory rebuild) "+
+		return rep, fmt.Errorf("pitboss replay with a largest pass of %d events needs about %.1f GB of memory (%.1f KB per event) "+
 			"and %.1f GB are available: not started (BENCH_REPLAY_FORCE=1 starts it anyway; a smaller BENCH_EVENTS fits)",
-			seed.Events, need/1e9, replayBytesPerEvent/1e3, avail/1e9)
+			largest, need/1e9, replayBytesPerEvent/1e3, avail/1e9)
 	}
 	logf("read: pitboss replay --full --swap")
 	t0 := time.Now()
@@ -133,12 +144,13 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return rep, err
 	}
 	rep.Replay.Summary = lastLines(out, 8)
+	rep.Replay.PeakRSSMB = svc.lastPeakRSSMB
 	if m := replayRate.FindSubmatch(out); m != nil {
 		rep.Replay.EventsPerSec, _ = strconv.ParseFloat(string(m[1]), 64)
 	}
 	rep.Replay.WallPerSec = float64(seed.Events) / rep.Replay.Seconds
-	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command)", rep.Replay.Seconds,
-		rep.Replay.EventsPerSec, rep.Replay.WallPerSec)
+	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command); largest pass %d events, peak RSS %.0f MB",
+		rep.Replay.Seconds, rep.Replay.EventsPerSec, rep.Replay.WallPerSec, largest, rep.Replay.PeakRSSMB)
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		return nil, err
 	}

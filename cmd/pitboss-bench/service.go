@@ -108,6 +108,8 @@ type service struct {
 	pprof   string // http://addr of the profiler, "" if off
 	cmd     *exec.Cmd
 	done    chan error
+	// lastPeakRSSMB is the peak resident memory of the last command run.
+	lastPeakRSSMB float64
 }
 
 // serviceSpec is what differs between the write and the read benchmark's
@@ -169,6 +171,10 @@ func (s *service) command(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, s.bin, args...)
 	cmd.Env = s.env
 	out, err := cmd.CombinedOutput()
+	s.lastPeakRSSMB = 0
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		s.lastPeakRSSMB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
+	}
 	if lf, lerr := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); lerr == nil {
 		fmt.Fprintf(lf, "$ pitboss %s\n%s\n", strings.Join(args, " "), out)
 		lf.Close()

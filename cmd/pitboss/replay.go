@@ -26,6 +26,8 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		"differences then include the projectors' lag")
 	examples := fs.Int("diffs", 10, "differences listed per table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	passEvents := fs.Int64("pass-events", postgres.DefaultPassEvents, "most events rebuilt in memory at once "+
+		"(about 1.2 GB of heap per million); clients are rebuilt in passes of at most this many, a larger client alone")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -39,7 +41,11 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	rm := postgres.NewReadModels(pool)
 	bar := &progressBar{w: stderr}
-	opts := postgres.ReplayOptions{Full: *full, Shadow: true, Examples: *examples}
+	if *passEvents < 1 {
+		printUsage(fs, stderr)
+		return &exitError{exitUsage, errors.New("replay: --pass-events must be at least 1")}
+	}
+	opts := postgres.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, PassEvents: *passEvents}
 	if !*quiet {
 		opts.Progress = bar.update
 	}
@@ -64,8 +70,8 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 
 func printReport(w io.Writer, rep postgres.ReplayReport) {
 	rate := float64(rep.Events) / max(rep.Read+rep.Write, time.Millisecond).Seconds()
-	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %s: read and apply %s, write shadow %s; %.0f events/s\n",
-		rep.Events, rep.Head, rep.Skipped, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
+	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %d pass(es), %s: read and apply %s, write shadow %s; %.0f events/s\n",
+		rep.Events, rep.Head, rep.Skipped, rep.Passes, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
 		rep.Write.Round(time.Millisecond), rate)
 	mode := "as of the live checkpoints"
 	if rep.Full {
