@@ -1040,7 +1040,7 @@ func (m *ReadModels) shadowState(ctx context.Context, q interface {
 
 // prepareShadow makes a written shadow schema ready to go live: each table
 // logged (durable), then given the live table's keys and indexes under
-// the same names. Tables are prepared a few at a time, each in one
+// the same names, then vacuumed and analysed. Tables are prepared a few at a time, each in one
 // transaction; it runs before Swap takes its lock, so the projectors do
 // not wait for it.
 func (m *ReadModels) prepareShadow(ctx context.Context) error {
@@ -1090,11 +1090,17 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 			return fmt.Errorf("shadow %s: %s: %w", tb.name, stmt, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `ANALYZE `+target.Sanitize()); err != nil {
-		return fmt.Errorf("analyze shadow %s: %w", tb.name, err)
-	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit shadow %s: %w", tb.name, err)
+	}
+	// VACUUM (outside a transaction) sets the visibility map of the freshly
+	// copied pages, so the history's counts and deep pages are index-only
+	// scans from the first query after the swap, not one heap visit per
+	// row until autovacuum comes by (measured at 5M events right after a
+	// rebuild: a player filter's page 78 ms, type=bet at offset 100k
+	// 152 ms); and ANALYZE gives the planner the new tables' statistics.
+	if _, err := m.pool.Exec(ctx, `VACUUM (ANALYZE) `+target.Sanitize()); err != nil {
+		return fmt.Errorf("vacuum shadow %s: %w", tb.name, err)
 	}
 	return nil
 }
