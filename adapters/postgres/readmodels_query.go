@@ -341,7 +341,9 @@ func reportDims(q projections.ReportQuery) (exprs, names []string) {
 // GGR sums the daily GGR of a client over q's days, grouped by q's
 // dimensions and always by currency. Rounds are a sum too (each round is
 // counted once, in the group it starts in: projections.RoundStart); players
-// are counted distinct per group from their daily sets.
+// are counted distinct per group from their daily sets, as a DISTINCT
+// (hashed) then a count — count(DISTINCT) sorts every member: 74 against
+// 31 ms for a 30-day report at 3M events.
 func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]projections.GGRRow, error) {
 	exprs, names := reportDims(q)
 	group := strings.Join(names, ", ")
@@ -356,8 +358,9 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 		       sum(rounds)::bigint AS rounds
 		FROM ` + m.t("ggr_daily") + ` WHERE ` + where + ` GROUP BY ` + group + `),
 	players AS (
-		SELECT ` + sel + `, count(DISTINCT player_id) AS n FROM ` + m.t("ggr_players") + `
-		WHERE ` + where + ` GROUP BY ` + group + `)
+		SELECT ` + group + `, count(*) AS n FROM (
+			SELECT DISTINCT ` + sel + `, player_id FROM ` + m.t("ggr_players") + ` WHERE ` + where + `) d
+		GROUP BY ` + group + `)
 	SELECT ` + prefixed("s.", group) + `, s.scale, s.bets, s.bet_refunds, s.wins, s.win_reversals, s.promo_bets,
 	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, s.rounds, coalesce(p.n, 0)
 	FROM sums s LEFT JOIN players p USING (` + group + `)
