@@ -349,6 +349,14 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 	group := strings.Join(names, ", ")
 	sel := strings.Join(exprs, ", ")
 	where := `client_id = $1 AND day BETWEEN $2 AND $3`
+	// A group of day and game (so provider) is ggr_players' own key less
+	// the player: its rows are its distinct players.
+	playersSQL := `SELECT ` + sel + `, count(*) AS n FROM ` + m.t("ggr_players") + ` WHERE ` + where + ` GROUP BY ` + group
+	if !q.Has(projections.DimDay) || !q.Has(projections.DimGame) {
+		playersSQL = `SELECT ` + group + `, count(*) AS n FROM (
+			SELECT DISTINCT ` + sel + `, player_id FROM ` + m.t("ggr_players") + ` WHERE ` + where + `) d
+		GROUP BY ` + group
+	}
 	sql := `WITH sums AS (
 		SELECT ` + sel + `, max(scale) AS scale,
 		       sum(bets)::bigint AS bets, sum(bet_refunds)::bigint AS bet_refunds,
@@ -357,15 +365,21 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 		       sum(promo_wins)::bigint AS promo_wins, sum(promo_win_reversals)::bigint AS promo_win_reversals,
 		       sum(rounds)::bigint AS rounds
 		FROM ` + m.t("ggr_daily") + ` WHERE ` + where + ` GROUP BY ` + group + `),
-	players AS (
-		SELECT ` + group + `, count(*) AS n FROM (
-			SELECT DISTINCT ` + sel + `, player_id FROM ` + m.t("ggr_players") + ` WHERE ` + where + `) d
-		GROUP BY ` + group + `)
+	players AS (` + playersSQL + `)
 	SELECT ` + prefixed("s.", group) + `, s.scale, s.bets, s.bet_refunds, s.wins, s.win_reversals, s.promo_bets,
 	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, s.rounds, coalesce(p.n, 0)
 	FROM sums s LEFT JOIN players p USING (` + group + `)
 	ORDER BY ` + prefixed("s.", group)
-	rows, err := m.pool.Query(ctx, sql, q.ClientID, q.From, q.To)
+	// Enough memory to hash a month of players without spilling to disk.
+	tx, err := m.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("ggr report: begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT set_config('work_mem', '32MB', true)`); err != nil {
+		return nil, fmt.Errorf("ggr report: %w", err)
+	}
+	rows, err := tx.Query(ctx, sql, q.ClientID, q.From, q.To)
 	if err != nil {
 		return nil, fmt.Errorf("ggr report: %w", err)
 	}
