@@ -61,11 +61,7 @@ func TestConsumeBatches(t *testing.T) {
 	t.Parallel()
 	brokers := kafkatest.Brokers(t)
 	topic := kafkatest.NewTopic(t, brokers, 1)
-	pub, err := kafka.NewBatchPublisher(brokers, nil, kafka.WithTransactionalIDPrefix("pitboss-test/"+t.Name()+"/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := testPublisher(t, brokers)
 	publish := func(from, to int) {
 		t.Helper()
 		var msgs []*message.Message

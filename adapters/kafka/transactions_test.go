@@ -15,6 +15,18 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 )
 
+// testPublisher is a batch publisher with a transactional id of the test's
+// own, closed when the test ends.
+func testPublisher(t *testing.T, brokers []string) *kafka.BatchPublisher {
+	t.Helper()
+	pub, err := kafka.NewBatchPublisher(brokers, nil, kafka.WithTransactionalIDPrefix("pitboss-test/"+t.Name()+"/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	return pub
+}
+
 func streamMsg(stream string, version int, payload []byte) *message.Message {
 	m := message.NewMessage(fmt.Sprintf("00000000-0000-0000-%04d-%012d", len(stream), version), payload)
 	m.Metadata.Set(kafka.HeaderStreamID, stream)
@@ -33,11 +45,7 @@ func TestBatchPublisherAbortsAPartlyFailedBatch(t *testing.T) {
 	t.Parallel()
 	brokers := kafkatest.Brokers(t)
 	topic := smallRecordTopic(t, brokers)
-	pub, err := kafka.NewBatchPublisher(brokers, nil, kafka.WithTransactionalIDPrefix("pitboss-test/"+t.Name()+"/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := testPublisher(t, brokers)
 	a, b := keysOnTwoPartitions(t)
 
 	// Given v1 of stream a published.
@@ -218,11 +226,7 @@ func TestBatchPublisherLargeBatchOnOnePartition(t *testing.T) {
 	t.Parallel()
 	brokers := kafkatest.Brokers(t)
 	topic := kafkatest.NewTopic(t, brokers, 1)
-	pub, err := kafka.NewBatchPublisher(brokers, nil, kafka.WithTransactionalIDPrefix("pitboss-test/"+t.Name()+"/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := testPublisher(t, brokers)
 	const n = 1500 // 1,500 × ~2 KB = ~3 MB
 	pad := strings.Repeat("x", 2000)
 	msgs := make([]*message.Message, n)
