@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func newReadModelSQL(schema string) readModelSQL {
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from
 		// two streams at once.
-		lockRound: `SELECT pg_advisory_xact_lock(` + strconv.Itoa(int(roundLockClass)) + `, hashtext($1))`,
+		lockRound: keyedLockSQL, // with roundLockClass
 		// A bet's round: recorded where it starts (projections.RoundStart,
 		// the least (day, game) of its bets), counted in that group's
 		// ggr_daily.rounds, and moved (one count from the old group to the
@@ -313,7 +312,7 @@ func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) int {
 		b.Queue(m.sql.addPlayer, p.ClientID, p.Day, p.Provider, p.Game, p.Currency, p.Member)
 	}
 	for _, r := range ch.Rounds {
-		b.Queue(m.sql.lockRound, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
+		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
 		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
 	}
 	for _, x := range ch.Balances {

@@ -190,8 +190,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 		for _, p := range projections.All {
 			mem.SetWatermark(p, watermark[p])
 		}
-		rb := newRebuilt(mem)
-		rb.positions = nil // the store's, written once below
+		rb := newRebuilt(mem) // no positions: the store's, written once below
 		rep.Read += time.Since(start)
 
 		start = time.Now()
@@ -632,10 +631,6 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 		return cmp.Or(strings.Compare(a.projection, b.projection), strings.Compare(a.stream, b.stream))
 	}
 	slices.SortFunc(rb.checkpoints, byCheckpoint)
-	for p, pos := range m.Positions {
-		rb.positions = append(rb.positions, checkpointRow{projection: string(p), position: pos})
-	}
-	slices.SortFunc(rb.positions, byCheckpoint)
 	return rb
 }
 
