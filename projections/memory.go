@@ -37,6 +37,9 @@ type Memory struct {
 	Balances map[domain.AccountID]*Balance
 	GGR      map[GGRKey]*GGRDelta
 	Players  map[GGRMember]struct{}
+	// PlayerMonths holds each player's bet days per month (PlayerMonthOf),
+	// set with Players.
+	PlayerMonths map[PlayerMonth]int64
 	// Rounds holds where each round with a bet starts; GGR[...].Rounds
 	// counts them per group.
 	Rounds      map[RoundKey]RoundStart
@@ -68,7 +71,7 @@ func NewMemory() *Memory { return NewMemorySized(0) }
 func NewMemorySized(events int) *Memory {
 	return &Memory{
 		Balances: map[domain.AccountID]*Balance{}, GGR: map[GGRKey]*GGRDelta{},
-		Players: make(map[GGRMember]struct{}, events/4), Rounds: make(map[RoundKey]RoundStart, events/4),
+		Players: make(map[GGRMember]struct{}, events/4), PlayerMonths: map[PlayerMonth]int64{}, Rounds: make(map[RoundKey]RoundStart, events/4),
 		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
 		Days: map[ClientDay]SeqRange{}, byID: make(map[string]*Transaction, events/3),
 		gameTx: make(map[GameTxKey]*Transaction, events),
@@ -162,8 +165,8 @@ func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
 // closes once closed, keeps the highest position, and takes seq, time,
 // game and player from the event with the lowest position; GGR amounts and
 // balances add up (a balance keeps the highest position); players are
-// added once; a round is counted in its RoundStart group, moving there
-// when a bet starts it earlier.
+// added once, and their day to their month's bitmap; a round is counted in
+// its RoundStart group, moving there when a bet starts it earlier.
 func (m *Memory) ApplyChanges(ch Changes) {
 	for _, t := range ch.Transactions {
 		r := m.add(t)
@@ -214,6 +217,8 @@ func (m *Memory) ApplyChanges(ch Changes) {
 	}
 	for _, p := range ch.Players {
 		m.Players[p] = struct{}{}
+		k, day := PlayerMonthOf(p)
+		m.PlayerMonths[k] |= day
 	}
 	for _, r := range ch.Rounds {
 		k, start := KeyOfRound(r)

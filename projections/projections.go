@@ -206,6 +206,26 @@ func KeyOfRound(r GGRMember) (RoundKey, RoundStart) {
 		RoundStart{Day: r.Day, Game: r.Game}
 }
 
+// PlayerMonth names a player's bet days in one month and currency: a
+// bitmap whose bit d-1 is day d of the month (readmodels.ggr_player_months).
+// A report grouped by currency or month counts distinct players from these
+// (a row or two per player) instead of from the daily members of every
+// game.
+type PlayerMonth struct {
+	ClientID string
+	Month    time.Time // the first day, 00:00 UTC
+	Currency string
+	PlayerID string
+}
+
+// PlayerMonthOf is the month row of player member p and p's day as a bit of
+// its bitmap.
+func PlayerMonthOf(p GGRMember) (PlayerMonth, int64) {
+	d := p.Day.UTC()
+	return PlayerMonth{ClientID: p.ClientID, Month: time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC),
+		Currency: p.Currency, PlayerID: p.Member}, 1 << (d.Day() - 1)
+}
+
 // Balance is one wallet's balance.
 type Balance struct {
 	Account  domain.AccountID

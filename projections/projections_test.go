@@ -406,3 +406,39 @@ func TestGameResultIDIsStable(t *testing.T) {
 		t.Errorf("GameResultID = %s", a)
 	}
 }
+
+func TestPlayerMonthOf(t *testing.T) {
+	t.Parallel()
+	member := func(day time.Time) projections.GGRMember {
+		return projections.GGRMember{GGRKey: projections.GGRKey{ClientID: "acme", Day: day, Provider: "prov", Game: "g",
+			Currency: "EUR"}, Member: "p1"}
+	}
+	cases := []struct {
+		day   time.Time
+		month time.Time
+		bit   int64
+	}{
+		{time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), 1},
+		{time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC), time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), 1 << 30},
+		{time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), 1 << 28},
+		{time.Date(2025, 12, 15, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), 1 << 14},
+	}
+	for _, c := range cases {
+		k, bit := projections.PlayerMonthOf(member(c.day))
+		want := projections.PlayerMonth{ClientID: "acme", Month: c.month, Currency: "EUR", PlayerID: "p1"}
+		if k != want || bit != c.bit {
+			t.Errorf("%s: %+v %b, want %+v %b", c.day.Format(time.DateOnly), k, bit, want, c.bit)
+		}
+	}
+	// Bets on two games of one day and on another day of the month: one
+	// row, two bits.
+	m := projections.NewMemory()
+	m.ApplyChanges(projections.Changes{Players: []projections.GGRMember{member(cases[0].day), member(cases[1].day)}})
+	g := member(cases[0].day)
+	g.Game = "other"
+	m.ApplyChanges(projections.Changes{Players: []projections.GGRMember{g}})
+	k, _ := projections.PlayerMonthOf(g)
+	if len(m.PlayerMonths) != 1 || m.PlayerMonths[k] != 1|1<<30 || len(m.Players) != 3 {
+		t.Errorf("memory: %v months, %d members; want January with days 1 and 31, 3 members", m.PlayerMonths, len(m.Players))
+	}
+}

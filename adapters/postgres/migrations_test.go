@@ -58,6 +58,47 @@ func TestMigrationRoundStarts(t *testing.T) {
 	}
 }
 
+// Migration 00010 builds each player's monthly day bitmaps from the daily
+// member rows already there; its Down drops them.
+func TestMigrationPlayerMonths(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatalf("down to 9: %v", err)
+	}
+	// Given p1 on 1 and 31 January (two games on the 31st) and 29 February,
+	// and p2 in USD on 2 January,
+	mustExec(t, db, `INSERT INTO readmodels.ggr_players (client_id, day, provider, game, currency, player_id) VALUES
+		('acme', '2024-01-01', 'prov', 'a', 'EUR', 'p1'), ('acme', '2024-01-31', 'prov', 'a', 'EUR', 'p1'),
+		('acme', '2024-01-31', 'prov', 'b', 'EUR', 'p1'), ('acme', '2024-02-29', 'other', 'x', 'EUR', 'p1'),
+		('acme', '2024-01-02', 'prov', 'a', 'USD', 'p2')`)
+	// when migrated up,
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	// then each (month, currency, player) has the bits of its days.
+	want := "2024-01-01 EUR p1 1073741825|2024-01-01 USD p2 2|2024-02-01 EUR p1 268435456"
+	if got := rowsText(t, db, `SELECT month::text, currency, player_id, days FROM readmodels.ggr_player_months ORDER BY 1, 2`); got != want {
+		t.Fatalf("player months %q, want %q", got, want)
+	}
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatalf("down to 9 again: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT count(*) FROM pg_tables WHERE schemaname = 'readmodels' AND tablename = 'ggr_player_months'`); got != "0" {
+		t.Fatalf("ggr_player_months after down: %s tables", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -100,8 +100,18 @@ func newReadModelSQL(schema string) readModelSQL {
 		upsertGGR: `INSERT INTO ` + t("ggr_daily") + ` AS g (client_id, day, provider, game, currency, scale, ` +
 			strings.Join(ggrAmounts, ", ") + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 			ON CONFLICT (client_id, day, provider, game, currency) DO UPDATE SET ` + strings.Join(adds, ", "),
-		addPlayer: `INSERT INTO ` + t("ggr_players") + ` (client_id, day, provider, game, currency, player_id)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		// A player's member row and, when it is new, the player's day in
+		// the month's bitmap (projections.PlayerMonthOf): one statement, so
+		// a bit is set exactly when a member row of that day exists, and a
+		// day already set is not written again.
+		addPlayer: `WITH member AS (
+				INSERT INTO ` + t("ggr_players") + ` (client_id, day, provider, game, currency, player_id)
+				VALUES ($1, $2::date, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1)
+			INSERT INTO ` + t("ggr_player_months") + ` AS m (client_id, month, currency, player_id, days)
+			SELECT $1, $2::date - (extract(day FROM $2::date)::int - 1), $5, $6, 1::bigint << (extract(day FROM $2::date)::int - 1)
+			FROM member
+			ON CONFLICT (client_id, month, currency, player_id) DO UPDATE SET days = m.days | excluded.days
+			WHERE m.days & excluded.days = 0`,
 		// Serialises the transactions that record one round, so addRound's
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from

@@ -341,9 +341,11 @@ func reportDims(q projections.ReportQuery) (exprs, names []string) {
 // GGR sums the daily GGR of a client over q's days, grouped by q's
 // dimensions and always by currency. Rounds are a sum too (each round is
 // counted once, in the group it starts in: projections.RoundStart); players
-// are counted distinct per group from their daily sets, as a DISTINCT
-// (hashed) then a count — count(DISTINCT) sorts every member: 74 against
-// 31 ms for a 30-day report at 3M events.
+// are counted distinct per group: by currency or month from the players'
+// monthly day bitmaps (ggr_player_months; the players of a 30-day report
+// at 10M events: 51 → 7 ms by EXPLAIN ANALYZE), otherwise from the daily sets of each game
+// (ggr_players), as a DISTINCT (hashed) then a count — count(DISTINCT)
+// sorts every member: 74 against 31 ms at 3M events.
 func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]projections.GGRRow, error) {
 	exprs, names := reportDims(q)
 	group := strings.Join(names, ", ")
@@ -352,7 +354,25 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 	// A group of day and game (so provider) is ggr_players' own key less
 	// the player: its rows are its distinct players.
 	playersSQL := `SELECT ` + sel + `, count(*) AS n FROM ` + m.t("ggr_players") + ` WHERE ` + where + ` GROUP BY ` + group
-	if !q.Has(projections.DimDay) || !q.Has(projections.DimGame) {
+	switch {
+	case !q.Has(projections.DimDay) && !q.Has(projections.DimProvider) && !q.Has(projections.DimGame):
+		// By currency or month: a player's bet days of a month are one row
+		// of ggr_player_months, a bitmap (bit d-1 is day d); a row counts
+		// when it has a day in [$2, $3]. The mask is the bits from the
+		// first day of the range in the month to the last (the bits after
+		// a month's last day are never set).
+		inRange := `client_id = $1 AND month BETWEEN $2::date - (extract(day FROM $2::date)::int - 1) AND $3::date
+			AND days & ((1::bigint << (least($3::date - month, 30) + 1)) - (1::bigint << greatest($2::date - month, 0))) <> 0`
+		if q.Has(projections.DimMonth) {
+			// One row per player and month: no duplicates to remove.
+			playersSQL = `SELECT month AS period, currency, count(*) AS n FROM ` + m.t("ggr_player_months") + `
+				WHERE ` + inRange + ` GROUP BY month, currency`
+		} else {
+			playersSQL = `SELECT currency, count(*) AS n FROM (
+					SELECT DISTINCT currency, player_id FROM ` + m.t("ggr_player_months") + ` WHERE ` + inRange + `) d
+				GROUP BY currency`
+		}
+	case !q.Has(projections.DimDay) || !q.Has(projections.DimGame):
 		playersSQL = `SELECT ` + group + `, count(*) AS n FROM (
 			SELECT DISTINCT ` + sel + `, player_id FROM ` + m.t("ggr_players") + ` WHERE ` + where + `) d
 		GROUP BY ` + group

@@ -557,6 +557,7 @@ type rebuilt struct {
 	balances    []*projections.Balance
 	ggr         []*projections.GGRDelta
 	players     []projections.GGRMember
+	months      []monthRow
 	rounds      []roundRow
 	checkpoints []checkpointRow
 	positions   []checkpointRow
@@ -572,6 +573,11 @@ type dayRow struct {
 	client   string
 	day      time.Time
 	min, max int64
+}
+
+type monthRow struct {
+	key  projections.PlayerMonth
+	days int64
 }
 
 type roundRow struct {
@@ -612,6 +618,13 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 	for p := range m.Players {
 		rb.players = append(rb.players, p)
 	}
+	for k, d := range m.PlayerMonths {
+		rb.months = append(rb.months, monthRow{key: k, days: d})
+	}
+	slices.SortFunc(rb.months, func(a, b monthRow) int {
+		return cmp.Or(strings.Compare(a.key.ClientID, b.key.ClientID), a.key.Month.Compare(b.key.Month),
+			strings.Compare(a.key.Currency, b.key.Currency), strings.Compare(a.key.PlayerID, b.key.PlayerID))
+	})
 	for k, s := range m.Rounds {
 		rb.rounds = append(rb.rounds, roundRow{key: k, start: s})
 	}
@@ -743,6 +756,15 @@ var rmTables = []rmTable{
 		cols:  []string{"client_id", "day", "provider", "game", "currency", "player_id"},
 		types: []colType{colText, colDate, colText, colText, colText, colText},
 		rows:  func(rb *rebuilt) tableRows { return memberRows(rb.players) }},
+	{name: "ggr_player_months", client: "client_id", key: 4, order: `client_id COLLATE "C", month, currency COLLATE "C", player_id COLLATE "C"`,
+		cols:  []string{"client_id", "month", "currency", "player_id", "days"},
+		types: []colType{colText, colDate, colText, colText, colInt8},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.months), row: func(i int) []any {
+				r := rb.months[i]
+				return []any{r.key.ClientID, r.key.Month, r.key.Currency, r.key.PlayerID, r.days}
+			}}
+		}},
 	{name: "ggr_rounds", client: "client_id", key: 4, order: `client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C"`,
 		cols:  []string{"client_id", "provider", "currency", "round_key", "day", "game"},
 		types: []colType{colText, colText, colText, colText, colDate, colText},

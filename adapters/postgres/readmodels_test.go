@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -148,7 +149,8 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	if rep.Differences() != 0 || rep.Events != 2000 || rep.Skipped != 0 {
 		t.Fatalf("live and rebuild differ (%d events, %d skipped):\n%s", rep.Events, rep.Skipped, rmDiffSummary(rep))
 	}
-	for _, table := range []string{"transactions", "tx_order", "balances", "ggr_daily", "ggr_players", "ggr_rounds", "checkpoints"} {
+	for _, table := range []string{"transactions", "tx_order", "balances", "ggr_daily", "ggr_players", "ggr_player_months",
+		"ggr_rounds", "checkpoints"} {
 		if rep.Rebuilt[table] == 0 {
 			t.Errorf("rebuilt %s is empty: the comparison proves nothing", table)
 		}
@@ -178,6 +180,8 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	rmExec(t, pool, `UPDATE readmodels.transactions SET amount = amount - 1
 		WHERE id = (SELECT id FROM readmodels.transactions WHERE type = 'bet' ORDER BY seq LIMIT 1)`)
 	rmExec(t, pool, `DELETE FROM readmodels.ggr_players WHERE ctid = (SELECT ctid FROM readmodels.ggr_players LIMIT 1)`)
+	rmExec(t, pool, `UPDATE readmodels.ggr_player_months SET days = days # (1::bigint << 30)
+		WHERE ctid = (SELECT ctid FROM readmodels.ggr_player_months WHERE days <> 1::bigint << 30 LIMIT 1)`)
 	rmExec(t, pool, `INSERT INTO readmodels.balances (account_id, kind, client_id, currency, scale, balance, position)
 		VALUES ('client:ghost:EUR', 'client', 'ghost', 'EUR', 2, 100, 1)`)
 	// (The rebuild goes client by client: rows of a client without events
@@ -185,16 +189,16 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	rmExec(t, pool, `INSERT INTO readmodels.checkpoints (projection, stream_id, version, position)
 		VALUES ('history', 'player:ghost:p1:EUR', 3, 9)`)
 	rep = rmCompare(t, rm, postgres.ReplayOptions{Examples: 3, PassEvents: 1})
-	want := map[string][3]int64{"transactions": {0, 0, 1}, "ggr_players": {1, 0, 0}, "balances": {0, 1, 0},
-		"checkpoints": {0, 1, 0}}
+	want := map[string][3]int64{"transactions": {0, 0, 1}, "ggr_players": {1, 0, 0}, "ggr_player_months": {0, 0, 1},
+		"balances": {0, 1, 0}, "checkpoints": {0, 1, 0}}
 	for _, d := range rep.Tables {
 		w := want[d.Table]
 		if got := [3]int64{d.Missing, d.Extra, d.Changed}; got != w {
 			t.Errorf("%s: missing/extra/changed = %v, want %v (%v)", d.Table, got, w, d.Examples)
 		}
 	}
-	if rep.Differences() != 4 {
-		t.Errorf("differences = %d, want 4", rep.Differences())
+	if rep.Differences() != 5 {
+		t.Errorf("differences = %d, want 5", rep.Differences())
 	}
 	if ex := rep.Tables[0].Examples; len(ex) != 1 || !strings.Contains(ex[0], "amount live=") {
 		t.Errorf("transactions example = %v, want the amount named", ex)
@@ -595,5 +599,130 @@ func TestGGRRoundsCountWhereTheyStart(t *testing.T) {
 				t.Fatalf("round table-7 starts at %q (%v), want 2025-03-01 a", start, err)
 			}
 		})
+	}
+}
+
+// A report grouped by currency or month counts players from their monthly
+// day bitmaps (ggr_player_months); it must count what the daily member
+// rows (ggr_players) count, for any range of days — across month ends and
+// a leap February — and Postgres must hold the bitmaps Memory builds.
+func TestGGRPlayersFromMonthBitmaps(t *testing.T) {
+	t.Parallel()
+	type play struct {
+		player, currency, provider, game string
+		day                              time.Time
+	}
+	d := func(m time.Month, day int) time.Time { return time.Date(2024, m, day, 12, 0, 0, 0, time.UTC) }
+	plays := []play{
+		{"p1", "EUR", "prov", "a", d(1, 31)}, {"p1", "EUR", "prov", "b", d(1, 31)}, {"p1", "EUR", "prov", "a", d(2, 1)},
+		{"p2", "EUR", "prov", "a", d(2, 29)}, {"p2", "EUR", "other", "x", d(3, 1)},
+		{"p3", "EUR", "prov", "b", d(1, 1)}, {"p3", "EUR", "prov", "b", d(3, 31)},
+		{"p4", "USD", "prov", "a", d(2, 15)}, {"p4", "EUR", "prov", "a", d(2, 15)},
+		{"p5", "USD", "other", "x", d(1, 30)}, {"p5", "USD", "other", "x", d(3, 2)},
+	}
+	pool, _ := pgtest.NewDatabase(t)
+	rm := postgres.NewReadModels(pool)
+	hist, err := projections.ByName(projections.History)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := projections.NewMemory()
+	versions := map[domain.AccountID]int64{}
+	for i, p := range plays {
+		stream := domain.AccountID("player:acme:" + p.player + ":" + p.currency)
+		versions[stream]++
+		e := domain.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1), Type: domain.EventBetPlaced,
+			StreamID: stream, Version: versions[stream], Position: int64(i + 1), OccurredAt: p.day,
+			Data: domain.EventData{ClientID: "acme", PlayerID: p.player, Provider: p.provider, GameID: p.game,
+				RoundID: fmt.Sprint("r", i), ExternalTxID: fmt.Sprint("tx", i), Currency: p.currency, Amount: "-1.00",
+				BalanceAfter: "9.00"}}
+		if _, err := rm.Apply(t.Context(), hist, e); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mem.Apply(hist, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The bitmaps in Postgres are Memory's.
+	rows, err := pool.Query(t.Context(), `SELECT client_id, month, currency, player_id, days FROM readmodels.ggr_player_months`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[projections.PlayerMonth]int64{}
+	for rows.Next() {
+		var (
+			k    projections.PlayerMonth
+			days int64
+		)
+		if err := rows.Scan(&k.ClientID, &k.Month, &k.Currency, &k.PlayerID, &days); err != nil {
+			t.Fatal(err)
+		}
+		live[k] = days
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(live, mem.PlayerMonths) || len(live) != 10 {
+		t.Fatalf("ggr_player_months = %v\nmemory = %v", live, mem.PlayerMonths)
+	}
+	feb := projections.PlayerMonth{ClientID: "acme", Month: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), Currency: "EUR", PlayerID: "p2"}
+	if live[feb] != 1<<28 {
+		t.Errorf("p2's February = %b, want bit 28 (the 29th)", live[feb])
+	}
+
+	// Every range between these days, by currency, by month, and by
+	// provider (counted from ggr_players), against a count of the plays.
+	days := []time.Time{d(1, 1), d(1, 2), d(1, 30), d(1, 31), d(2, 1), d(2, 15), d(2, 28), d(2, 29), d(3, 1), d(3, 2),
+		d(3, 30), d(3, 31), d(4, 1)}
+	for i, from := range days {
+		for _, to := range days[i:] {
+			from := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC)
+			to := time.Date(to.Year(), to.Month(), to.Day(), 0, 0, 0, 0, time.UTC)
+			for _, by := range [][]projections.Dimension{nil, {projections.DimMonth}, {projections.DimProvider}} {
+				want := map[string]map[string]bool{}
+				for _, p := range plays {
+					day := time.Date(p.day.Year(), p.day.Month(), p.day.Day(), 0, 0, 0, 0, time.UTC)
+					if day.Before(from) || day.After(to) {
+						continue
+					}
+					g := p.currency
+					switch {
+					case slices.Contains(by, projections.DimMonth):
+						g = day.Format("2006-01") + " " + g
+					case slices.Contains(by, projections.DimProvider):
+						g = p.provider + " " + g
+					}
+					if want[g] == nil {
+						want[g] = map[string]bool{}
+					}
+					want[g][p.player] = true
+				}
+				report, err := rm.GGR(t.Context(), projections.ReportQuery{ClientID: "acme", From: from, To: to, GroupBy: by})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]int64{}
+				for _, r := range report {
+					g := r.Currency
+					switch {
+					case slices.Contains(by, projections.DimMonth):
+						g = r.Period.Format("2006-01") + " " + g
+					case slices.Contains(by, projections.DimProvider):
+						g = r.Provider + " " + g
+					}
+					got[g] = r.Players
+				}
+				for g, ps := range want {
+					if got[g] != int64(len(ps)) {
+						t.Errorf("%s..%s by %v: %s has %d players, want %d", from.Format(time.DateOnly),
+							to.Format(time.DateOnly), by, g, got[g], len(ps))
+					}
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s..%s by %v: groups %v, want %v", from.Format(time.DateOnly), to.Format(time.DateOnly), by, got, want)
+				}
+			}
+		}
 	}
 }

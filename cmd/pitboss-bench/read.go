@@ -155,7 +155,7 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return nil, err
 	}
 	for _, t := range []string{"events", "accounts", "readmodels.transactions", "readmodels.tx_order", "readmodels.balances",
-		"readmodels.ggr_daily", "readmodels.ggr_players", "readmodels.ggr_rounds"} {
+		"readmodels.ggr_daily", "readmodels.ggr_players", "readmodels.ggr_player_months", "readmodels.ggr_rounds"} {
 		var b int64
 		if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size($1::regclass)`, t).Scan(&b); err == nil {
 			rep.Sizes[t] = float64(b) / (1 << 20)

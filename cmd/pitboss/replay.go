@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -28,8 +30,20 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	passEvents := fs.Int64("pass-events", postgres.DefaultPassEvents, "most events rebuilt in memory at once "+
 		"(about 1.2 GB of heap per million); clients are rebuilt in passes of at most this many, a larger client alone")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("replay: --cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("replay: --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -124,8 +138,20 @@ func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr i
 	clients := fs.Int("clients", 3, "clients")
 	players := fs.Int("players", 2000, "players per client")
 	seed := fs.Uint64("seed", 1, "random seed")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("replay: --cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("replay: --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
