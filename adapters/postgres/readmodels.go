@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +60,8 @@ type readModelSQL struct {
 	insertTx, upsertGameResult, markRolledBack                                             string
 	upsertGGR, addPlayer, lockRound, addRound, upsertBalance                               string
 	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays string
+	// ApplyBatch's statements over a whole batch (arrays, one per column).
+	ensureCheckpoints, lockCheckpoints, saveCheckpoints, lookupGameTxs, insertTxs, upsertGGRs, upsertBalances string
 }
 
 func newReadModelSQL(schema string) readModelSQL {
@@ -72,7 +75,47 @@ func newReadModelSQL(schema string) readModelSQL {
 	for _, c := range ggrAmounts {
 		adds = append(adds, c+" = g."+c+" + excluded."+c)
 	}
+	ggrArrays := make([]string, 0, len(ggrAmounts))
+	for i := range ggrAmounts {
+		ggrArrays = append(ggrArrays, "$"+strconv.Itoa(7+i)+"::int8[]")
+	}
 	return readModelSQL{
+		ensureCheckpoints: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
+			SELECT $1, s, 0, 0 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING`,
+		// Locked in byte order of the stream ids (the rows are locked as the
+		// sorted rows come out), the order ApplyBatch sorts its events in.
+		lockCheckpoints: `SELECT stream_id, version FROM ` + t("checkpoints") + `
+			WHERE projection = $1 AND stream_id = ANY($2::text[]) ORDER BY stream_id COLLATE "C" FOR UPDATE`,
+		saveCheckpoints: `UPDATE ` + t("checkpoints") + ` c SET version = u.version, position = u.position
+			FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(stream_id, version, position)
+			WHERE c.projection = $1 AND c.stream_id = u.stream_id`,
+		lookupGameTxs: `SELECT k.i, t.type, coalesce(t.game, ''), t.promo
+			FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(client_id, provider, external_id, i)
+			JOIN ` + t("transactions") + ` t ON t.client_id = k.client_id AND t.provider = k.provider
+			 AND t.external_id = k.external_id AND t.type IN ('bet', 'win')`,
+		insertTxs: `INSERT INTO ` + t("transactions") + ` (` + txCols + `)
+			SELECT id::uuid, client_id, type, amount, currency, scale, base_status, created_at, nullif(provider, ''),
+			       nullif(game, ''), nullif(player_id, ''), nullif(round_id, ''), nullif(external_id, ''),
+			       nullif(reference_id, ''), seq, sub, position, CASE WHEN has_balance THEN balance_after END, promo,
+			       open_bets, rolled_bets, wins, closed
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::int2[], $7::text[],
+			            $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+			            $15::int8[], $16::int2[], $17::int8[], $18::int8[], $19::bool[], $20::bool[], $21::int8[],
+			            $22::int8[], $23::int8[], $24::bool[])
+			  AS r(id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
+			       round_id, external_id, reference_id, seq, sub, position, balance_after, has_balance, promo,
+			       open_bets, rolled_bets, wins, closed)`,
+		upsertGGRs: `INSERT INTO ` + t("ggr_daily") + ` AS g (client_id, day, provider, game, currency, scale, ` +
+			strings.Join(ggrAmounts, ", ") + `)
+			SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::int2[], ` +
+			strings.Join(ggrArrays, ", ") + `)
+			ON CONFLICT (client_id, day, provider, game, currency) DO UPDATE SET ` + strings.Join(adds, ", "),
+		upsertBalances: `INSERT INTO ` + t("balances") + ` AS b (account_id, kind, client_id, player_id, currency, scale, balance, position)
+			SELECT account_id, kind, client_id, nullif(player_id, ''), currency, scale, balance, position
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int2[], $7::int8[], $8::int8[])
+			  AS u(account_id, kind, client_id, player_id, currency, scale, balance, position)
+			ON CONFLICT (account_id) DO UPDATE
+			SET balance = b.balance + excluded.balance, position = greatest(b.position, excluded.position)`,
 		ensureCheckpoint: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
 			VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING`,
 		lockCheckpoint: `SELECT version FROM ` + t("checkpoints") + ` WHERE projection = $1 AND stream_id = $2 FOR UPDATE`,
