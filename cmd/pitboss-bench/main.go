@@ -180,6 +180,10 @@ func loadConfig(args []string) (config, error) {
 	if c.Out == "" {
 		c.Out = filepath.Join(c.Root, "out", "bench", time.Now().UTC().Format("20060102T150405Z"))
 	}
+	if !filepath.IsAbs(c.Out) {
+		// pgbench writes its logs from another working directory.
+		c.Out = filepath.Join(c.Root, c.Out)
+	}
 	if !filepath.IsAbs(c.Pitboss) {
 		c.Pitboss = filepath.Join(c.Root, c.Pitboss)
 	}
