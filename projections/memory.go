@@ -20,6 +20,25 @@ type ClientDay struct {
 	Day      time.Time
 }
 
+// TypeMarkEvery is how far apart a type's marks are: per client and type,
+// the numbered history rows are counted in (seq, sub) order, and every
+// TypeMarkEvery-th gets a mark (readmodels.tx_type_marks), so a page of
+// one type at any depth starts its walk at most this many rows before it.
+const TypeMarkEvery = 1024
+
+// ClientType is one client's history rows of one type.
+type ClientType struct {
+	ClientID string
+	Type     TxType
+}
+
+// TypeMark is the Rank-th numbered row of a client and type, counted from
+// the oldest, and where it is in the history.
+type TypeMark struct {
+	Rank, Seq int64
+	Sub       int
+}
+
 // SeqRange is the lowest and highest seq of a set of history rows.
 type SeqRange struct{ Min, Max int64 }
 
@@ -52,6 +71,10 @@ type Memory struct {
 	// Days holds, per client and UTC day of created_at, the lowest and
 	// highest seq of the numbered rows.
 	Days map[ClientDay]SeqRange
+	// TypeCounts counts the numbered rows per client and type; TypeMarks
+	// holds every TypeMarkEvery-th of them, in rank order.
+	TypeCounts map[ClientType]int64
+	TypeMarks  map[ClientType][]TypeMark
 
 	// The history rows live in chunks that never move, so a rebuild of
 	// millions of rows makes few, large allocations; the maps index them.
@@ -73,7 +96,8 @@ func NewMemorySized(events int) *Memory {
 		Balances: map[domain.AccountID]*Balance{}, GGR: map[GGRKey]*GGRDelta{},
 		Players: make(map[GGRMember]struct{}, events/4), PlayerMonths: map[PlayerMonth]int64{}, Rounds: make(map[RoundKey]RoundStart, events/4),
 		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
-		Days: map[ClientDay]SeqRange{}, byID: make(map[string]*Transaction, events/3),
+		Days: map[ClientDay]SeqRange{}, TypeCounts: map[ClientType]int64{}, TypeMarks: map[ClientType][]TypeMark{},
+		byID:   make(map[string]*Transaction, events/3),
 		gameTx: make(map[GameTxKey]*Transaction, events),
 	}
 }
@@ -252,7 +276,8 @@ func (m *Memory) ApplyChanges(ch Changes) {
 
 // SetWatermark records that every event at or below position is applied to
 // projection p. For History it also numbers the history rows up to it:
-// per client, in (seq, sub) order, after the rows numbered before.
+// per client, in (seq, sub) order, after the rows numbered before; and
+// counts them per client and type, marking every TypeMarkEvery-th.
 func (m *Memory) SetWatermark(p Name, position int64) {
 	m.Positions[p] = max(m.Positions[p], position)
 	if p != History || position <= m.sequenced {
@@ -275,6 +300,11 @@ func (m *Memory) SetWatermark(p Name, position int64) {
 			r = SeqRange{Min: t.Seq, Max: t.Seq}
 		}
 		m.Days[k] = SeqRange{Min: min(r.Min, t.Seq), Max: max(r.Max, t.Seq)}
+		ct := ClientType{ClientID: t.ClientID, Type: t.Type}
+		m.TypeCounts[ct]++
+		if n := m.TypeCounts[ct]; n%TypeMarkEvery == 0 {
+			m.TypeMarks[ct] = append(m.TypeMarks[ct], TypeMark{Rank: n, Seq: t.Seq, Sub: t.Sub})
+		}
 	}
 	m.sequenced = position
 }

@@ -99,6 +99,48 @@ func TestMigrationPlayerMonths(t *testing.T) {
 	}
 }
 
+// Migration 00011 counts and marks the numbered history rows per client
+// and type (those at or below the history watermark); its Down drops them.
+func TestMigrationTypeMarks(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := p.DownTo(ctx, 10); err != nil {
+		t.Fatalf("down to 10: %v", err)
+	}
+	// Given 2,100 bets and 10 wins (seq 1..2110, wins last), numbered up
+	// to seq 2105,
+	mustExec(t, db, `INSERT INTO readmodels.transactions (id, client_id, type, amount, currency, scale, base_status,
+		created_at, seq, sub, position)
+		SELECT gen_random_uuid(), 'acme', CASE WHEN i <= 2100 THEN 'bet' ELSE 'win' END, 1, 'EUR', 2, 'settled',
+		       now(), i, 0, i
+		FROM generate_series(1, 2110) i`)
+	mustExec(t, db, `UPDATE readmodels.positions SET position = 2105 WHERE projection = 'history'`)
+	// when migrated up,
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	// then the numbered rows are counted and every 1,024th bet is marked.
+	if got := rowsText(t, db, `SELECT type, rows FROM readmodels.tx_type_counts ORDER BY 1`); got != "bet 2100|win 5" {
+		t.Fatalf("counts %q", got)
+	}
+	if got := rowsText(t, db, `SELECT type, rn, seq, sub FROM readmodels.tx_type_marks ORDER BY 1, 2`); got != "bet 1024 1024 0|bet 2048 2048 0" {
+		t.Fatalf("marks %q", got)
+	}
+	if _, err := p.DownTo(ctx, 10); err != nil {
+		t.Fatalf("down to 10 again: %v", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -556,6 +556,8 @@ type rebuilt struct {
 	order       []orderRow
 	counts      []orderRow // rn is the count
 	days        []dayRow
+	typeCounts  []typeCountRow
+	typeMarks   []typeMarkRow
 	balances    []*projections.Balance
 	ggr         []*projections.GGRDelta
 	players     []projections.GGRMember
@@ -575,6 +577,16 @@ type dayRow struct {
 	client   string
 	day      time.Time
 	min, max int64
+}
+
+type typeCountRow struct {
+	key  projections.ClientType
+	rows int64
+}
+
+type typeMarkRow struct {
+	key  projections.ClientType
+	mark projections.TypeMark
 }
 
 type monthRow struct {
@@ -617,6 +629,18 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 			rb.order = append(rb.order, orderRow{client: c, rn: int64(i + 1), id: id})
 		}
 		rb.counts = append(rb.counts, orderRow{client: c, rn: int64(len(ids))})
+	}
+	for k, n := range m.TypeCounts {
+		rb.typeCounts = append(rb.typeCounts, typeCountRow{key: k, rows: n})
+	}
+	byClientType := func(a, b projections.ClientType) int {
+		return cmp.Or(strings.Compare(a.ClientID, b.ClientID), strings.Compare(string(a.Type), string(b.Type)))
+	}
+	slices.SortFunc(rb.typeCounts, func(a, b typeCountRow) int { return byClientType(a.key, b.key) })
+	for _, c := range rb.typeCounts {
+		for _, mk := range m.TypeMarks[c.key] { // in rank order
+			rb.typeMarks = append(rb.typeMarks, typeMarkRow{key: c.key, mark: mk})
+		}
 	}
 	for k, r := range m.Days {
 		rb.days = append(rb.days, dayRow{client: k.ClientID, day: k.Day, min: r.Min, max: r.Max})
@@ -770,6 +794,22 @@ var rmTables = []rmTable{
 			return tableRows{n: len(rb.days), row: func(i int) []any {
 				d := rb.days[i]
 				return []any{d.client, d.day, d.min, d.max}
+			}}
+		}},
+	{name: "tx_type_counts", client: "client_id", key: 2, order: `client_id COLLATE "C", type COLLATE "C"`,
+		cols: []string{"client_id", "type", "rows"}, types: []colType{colText, colText, colInt8},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.typeCounts), row: func(i int) []any {
+				c := rb.typeCounts[i]
+				return []any{c.key.ClientID, string(c.key.Type), c.rows}
+			}}
+		}},
+	{name: "tx_type_marks", client: "client_id", key: 3, order: `client_id COLLATE "C", type COLLATE "C", rn`,
+		cols: []string{"client_id", "type", "rn", "seq", "sub"}, types: []colType{colText, colText, colInt8, colInt8, colInt2},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.typeMarks), row: func(i int) []any {
+				k := rb.typeMarks[i]
+				return []any{k.key.ClientID, string(k.key.Type), k.mark.Rank, k.mark.Seq, k.mark.Sub}
 			}}
 		}},
 	{name: "balances", client: "client_id", key: 1, order: `account_id COLLATE "C"`,

@@ -726,3 +726,67 @@ func TestGGRPlayersFromMonthBitmaps(t *testing.T) {
 		}
 	}
 }
+
+// A page of one type is found from the type's marks (every
+// projections.TypeMarkEvery-th numbered row): every page, at every depth,
+// is the plain query's, with an exact total, while some rows are not yet
+// numbered; and a rebuild makes the same counts and marks.
+func TestTypePagesFromMarks(t *testing.T) {
+	t.Parallel()
+	pool, rm := rmSeeded(t, 12000)
+	evs := storedEvents(t, pool, 0)
+	applyLive(t, rm, evs[:11500], 3)
+	for _, n := range projections.All {
+		p, _ := projections.ByName(n)
+		for _, e := range evs[11500:] {
+			if err := rmApplyOne(rm, p, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx := context.Background()
+	var marks int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM readmodels.tx_type_marks`).Scan(&marks); err != nil || marks < 2 {
+		t.Fatalf("%d type marks (%v): the test proves nothing", marks, err)
+	}
+	for _, f := range []projections.TransactionFilter{
+		{ClientID: "client-1", Type: projections.TypeBet},
+		{ClientID: "client-2", Type: projections.TypeWin},
+		{ClientID: "client-1", Type: projections.TypeGameResult},
+		{ClientID: "client-1", Type: projections.TypeWithdrawal},
+	} {
+		rows, _ := pool.Query(ctx, `SELECT id::text FROM readmodels.transactions WHERE client_id = $1 AND type = $2
+			ORDER BY seq DESC, sub DESC`, f.ClientID, string(f.Type))
+		want, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{50, 7} {
+			step := 1
+			if size == 7 {
+				step = 11
+			}
+			for page := 1; page <= len(want)/size+2; page += step {
+				got, err := rm.Transactions(ctx, f, projections.Page{Number: page, Size: size})
+				if err != nil {
+					t.Fatalf("%s page %d: %v", f.Type, page, err)
+				}
+				lo, hi := min((page-1)*size, len(want)), min(page*size, len(want))
+				ids := make([]string, len(got.Rows))
+				for j, r := range got.Rows {
+					ids[j] = r.ID
+				}
+				if strings.Join(ids, ",") != strings.Join(want[lo:hi], ",") {
+					t.Fatalf("%s of %s page %d of %d: got %v, want %v", f.Type, f.ClientID, page, size, ids, want[lo:hi])
+				}
+				if !got.TotalExact || got.Total != int64(len(want)) {
+					t.Fatalf("%s page %d: total %d exact %v, want %d", f.Type, page, got.Total, got.TotalExact, len(want))
+				}
+			}
+		}
+	}
+	rep := rmCompare(t, rm, postgres.ReplayOptions{})
+	if rep.Differences() != 0 || rep.Rebuilt["tx_type_marks"] != int64(marks) || rep.Rebuilt["tx_type_counts"] == 0 {
+		t.Fatalf("rebuild of %d marks (%d live):\n%s", rep.Rebuilt["tx_type_marks"], marks, rmDiffSummary(rep))
+	}
+}
