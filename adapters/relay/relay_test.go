@@ -115,7 +115,9 @@ func TestKillAndRestart(t *testing.T) {
 					return
 				}
 				left -= n
-				time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+				// Paced, so the writing lasts about a second however fast
+				// the machine: the relay is killed mid-stream several times.
+				time.Sleep(time.Duration(10+rng.IntN(20)) * time.Millisecond)
 			}
 		})
 	}
