@@ -20,21 +20,28 @@ type ClientDay struct {
 	Day      time.Time
 }
 
-// TypeMarkEvery is how far apart a type's marks are: per client and type,
-// the numbered history rows are counted in (seq, sub) order, and every
-// TypeMarkEvery-th gets a mark (readmodels.tx_type_marks), so a page of
-// one type at any depth starts its walk at most this many rows before it.
-const TypeMarkEvery = 1024
+// MarkEvery is how far apart the history's marks are: per client and
+// filter value (a type, a player), the numbered history rows are counted in
+// (seq, sub) order, and every MarkEvery-th gets a mark
+// (readmodels.tx_filter_marks), so a page of one type or one player at any
+// depth starts its walk at most this many rows before it.
+const MarkEvery = 1024
 
-// ClientType is one client's history rows of one type.
-type ClientType struct {
-	ClientID string
-	Type     TxType
+// The filters with counts and marks.
+const (
+	FilterType   = "type"
+	FilterPlayer = "player"
+)
+
+// FilterValue is one client's history rows of one type (Filter FilterType)
+// or one player (FilterPlayer).
+type FilterValue struct {
+	ClientID, Filter, Value string
 }
 
-// TypeMark is the Rank-th numbered row of a client and type, counted from
-// the oldest, and where it is in the history.
-type TypeMark struct {
+// Mark is the Rank-th numbered row of a FilterValue, counted from the
+// oldest, and where it is in the history.
+type Mark struct {
 	Rank, Seq int64
 	Sub       int
 }
@@ -71,10 +78,11 @@ type Memory struct {
 	// Days holds, per client and UTC day of created_at, the lowest and
 	// highest seq of the numbered rows.
 	Days map[ClientDay]SeqRange
-	// TypeCounts counts the numbered rows per client and type; TypeMarks
-	// holds every TypeMarkEvery-th of them, in rank order.
-	TypeCounts map[ClientType]int64
-	TypeMarks  map[ClientType][]TypeMark
+	// FilterCounts counts the numbered rows per client and type, and per
+	// client and player; FilterMarks holds every MarkEvery-th of them, in
+	// rank order.
+	FilterCounts map[FilterValue]int64
+	FilterMarks  map[FilterValue][]Mark
 
 	// The history rows live in chunks that never move, so a rebuild of
 	// millions of rows makes few, large allocations; the maps index them.
@@ -96,7 +104,7 @@ func NewMemorySized(events int) *Memory {
 		Balances: map[domain.AccountID]*Balance{}, GGR: map[GGRKey]*GGRDelta{},
 		Players: make(map[GGRMember]struct{}, events/4), PlayerMonths: map[PlayerMonth]int64{}, Rounds: make(map[RoundKey]RoundStart, events/4),
 		Checkpoints: map[StreamKey]StreamCheckpoint{}, Positions: map[Name]int64{}, Order: map[string][]string{},
-		Days: map[ClientDay]SeqRange{}, TypeCounts: map[ClientType]int64{}, TypeMarks: map[ClientType][]TypeMark{},
+		Days: map[ClientDay]SeqRange{}, FilterCounts: map[FilterValue]int64{}, FilterMarks: map[FilterValue][]Mark{},
 		byID:   make(map[string]*Transaction, events/3),
 		gameTx: make(map[GameTxKey]*Transaction, events),
 	}
@@ -277,7 +285,8 @@ func (m *Memory) ApplyChanges(ch Changes) {
 // SetWatermark records that every event at or below position is applied to
 // projection p. For History it also numbers the history rows up to it:
 // per client, in (seq, sub) order, after the rows numbered before; and
-// counts them per client and type, marking every TypeMarkEvery-th.
+// counts them per client and type and per client and player, marking
+// every MarkEvery-th.
 func (m *Memory) SetWatermark(p Name, position int64) {
 	m.Positions[p] = max(m.Positions[p], position)
 	if p != History || position <= m.sequenced {
@@ -300,11 +309,19 @@ func (m *Memory) SetWatermark(p Name, position int64) {
 			r = SeqRange{Min: t.Seq, Max: t.Seq}
 		}
 		m.Days[k] = SeqRange{Min: min(r.Min, t.Seq), Max: max(r.Max, t.Seq)}
-		ct := ClientType{ClientID: t.ClientID, Type: t.Type}
-		m.TypeCounts[ct]++
-		if n := m.TypeCounts[ct]; n%TypeMarkEvery == 0 {
-			m.TypeMarks[ct] = append(m.TypeMarks[ct], TypeMark{Rank: n, Seq: t.Seq, Sub: t.Sub})
+		m.count(FilterValue{ClientID: t.ClientID, Filter: FilterType, Value: string(t.Type)}, t)
+		if t.PlayerID != "" {
+			m.count(FilterValue{ClientID: t.ClientID, Filter: FilterPlayer, Value: t.PlayerID}, t)
 		}
 	}
 	m.sequenced = position
+}
+
+// count adds numbered row t to v's count, and marks it when its rank is a
+// multiple of MarkEvery.
+func (m *Memory) count(v FilterValue, t *Transaction) {
+	m.FilterCounts[v]++
+	if n := m.FilterCounts[v]; n%MarkEvery == 0 {
+		m.FilterMarks[v] = append(m.FilterMarks[v], Mark{Rank: n, Seq: t.Seq, Sub: t.Sub})
+	}
 }

@@ -100,8 +100,9 @@ func TestMigrationPlayerMonths(t *testing.T) {
 }
 
 // Migration 00011 counts and marks the numbered history rows per client
-// and type (those at or below the history watermark); its Down drops them.
-func TestMigrationTypeMarks(t *testing.T) {
+// and type and per client and player (those at or below the history
+// watermark); its Down drops them.
+func TestMigrationFilterMarks(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
 	db := stdlib.OpenDBFromPool(pool)
@@ -114,23 +115,24 @@ func TestMigrationTypeMarks(t *testing.T) {
 	if _, err := p.DownTo(ctx, 10); err != nil {
 		t.Fatalf("down to 10: %v", err)
 	}
-	// Given 2,100 bets and 10 wins (seq 1..2110, wins last), numbered up
-	// to seq 2105,
+	// Given 2,100 bets and 10 wins (seq 1..2110, wins last), every other
+	// one p1's, numbered up to seq 2105,
 	mustExec(t, db, `INSERT INTO readmodels.transactions (id, client_id, type, amount, currency, scale, base_status,
-		created_at, seq, sub, position)
+		created_at, seq, sub, position, player_id)
 		SELECT gen_random_uuid(), 'acme', CASE WHEN i <= 2100 THEN 'bet' ELSE 'win' END, 1, 'EUR', 2, 'settled',
-		       now(), i, 0, i
+		       now(), i, 0, i, CASE WHEN i % 2 = 0 THEN 'p1' END
 		FROM generate_series(1, 2110) i`)
 	mustExec(t, db, `UPDATE readmodels.positions SET position = 2105 WHERE projection = 'history'`)
 	// when migrated up,
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	// then the numbered rows are counted and every 1,024th bet is marked.
-	if got := rowsText(t, db, `SELECT type, rows FROM readmodels.tx_type_counts ORDER BY 1`); got != "bet 2100|win 5" {
+	// then the numbered rows are counted per type and player, and every
+	// 1,024th of each is marked.
+	if got := rowsText(t, db, `SELECT filter, value, rows FROM readmodels.tx_filter_counts ORDER BY 1, 2`); got != "player p1 1052|type bet 2100|type win 5" {
 		t.Fatalf("counts %q", got)
 	}
-	if got := rowsText(t, db, `SELECT type, rn, seq, sub FROM readmodels.tx_type_marks ORDER BY 1, 2`); got != "bet 1024 1024 0|bet 2048 2048 0" {
+	if got := rowsText(t, db, `SELECT filter, value, rn, seq, sub FROM readmodels.tx_filter_marks ORDER BY 1, 2, 3`); got != "player p1 1024 2048 0|type bet 1024 1024 0|type bet 2048 2048 0" {
 		t.Fatalf("marks %q", got)
 	}
 	if _, err := p.DownTo(ctx, 10); err != nil {

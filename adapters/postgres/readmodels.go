@@ -59,7 +59,7 @@ type readModelSQL struct {
 	lookupGameTx                                                                                          string
 	insertTx, upsertGameResult, markRolledBack                                                            string
 	upsertGGR, addPlayer, lockRound, addRound, upsertBalance                                              string
-	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays, sequenceTypes string
+	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays, sequenceMarks string
 	// ApplyBatch's statements over a whole batch (arrays, one per column).
 	ensureCheckpoints, lockCheckpoints, saveCheckpoints, lookupGameTxs, insertTxs, upsertGGRs, upsertBalances string
 }
@@ -210,22 +210,29 @@ func newReadModelSQL(schema string) readModelSQL {
 				RETURNING client_id, rows)
 			INSERT INTO ` + t("tx_order") + ` (client_id, rn, id)
 			SELECT new.client_id, counts.rows - new.n + new.k, new.id FROM new JOIN counts USING (client_id)`,
-		// Counts the rows just numbered per client and type, and marks
-		// every projections.TypeMarkEvery-th (counted from the oldest).
-		sequenceTypes: `WITH new AS (
-				SELECT client_id, type, seq, sub,
-				       row_number() OVER (PARTITION BY client_id, type ORDER BY seq, sub) AS k,
-				       count(*) OVER (PARTITION BY client_id, type) AS n
-				FROM ` + t("transactions") + ` WHERE seq > $1 AND seq <= $2),
+		// Counts the rows just numbered per client and type and per client
+		// and player, and marks every projections.MarkEvery-th of each
+		// (counted from the oldest).
+		sequenceMarks: `WITH numbered AS (
+				SELECT client_id, '` + projections.FilterType + `' AS filter, type AS value, seq, sub
+				FROM ` + t("transactions") + ` WHERE seq > $1 AND seq <= $2
+				UNION ALL
+				SELECT client_id, '` + projections.FilterPlayer + `', player_id, seq, sub
+				FROM ` + t("transactions") + ` WHERE seq > $1 AND seq <= $2 AND player_id IS NOT NULL),
+			new AS (
+				SELECT client_id, filter, value, seq, sub,
+				       row_number() OVER (PARTITION BY client_id, filter, value ORDER BY seq, sub) AS k,
+				       count(*) OVER (PARTITION BY client_id, filter, value) AS n
+				FROM numbered),
 			counts AS (
-				INSERT INTO ` + t("tx_type_counts") + ` AS c (client_id, type, rows)
-				SELECT client_id, type, max(n) FROM new GROUP BY client_id, type
-				ON CONFLICT (client_id, type) DO UPDATE SET rows = c.rows + excluded.rows
-				RETURNING client_id, type, rows)
-			INSERT INTO ` + t("tx_type_marks") + ` (client_id, type, rn, seq, sub)
-			SELECT new.client_id, new.type, counts.rows - new.n + new.k, new.seq, new.sub
-			FROM new JOIN counts USING (client_id, type)
-			WHERE (counts.rows - new.n + new.k) % ` + strconv.Itoa(projections.TypeMarkEvery) + ` = 0`,
+				INSERT INTO ` + t("tx_filter_counts") + ` AS c (client_id, filter, value, rows)
+				SELECT client_id, filter, value, max(n) FROM new GROUP BY client_id, filter, value
+				ON CONFLICT (client_id, filter, value) DO UPDATE SET rows = c.rows + excluded.rows
+				RETURNING client_id, filter, value, rows)
+			INSERT INTO ` + t("tx_filter_marks") + ` (client_id, filter, value, rn, seq, sub)
+			SELECT new.client_id, new.filter, new.value, counts.rows - new.n + new.k, new.seq, new.sub
+			FROM new JOIN counts USING (client_id, filter, value)
+			WHERE (counts.rows - new.n + new.k) % ` + strconv.Itoa(projections.MarkEvery) + ` = 0`,
 		// Widens each client's day bounds by the rows just numbered.
 		sequenceDays: `INSERT INTO ` + t("tx_days") + ` AS d (client_id, day, min_seq, max_seq)
 			SELECT client_id, (created_at AT TIME ZONE 'UTC')::date, min(seq), max(seq) FROM ` + t("transactions") + `
@@ -511,8 +518,8 @@ func (m *ReadModels) advanceStep(ctx context.Context, db interface {
 		if _, err := tx.Exec(ctx, m.sql.sequenceDays, from, to); err != nil {
 			return 0, false, fmt.Errorf("day bounds of history rows %d..%d: %w", from+1, to, err)
 		}
-		if _, err := tx.Exec(ctx, m.sql.sequenceTypes, from, to); err != nil {
-			return 0, false, fmt.Errorf("type marks of history rows %d..%d: %w", from+1, to, err)
+		if _, err := tx.Exec(ctx, m.sql.sequenceMarks, from, to); err != nil {
+			return 0, false, fmt.Errorf("marks of history rows %d..%d: %w", from+1, to, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, m.sql.savePosition, string(p), to); err != nil {

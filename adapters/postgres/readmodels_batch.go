@@ -69,11 +69,9 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 		streams[k] = string(events[i].StreamID)
 	}
 	var lk struct{ clients, providers, externals []string }
-	lookups := make([][]projections.GameTxKey, len(events))
 	var lookupOf []int // the event of each lookup
 	for _, i := range order {
-		lookups[i] = p.Lookups(events[i])
-		for _, k := range lookups[i] {
+		for _, k := range p.Lookups(events[i]) {
 			lk.clients, lk.providers, lk.externals = append(lk.clients, k.ClientID), append(lk.providers, k.Provider),
 				append(lk.externals, k.ExternalID)
 			lookupOf = append(lookupOf, i)

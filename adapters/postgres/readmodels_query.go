@@ -237,8 +237,13 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 		page.Total, page.TotalExact = newestCount, true
 		return page, nil
 	}
-	if f == (projections.TransactionFilter{ClientID: f.ClientID, Type: f.Type}) {
-		return m.typePage(ctx, tx, f, watermark, page, newestCount, size, off-newestCount)
+	switch f {
+	case projections.TransactionFilter{ClientID: f.ClientID, Type: f.Type}:
+		return m.markedPage(ctx, tx, f.ClientID, projections.FilterType, string(f.Type), watermark, page, newestCount, size,
+			off-newestCount)
+	case projections.TransactionFilter{ClientID: f.ClientID, PlayerID: f.PlayerID}:
+		return m.markedPage(ctx, tx, f.ClientID, projections.FilterPlayer, f.PlayerID, watermark, page, newestCount, size,
+			off-newestCount)
 	}
 	if size > 0 {
 		if err := read(numbered, size, off-newestCount); err != nil {
@@ -322,19 +327,20 @@ func (m *ReadModels) boundedCount(ctx context.Context, tx pgx.Tx, cond []string,
 	return n, true, nil
 }
 
-// typePage ends filteredPage for a filter of one type alone: the numbered
-// rows of the type are counted (tx_type_counts) and every
-// projections.TypeMarkEvery-th is marked (tx_type_marks), so the page's
-// walk starts at the nearest mark below it instead of at the newest row —
-// at most TypeMarkEvery rows plus the page at any depth — and the total is
-// exact. page holds the rows above the watermark already shown; size and
-// off are what is left to show and the offset into the numbered rows.
-func (m *ReadModels) typePage(ctx context.Context, tx pgx.Tx, f projections.TransactionFilter, watermark int64,
+// markedPage ends filteredPage for a filter of one type alone or one
+// player alone: the numbered rows of each are counted (tx_filter_counts)
+// and every projections.MarkEvery-th is marked (tx_filter_marks), so the
+// page's walk starts at the nearest mark below it instead of at the newest
+// row — at most MarkEvery rows plus the page at any depth — and the total
+// is exact. page holds the rows above the watermark already shown; size
+// and off are what is left to show and the offset into the numbered rows.
+func (m *ReadModels) markedPage(ctx context.Context, tx pgx.Tx, client, filter, value string, watermark int64,
 	page projections.TransactionPage, newestCount, size, off int64) (projections.TransactionPage, error) {
+	column := map[string]string{projections.FilterType: "type", projections.FilterPlayer: "player_id"}[filter]
 	var n int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT rows FROM `+m.t("tx_type_counts")+` WHERE client_id = $1 AND type = $2), 0)`,
-		f.ClientID, string(f.Type)).Scan(&n); err != nil {
-		return projections.TransactionPage{}, fmt.Errorf("count %s history of %s: %w", f.Type, f.ClientID, err)
+	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT rows FROM `+m.t("tx_filter_counts")+`
+		WHERE client_id = $1 AND filter = $2 AND value = $3), 0)`, client, filter, value).Scan(&n); err != nil {
+		return projections.TransactionPage{}, fmt.Errorf("count history of %s with %s %s: %w", client, filter, value, err)
 	}
 	page.Total, page.TotalExact = newestCount+n, true
 	// The page is the rows ranked lo..hi, counted from the oldest.
@@ -347,23 +353,24 @@ func (m *ReadModels) typePage(ctx context.Context, tx pgx.Tx, f projections.Tran
 		rank, seq int64
 		sub       int16
 	)
-	err := tx.QueryRow(ctx, `SELECT rn, seq, sub FROM `+m.t("tx_type_marks")+`
-		WHERE client_id = $1 AND type = $2 AND rn <= $3 ORDER BY rn DESC LIMIT 1`, f.ClientID, string(f.Type), lo).Scan(&rank, &seq, &sub)
+	err := tx.QueryRow(ctx, `SELECT rn, seq, sub FROM `+m.t("tx_filter_marks")+`
+		WHERE client_id = $1 AND filter = $2 AND value = $3 AND rn <= $4 ORDER BY rn DESC LIMIT 1`,
+		client, filter, value, lo).Scan(&rank, &seq, &sub)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, pgx.ErrNoRows): // no mark below lo: walk from the oldest
 		rank, seq, sub = 1, -1, 0
 	case err != nil:
-		return projections.TransactionPage{}, fmt.Errorf("mark of %s history of %s: %w", f.Type, f.ClientID, err)
+		return projections.TransactionPage{}, fmt.Errorf("mark of history of %s with %s %s: %w", client, filter, value, err)
 	}
 	rows, _ := tx.Query(ctx, `SELECT `+txCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
 			SELECT seq, sub FROM `+m.t("transactions")+`
-			WHERE client_id = $1 AND type = $2 AND seq <= $3 AND seq >= $4 AND (seq > $4 OR sub >= $5)
+			WHERE client_id = $1 AND `+column+` = $2 AND seq <= $3 AND seq >= $4 AND (seq > $4 OR sub >= $5)
 			ORDER BY seq, sub LIMIT $6 OFFSET $7) k
 		ON t.client_id = $1 AND t.seq = k.seq AND t.sub = k.sub
-		ORDER BY t.seq DESC, t.sub DESC`, f.ClientID, string(f.Type), watermark, seq, sub, hi-lo+1, lo-rank)
+		ORDER BY t.seq DESC, t.sub DESC`, client, value, watermark, seq, sub, hi-lo+1, lo-rank)
 	list, err := pgx.CollectRows(rows, scanTx)
 	if err != nil {
-		return projections.TransactionPage{}, fmt.Errorf("%s history of %s, rows %d..%d: %w", f.Type, f.ClientID, lo, hi, err)
+		return projections.TransactionPage{}, fmt.Errorf("history of %s with %s %s, rows %d..%d: %w", client, filter, value, lo, hi, err)
 	}
 	page.Rows = append(page.Rows, list...)
 	return page, nil

@@ -552,19 +552,19 @@ func applyReplayed(mem *projections.Memory, projs []projections.Projection, live
 // rebuilt holds a Memory's rows sorted the way the diff reads the live
 // tables.
 type rebuilt struct {
-	txs         []*projections.Transaction
-	order       []orderRow
-	counts      []orderRow // rn is the count
-	days        []dayRow
-	typeCounts  []typeCountRow
-	typeMarks   []typeMarkRow
-	balances    []*projections.Balance
-	ggr         []*projections.GGRDelta
-	players     []projections.GGRMember
-	months      []monthRow
-	rounds      []roundRow
-	checkpoints []checkpointRow
-	positions   []checkpointRow
+	txs          []*projections.Transaction
+	order        []orderRow
+	counts       []orderRow // rn is the count
+	days         []dayRow
+	filterCounts []filterCountRow
+	marks        []markRow
+	balances     []*projections.Balance
+	ggr          []*projections.GGRDelta
+	players      []projections.GGRMember
+	months       []monthRow
+	rounds       []roundRow
+	checkpoints  []checkpointRow
+	positions    []checkpointRow
 }
 
 type orderRow struct {
@@ -579,14 +579,14 @@ type dayRow struct {
 	min, max int64
 }
 
-type typeCountRow struct {
-	key  projections.ClientType
+type filterCountRow struct {
+	key  projections.FilterValue
 	rows int64
 }
 
-type typeMarkRow struct {
-	key  projections.ClientType
-	mark projections.TypeMark
+type markRow struct {
+	key  projections.FilterValue
+	mark projections.Mark
 }
 
 type monthRow struct {
@@ -630,16 +630,16 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 		}
 		rb.counts = append(rb.counts, orderRow{client: c, rn: int64(len(ids))})
 	}
-	for k, n := range m.TypeCounts {
-		rb.typeCounts = append(rb.typeCounts, typeCountRow{key: k, rows: n})
+	for k, n := range m.FilterCounts {
+		rb.filterCounts = append(rb.filterCounts, filterCountRow{key: k, rows: n})
 	}
-	byClientType := func(a, b projections.ClientType) int {
-		return cmp.Or(strings.Compare(a.ClientID, b.ClientID), strings.Compare(string(a.Type), string(b.Type)))
-	}
-	slices.SortFunc(rb.typeCounts, func(a, b typeCountRow) int { return byClientType(a.key, b.key) })
-	for _, c := range rb.typeCounts {
-		for _, mk := range m.TypeMarks[c.key] { // in rank order
-			rb.typeMarks = append(rb.typeMarks, typeMarkRow{key: c.key, mark: mk})
+	slices.SortFunc(rb.filterCounts, func(a, b filterCountRow) int {
+		return cmp.Or(strings.Compare(a.key.ClientID, b.key.ClientID), strings.Compare(a.key.Filter, b.key.Filter),
+			strings.Compare(a.key.Value, b.key.Value))
+	})
+	for _, c := range rb.filterCounts {
+		for _, mk := range m.FilterMarks[c.key] { // in rank order
+			rb.marks = append(rb.marks, markRow{key: c.key, mark: mk})
 		}
 	}
 	for k, r := range m.Days {
@@ -796,20 +796,21 @@ var rmTables = []rmTable{
 				return []any{d.client, d.day, d.min, d.max}
 			}}
 		}},
-	{name: "tx_type_counts", client: "client_id", key: 2, order: `client_id COLLATE "C", type COLLATE "C"`,
-		cols: []string{"client_id", "type", "rows"}, types: []colType{colText, colText, colInt8},
+	{name: "tx_filter_counts", client: "client_id", key: 3, order: `client_id COLLATE "C", filter COLLATE "C", value COLLATE "C"`,
+		cols: []string{"client_id", "filter", "value", "rows"}, types: []colType{colText, colText, colText, colInt8},
 		rows: func(rb *rebuilt) tableRows {
-			return tableRows{n: len(rb.typeCounts), row: func(i int) []any {
-				c := rb.typeCounts[i]
-				return []any{c.key.ClientID, string(c.key.Type), c.rows}
+			return tableRows{n: len(rb.filterCounts), row: func(i int) []any {
+				c := rb.filterCounts[i]
+				return []any{c.key.ClientID, c.key.Filter, c.key.Value, c.rows}
 			}}
 		}},
-	{name: "tx_type_marks", client: "client_id", key: 3, order: `client_id COLLATE "C", type COLLATE "C", rn`,
-		cols: []string{"client_id", "type", "rn", "seq", "sub"}, types: []colType{colText, colText, colInt8, colInt8, colInt2},
+	{name: "tx_filter_marks", client: "client_id", key: 4, order: `client_id COLLATE "C", filter COLLATE "C", value COLLATE "C", rn`,
+		cols:  []string{"client_id", "filter", "value", "rn", "seq", "sub"},
+		types: []colType{colText, colText, colText, colInt8, colInt8, colInt2},
 		rows: func(rb *rebuilt) tableRows {
-			return tableRows{n: len(rb.typeMarks), row: func(i int) []any {
-				k := rb.typeMarks[i]
-				return []any{k.key.ClientID, string(k.key.Type), k.mark.Rank, k.mark.Seq, k.mark.Sub}
+			return tableRows{n: len(rb.marks), row: func(i int) []any {
+				k := rb.marks[i]
+				return []any{k.key.ClientID, k.key.Filter, k.key.Value, k.mark.Rank, k.mark.Seq, k.mark.Sub}
 			}}
 		}},
 	{name: "balances", client: "client_id", key: 1, order: `account_id COLLATE "C"`,

@@ -727,13 +727,19 @@ func TestGGRPlayersFromMonthBitmaps(t *testing.T) {
 	}
 }
 
-// A page of one type is found from the type's marks (every
-// projections.TypeMarkEvery-th numbered row): every page, at every depth,
-// is the plain query's, with an exact total, while some rows are not yet
-// numbered; and a rebuild makes the same counts and marks.
-func TestTypePagesFromMarks(t *testing.T) {
+// A page of one type, or of one player, is found from the marks (every
+// projections.MarkEvery-th numbered row of each): every page, at every
+// depth, is the plain query's, with an exact total, while some rows are
+// not yet numbered; and a rebuild makes the same counts and marks.
+func TestFilterPagesFromMarks(t *testing.T) {
 	t.Parallel()
-	pool, rm := rmSeeded(t, 12000)
+	pool, _ := pgtest.NewDatabase(t)
+	// Three players per client: each has thousands of rows, so marks.
+	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: 12000, Clients: 2,
+		PlayersPerClient: 3, Seed: 7}); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	rm := postgres.NewReadModels(pool)
 	evs := storedEvents(t, pool, 0)
 	applyLive(t, rm, evs[:11500], 3)
 	for _, n := range projections.All {
@@ -745,18 +751,28 @@ func TestTypePagesFromMarks(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	var marks int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM readmodels.tx_type_marks`).Scan(&marks); err != nil || marks < 2 {
-		t.Fatalf("%d type marks (%v): the test proves nothing", marks, err)
+	marks := map[string]int{}
+	rows, _ := pool.Query(ctx, `SELECT filter, count(*) FROM readmodels.tx_filter_marks GROUP BY 1`)
+	var (
+		filter string
+		n      int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&filter, &n}, func() error { marks[filter] = n; return nil }); err != nil ||
+		marks[projections.FilterType] < 2 || marks[projections.FilterPlayer] < 2 {
+		t.Fatalf("marks per filter %v (%v): the test proves nothing", marks, err)
 	}
 	for _, f := range []projections.TransactionFilter{
 		{ClientID: "client-1", Type: projections.TypeBet},
 		{ClientID: "client-2", Type: projections.TypeWin},
 		{ClientID: "client-1", Type: projections.TypeGameResult},
 		{ClientID: "client-1", Type: projections.TypeWithdrawal},
+		{ClientID: "client-1", PlayerID: "player-2"},
+		{ClientID: "client-2", PlayerID: "player-3"},
+		{ClientID: "client-2", PlayerID: "nobody"},
 	} {
-		rows, _ := pool.Query(ctx, `SELECT id::text FROM readmodels.transactions WHERE client_id = $1 AND type = $2
-			ORDER BY seq DESC, sub DESC`, f.ClientID, string(f.Type))
+		rows, _ := pool.Query(ctx, `SELECT id::text FROM readmodels.transactions
+			WHERE client_id = $1 AND ($2 = '' OR type = $2) AND ($3 = '' OR player_id = $3)
+			ORDER BY seq DESC, sub DESC`, f.ClientID, string(f.Type), f.PlayerID)
 		want, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			t.Fatal(err)
@@ -769,7 +785,7 @@ func TestTypePagesFromMarks(t *testing.T) {
 			for page := 1; page <= len(want)/size+2; page += step {
 				got, err := rm.Transactions(ctx, f, projections.Page{Number: page, Size: size})
 				if err != nil {
-					t.Fatalf("%s page %d: %v", f.Type, page, err)
+					t.Fatalf("%+v page %d: %v", f, page, err)
 				}
 				lo, hi := min((page-1)*size, len(want)), min(page*size, len(want))
 				ids := make([]string, len(got.Rows))
@@ -777,16 +793,17 @@ func TestTypePagesFromMarks(t *testing.T) {
 					ids[j] = r.ID
 				}
 				if strings.Join(ids, ",") != strings.Join(want[lo:hi], ",") {
-					t.Fatalf("%s of %s page %d of %d: got %v, want %v", f.Type, f.ClientID, page, size, ids, want[lo:hi])
+					t.Fatalf("%+v page %d of %d: got %d rows %v, want %d %v", f, page, size, len(ids), ids, hi-lo, want[lo:hi])
 				}
 				if !got.TotalExact || got.Total != int64(len(want)) {
-					t.Fatalf("%s page %d: total %d exact %v, want %d", f.Type, page, got.Total, got.TotalExact, len(want))
+					t.Fatalf("%+v page %d: total %d exact %v, want %d", f, page, got.Total, got.TotalExact, len(want))
 				}
 			}
 		}
 	}
 	rep := rmCompare(t, rm, postgres.ReplayOptions{})
-	if rep.Differences() != 0 || rep.Rebuilt["tx_type_marks"] != int64(marks) || rep.Rebuilt["tx_type_counts"] == 0 {
-		t.Fatalf("rebuild of %d marks (%d live):\n%s", rep.Rebuilt["tx_type_marks"], marks, rmDiffSummary(rep))
+	if rep.Differences() != 0 || rep.Rebuilt["tx_filter_marks"] != int64(marks[projections.FilterType]+marks[projections.FilterPlayer]) ||
+		rep.Rebuilt["tx_filter_counts"] == 0 {
+		t.Fatalf("rebuild of %d marks (%v live):\n%s", rep.Rebuilt["tx_filter_marks"], marks, rmDiffSummary(rep))
 	}
 }

@@ -194,7 +194,7 @@ func dump(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, table := range []string{"transactions", "tx_order", "tx_counts", "tx_days", "balances", "ggr_daily", "ggr_players",
-		"ggr_player_months", "ggr_rounds", "tx_type_counts", "tx_type_marks", "checkpoints", "positions"} {
+		"ggr_player_months", "ggr_rounds", "tx_filter_counts", "tx_filter_marks", "checkpoints", "positions"} {
 		var s string
 		err := pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(t::text, E'\n' ORDER BY t::text), '')
 			FROM readmodels.`+table+` t`).Scan(&s)
