@@ -807,3 +807,40 @@ func TestFilterPagesFromMarks(t *testing.T) {
 		t.Fatalf("rebuild of %d marks (%v live):\n%s", rep.Rebuilt["tx_filter_marks"], marks, rmDiffSummary(rep))
 	}
 }
+
+// The watermark stops just before the first event not yet applied, however
+// far past the step's first chunk it lies, and moves on once it is applied.
+func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
+	t.Parallel()
+	for _, hole := range []int{100, 700, 2500} { // in the first, second and third chunk
+		t.Run(strconv.Itoa(hole), func(t *testing.T) {
+			t.Parallel()
+			pool, rm := rmSeeded(t, 3000)
+			evs := storedEvents(t, pool, 0)
+			ctx := context.Background()
+			h := evs[hole]
+			for _, n := range projections.All {
+				p, _ := projections.ByName(n)
+				for _, e := range evs {
+					if e.StreamID == h.StreamID && e.Version >= h.Version {
+						continue // the hole, and its stream's later events (they wait for it)
+					}
+					if err := rmApplyOne(rm, p, e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if pos, err := rm.Advance(ctx, n); err != nil || pos != h.Position-1 {
+					t.Fatalf("%s watermark with event %d missing = %d (%v), want %d", n, h.Position, pos, err, h.Position-1)
+				}
+				for _, e := range evs {
+					if err := rmApplyOne(rm, p, e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if pos, err := rm.Advance(ctx, n); err != nil || pos != evs[len(evs)-1].Position {
+					t.Fatalf("%s watermark after every event = %d (%v), want %d", n, pos, err, evs[len(evs)-1].Position)
+				}
+			}
+		})
+	}
+}

@@ -254,7 +254,7 @@ func timeQueries(ctx context.Context, cfg config, base string, keys map[string]s
 		{"transactions, type=bet, page 200", func(int) string { return "/api/v1/transactions?per_page=50&type=bet&page=200" },
 			"10,000 rows deep"},
 		{"transactions, type=bet, page 2000", func(int) string { return "/api/v1/transactions?per_page=50&type=bet&page=2000" },
-			"100,000 rows deep: filtered pages cost O(offset) (docs/read-models.md)"},
+			"100,000 rows deep: the walk starts at the nearest mark (docs/read-models.md)"},
 		{"transactions, one day, first page", func(int) string {
 			return "/api/v1/transactions?per_page=50&from=" + url.QueryEscape(from) + "&to=" + url.QueryEscape(to)
 		}, "from/to of one UTC day"},
