@@ -27,7 +27,7 @@ const (
 const advanceLimit = 10_000
 
 // advanceChunk is the first chunk a watermark step reads.
-const advanceChunk = 256
+const advanceChunk = 64
 
 // ReadModels is the Postgres store of the read models: it applies a
 // projection's Changes with the stream's checkpoint in one transaction,
@@ -92,10 +92,16 @@ func newReadModelSQL(schema string) readModelSQL {
 		saveCheckpoints: `UPDATE ` + t("checkpoints") + ` c SET version = u.version, position = u.position
 			FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(stream_id, version, position)
 			WHERE c.projection = $1 AND c.stream_id = u.stream_id`,
+		// One probe of the game-transaction key per lookup, whatever the
+		// statistics say: as a plain join, a plan made while the table held
+		// no bets walked every bet for each batch once it did (46 ms).
 		lookupGameTxs: `SELECT k.i, t.type, coalesce(t.game, ''), t.promo
 			FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(client_id, provider, external_id, i)
-			JOIN ` + t("transactions") + ` t ON t.client_id = k.client_id AND t.provider = k.provider
-			 AND t.external_id = k.external_id AND t.type IN ('bet', 'win')`,
+			CROSS JOIN LATERAL (
+				SELECT type, game, promo FROM ` + t("transactions") + `
+				WHERE client_id = k.client_id AND provider = k.provider AND external_id = k.external_id
+				  AND type IN ('bet', 'win')
+				LIMIT 1) t`,
 		insertTxs: `INSERT INTO ` + t("transactions") + ` (` + txCols + `)
 			SELECT id::uuid, client_id, type, amount, currency, scale, base_status, created_at, nullif(provider, ''),
 			       nullif(game, ''), nullif(player_id, ''), nullif(round_id, ''), nullif(external_id, ''),

@@ -812,7 +812,7 @@ func TestFilterPagesFromMarks(t *testing.T) {
 // far past the step's first chunk it lies, and moves on once it is applied.
 func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
 	t.Parallel()
-	for _, hole := range []int{100, 700, 2500} { // in the first, second and third chunk
+	for _, hole := range []int{30, 200, 700, 2500} { // in the first, second, third and fourth chunk
 		t.Run(strconv.Itoa(hole), func(t *testing.T) {
 			t.Parallel()
 			pool, rm := rmSeeded(t, 3000)
