@@ -32,6 +32,20 @@ type PgbenchResult struct {
 	Duration float64 `json:"duration_seconds"`
 }
 
+// analyzeTables gathers the planner's statistics of every table of the
+// database at dbURL.
+func analyzeTables(ctx context.Context, dbURL string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `ANALYZE`); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	return nil
+}
+
 func preparePgbench(ctx context.Context, root, dbURL string) error {
 	sql, err := os.ReadFile(filepath.Join(root, "bench", "pgbench_schema.sql"))
 	if err != nil {
