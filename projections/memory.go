@@ -238,14 +238,7 @@ func (m *Memory) ApplyChanges(ch Changes) {
 			m.GGR[d.GGRKey] = &c
 			continue
 		}
-		g.Bets += d.Bets
-		g.BetRefunds += d.BetRefunds
-		g.Wins += d.Wins
-		g.WinReversals += d.WinReversals
-		g.PromoBets += d.PromoBets
-		g.PromoBetRefunds += d.PromoBetRefunds
-		g.PromoWins += d.PromoWins
-		g.PromoWinReversals += d.PromoWinReversals
+		g.Add(d)
 	}
 	for _, p := range ch.Players {
 		m.Players[p] = struct{}{}

@@ -169,6 +169,19 @@ type GGRDelta struct {
 	Rounds int64
 }
 
+// Add adds d's amounts to g (not its rounds: a round is counted where it
+// starts, see RoundStart).
+func (g *GGRDelta) Add(d GGRDelta) {
+	g.Bets += d.Bets
+	g.BetRefunds += d.BetRefunds
+	g.Wins += d.Wins
+	g.WinReversals += d.WinReversals
+	g.PromoBets += d.PromoBets
+	g.PromoBetRefunds += d.PromoBetRefunds
+	g.PromoWins += d.PromoWins
+	g.PromoWinReversals += d.PromoWinReversals
+}
+
 // GGRMember is a member of a GGR group's set of players, or a round with a
 // bet in the group.
 type GGRMember struct {

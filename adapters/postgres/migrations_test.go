@@ -16,17 +16,8 @@ import (
 // ggr_daily.rounds counts, from the rows already there; its Down goes back.
 func TestMigrationRoundStarts(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, db := migratedDownTo(t, 8)
 	ctx := t.Context()
-	if _, err := p.DownTo(ctx, 8); err != nil {
-		t.Fatalf("down to 8: %v", err)
-	}
 	// Given the old shape: round r1 bet on day 1 in games b and a, and on
 	// day 2; round r2 on day 2.
 	mustExec(t, db, `INSERT INTO readmodels.ggr_daily (client_id, day, provider, game, currency, scale, bets) VALUES
@@ -62,17 +53,8 @@ func TestMigrationRoundStarts(t *testing.T) {
 // member rows already there; its Down drops them.
 func TestMigrationPlayerMonths(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, db := migratedDownTo(t, 9)
 	ctx := t.Context()
-	if _, err := p.DownTo(ctx, 9); err != nil {
-		t.Fatalf("down to 9: %v", err)
-	}
 	// Given p1 on 1 and 31 January (two games on the 31st) and 29 February,
 	// and p2 in USD on 2 January,
 	mustExec(t, db, `INSERT INTO readmodels.ggr_players (client_id, day, provider, game, currency, player_id) VALUES
@@ -104,17 +86,8 @@ func TestMigrationPlayerMonths(t *testing.T) {
 // watermark); its Down drops them.
 func TestMigrationFilterMarks(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, db := migratedDownTo(t, 10)
 	ctx := t.Context()
-	if _, err := p.DownTo(ctx, 10); err != nil {
-		t.Fatalf("down to 10: %v", err)
-	}
 	// Given 2,100 bets and 10 wins (seq 1..2110, wins last), every other
 	// one p1's, numbered up to seq 2105,
 	mustExec(t, db, `INSERT INTO readmodels.transactions (id, client_id, type, amount, currency, scale, base_status,
@@ -141,6 +114,23 @@ func TestMigrationFilterMarks(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
+}
+
+// migratedDownTo is a new database migrated up, then down to version, and
+// its migrations.
+func migratedDownTo(t *testing.T, version int64) (*goose.Provider, *sql.DB) {
+	t.Helper()
+	pool, _ := pgtest.NewDatabase(t)
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), version); err != nil {
+		t.Fatalf("down to %d: %v", version, err)
+	}
+	return p, db
 }
 
 func mustExec(t *testing.T, db *sql.DB, q string) {

@@ -209,14 +209,7 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 			c.ggrOrder = append(c.ggrOrder, g.GGRKey)
 			continue
 		}
-		s.Bets += g.Bets
-		s.BetRefunds += g.BetRefunds
-		s.Wins += g.Wins
-		s.WinReversals += g.WinReversals
-		s.PromoBets += g.PromoBets
-		s.PromoBetRefunds += g.PromoBetRefunds
-		s.PromoWins += g.PromoWins
-		s.PromoWinReversals += g.PromoWinReversals
+		s.Add(g)
 	}
 	for _, x := range ch.Balances {
 		if c.balances == nil {

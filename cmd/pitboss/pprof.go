@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	rpprof "runtime/pprof"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -50,4 +51,24 @@ func startPprof(ctx context.Context, g *errgroup.Group, addr string, log *slog.L
 		return nil
 	})
 	return nil
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called; an
+// empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := rpprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		rpprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -35,17 +34,11 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("replay: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("replay: --cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
+	defer stopProfile()
 	rebuildGC()
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -154,21 +147,15 @@ func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr i
 	clients := fs.Int("clients", 3, "clients")
 	players := fs.Int("players", 2000, "players per client")
 	seed := fs.Uint64("seed", 1, "random seed")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator (Go's pprof format) to this file")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("replay: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("replay: --cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return fmt.Errorf("seed-events: %w", err)
 	}
+	defer stopProfile()
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
