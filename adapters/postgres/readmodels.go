@@ -58,12 +58,9 @@ const roundLockClass int32 = 0x504C4752
 
 // readModelSQL holds the statements with the schema filled in.
 type readModelSQL struct {
-	ensureCheckpoint, lockCheckpoint, saveCheckpoint, skipCheckpoint                                      string
-	lookupGameTx                                                                                          string
-	insertTx, upsertGameResult, markRolledBack                                                            string
-	upsertGGR, addPlayer, lockRound, addRound, upsertBalance                                              string
+	skipCheckpoint, upsertGameResult, markRolledBack, addPlayer, lockRound, addRound                      string
 	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays, sequenceMarks string
-	// ApplyBatch's statements over a whole batch (arrays, one per column).
+	// Statements over a whole batch of events (arrays, one per column).
 	ensureCheckpoints, lockCheckpoints, saveCheckpoints, lookupGameTxs, insertTxs, upsertGGRs, upsertBalances string
 }
 
@@ -125,16 +122,9 @@ func newReadModelSQL(schema string) readModelSQL {
 			  AS u(account_id, kind, client_id, player_id, currency, scale, balance, position)
 			ON CONFLICT (account_id) DO UPDATE
 			SET balance = b.balance + excluded.balance, position = greatest(b.position, excluded.position)`,
-		ensureCheckpoint: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
-			VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING`,
-		lockCheckpoint: `SELECT version FROM ` + t("checkpoints") + ` WHERE projection = $1 AND stream_id = $2 FOR UPDATE`,
-		saveCheckpoint: `UPDATE ` + t("checkpoints") + ` SET version = $3, position = $4 WHERE projection = $1 AND stream_id = $2`,
 		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
 			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
-		lookupGameTx: `SELECT type, coalesce(game, ''), promo FROM ` + t("transactions") + `
-			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
-		insertTx: `INSERT INTO ` + t("transactions") + ` (` + txCols + `) VALUES (` + txVals + `)`,
 		upsertGameResult: `INSERT INTO ` + t("transactions") + ` AS t (` + txCols + `) VALUES (` + txVals + `)
 			ON CONFLICT (id) DO UPDATE SET
 				amount = t.amount + excluded.amount,
@@ -149,9 +139,6 @@ func newReadModelSQL(schema string) readModelSQL {
 				player_id = CASE WHEN excluded.seq < t.seq THEN excluded.player_id ELSE t.player_id END`,
 		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
 			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
-		upsertGGR: `INSERT INTO ` + t("ggr_daily") + ` AS g (client_id, day, provider, game, currency, scale, ` +
-			strings.Join(ggrAmounts, ", ") + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			ON CONFLICT (client_id, day, provider, game, currency) DO UPDATE SET ` + strings.Join(adds, ", "),
 		// A player's member row and, when it is new, the player's day in
 		// the month's bitmap (projections.PlayerMonthOf): one statement, so
 		// a bit is set exactly when a member row of that day exists, and a
@@ -191,9 +178,6 @@ func newReadModelSQL(schema string) readModelSQL {
 			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + 1
 			WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = $2 AND g.provider = $3 AND g.game = $4
 			  AND g.currency = $5`,
-		upsertBalance: `INSERT INTO ` + t("balances") + ` AS b (account_id, kind, client_id, player_id, currency, scale, balance, position)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id) DO UPDATE
-			SET balance = b.balance + excluded.balance, position = greatest(b.position, excluded.position)`,
 		position:     `SELECT coalesce((SELECT position FROM ` + t("positions") + ` WHERE projection = $1), 0)`,
 		lockPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE SKIP LOCKED`,
 		waitPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE`,
@@ -278,120 +262,25 @@ func (m *ReadModels) Apply(ctx context.Context, p projections.Projection, e doma
 	return m.applyOn(ctx, conn, p, e, true)
 }
 
-// applyOn runs Apply's steps on db; with ownTx it opens and commits the
-// transaction itself (two round trips in all), without it db is a
-// transaction the caller ends.
+// applyOn runs Apply's steps on db, as a batch of one event; with ownTx it
+// opens and commits the transaction itself (two round trips in all),
+// without it db is a transaction the caller ends.
 func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event, ownTx bool) (bool, error) {
-	name, stream := string(p.Name()), string(e.StreamID)
-	lookups := p.Lookups(e)
-	b := &pgx.Batch{}
-	if ownTx {
-		b.Queue("BEGIN")
-	}
-	b.Queue(m.sql.ensureCheckpoint, name, stream)
-	b.Queue(m.sql.lockCheckpoint, name, stream)
-	for _, k := range lookups {
-		b.Queue(m.sql.lookupGameTx, k.ClientID, k.Provider, k.ExternalID)
-	}
-	var version int64
-	found := make(map[projections.GameTxKey]projections.GameTx, len(lookups))
-	err := func() error {
-		br := db.SendBatch(ctx, b)
-		defer br.Close()
-		if ownTx {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("begin: %w", err)
-			}
-		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("checkpoint of %s: %w", stream, err)
-		}
-		if err := br.QueryRow().Scan(&version); err != nil {
-			return fmt.Errorf("lock checkpoint of %s: %w", stream, err)
-		}
-		for _, k := range lookups {
-			var g projections.GameTx
-			err := br.QueryRow().Scan(&g.Type, &g.Game, &g.Promo)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-			case err != nil:
-				return fmt.Errorf("look up %s: %w", k.ExternalID, err)
-			default:
-				found[k] = g
-			}
-		}
-		return br.Close()
-	}()
+	res, err := m.applyEvents(ctx, db, p, []domain.Event{e}, ownTx)
 	if err != nil {
 		return false, err
 	}
-	ok, err := projections.Checkpoint(p.Name(), e, version)
-	if err != nil || !ok {
-		return false, m.endTx(ctx, db, ownTx, err)
-	}
-	ch, err := p.Apply(e, func(k projections.GameTxKey) (projections.GameTx, bool) {
-		g, ok := found[k]
-		return g, ok
-	})
-	if err != nil {
-		return false, m.endTx(ctx, db, ownTx, err)
-	}
-	b = &pgx.Batch{}
-	n := m.queueChanges(b, ch)
-	b.Queue(m.sql.saveCheckpoint, name, stream, e.Version, e.Position)
-	if ownTx {
-		b.Queue("COMMIT")
-	}
-	br := db.SendBatch(ctx, b)
-	defer br.Close()
-	for i := range n {
-		if _, err := br.Exec(); err != nil {
-			return false, fmt.Errorf("apply change %d of event %s: %w", i+1, e.ID, err)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return false, fmt.Errorf("save checkpoint of %s: %w", stream, err)
-	}
-	if ownTx {
-		tag, err := br.Exec()
-		if err != nil {
-			return false, fmt.Errorf("commit: %w", err)
-		}
-		if tag.String() != "COMMIT" {
-			return false, fmt.Errorf("commit: transaction ended with %s", tag.String())
-		}
-	}
-	return true, br.Close()
+	return res[0].Applied, res[0].Err
 }
 
-// endTx rolls back a transaction Apply opened and returns cause.
-func (m *ReadModels) endTx(ctx context.Context, db batcher, ownTx bool, cause error) error {
-	if !ownTx {
-		return cause
-	}
-	b := &pgx.Batch{}
-	b.Queue("ROLLBACK")
-	if err := db.SendBatch(ctx, b).Close(); err != nil {
-		return errors.Join(cause, fmt.Errorf("rollback: %w", err))
-	}
-	return cause
-}
-
-// queueChanges queues the statements of ch and returns how many.
-func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) int {
-	n := b.Len()
-	for _, t := range ch.Transactions {
-		b.Queue(m.sql.insertTx, txArgs(t)...)
-	}
+// queueChanges queues one statement per change of the kinds batchChanges
+// keeps per event: rollback marks, game results, players and rounds.
+func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) {
 	for _, r := range ch.RolledBack {
 		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalID, r.Position)
 	}
 	for _, t := range ch.GameResults {
 		b.Queue(m.sql.upsertGameResult, txArgs(t)...)
-	}
-	for _, g := range ch.GGR {
-		b.Queue(m.sql.upsertGGR, g.ClientID, g.Day, g.Provider, g.Game, g.Currency, g.Scale, g.Bets, g.BetRefunds,
-			g.Wins, g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals)
 	}
 	for _, p := range ch.Players {
 		b.Queue(m.sql.addPlayer, p.ClientID, p.Day, p.Provider, p.Game, p.Currency, p.Member)
@@ -400,11 +289,6 @@ func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) int {
 		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
 		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
 	}
-	for _, x := range ch.Balances {
-		b.Queue(m.sql.upsertBalance, string(x.Account), x.Kind, x.ClientID, nullText(x.PlayerID), x.Currency, x.Scale,
-			x.Balance, x.Position)
-	}
-	return b.Len() - n
 }
 
 func txArgs(t projections.Transaction) []any {

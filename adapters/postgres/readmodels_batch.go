@@ -37,16 +37,6 @@ var ErrSameStreamInBatch = errors.New("two events of one stream in a batch")
 // about nine statements and the balances five: most of the database's CPU
 // under the wallet load of `make bench`.
 func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error) {
-	order := make([]int, len(events))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(events[a].StreamID, events[b].StreamID) })
-	for k := 1; k < len(order); k++ {
-		if events[order[k]].StreamID == events[order[k-1]].StreamID {
-			return nil, fmt.Errorf("stream %s: %w", events[order[k]].StreamID, ErrSameStreamInBatch)
-		}
-	}
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire connection: %w", err)
@@ -59,7 +49,24 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 		}
 		conn.Release()
 	}()
+	return m.applyEvents(ctx, conn, p, events, true)
+}
 
+// applyEvents runs ApplyBatch's two round trips on db; with ownTx it opens
+// and commits the transaction itself, without it db is a transaction the
+// caller ends (Swap's catch-up).
+func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.Projection, events []domain.Event,
+	ownTx bool) ([]projections.ApplyResult, error) {
+	order := make([]int, len(events))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(events[a].StreamID, events[b].StreamID) })
+	for k := 1; k < len(order); k++ {
+		if events[order[k]].StreamID == events[order[k-1]].StreamID {
+			return nil, fmt.Errorf("stream %s: %w", events[order[k]].StreamID, ErrSameStreamInBatch)
+		}
+	}
 	name := string(p.Name())
 	// Round trip 1: begin; the checkpoints made and locked, in stream
 	// order (one lock order for every writer); the lookups. Three
@@ -78,7 +85,9 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	if ownTx {
+		b.Queue("BEGIN")
+	}
 	b.Queue(m.sql.ensureCheckpoints, name, streams)
 	b.Queue(m.sql.lockCheckpoints, name, streams)
 	if len(lookupOf) > 0 {
@@ -89,11 +98,13 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 	for i := range found {
 		found[i] = map[projections.GameTxKey]projections.GameTx{}
 	}
-	err = func() error {
-		br := conn.SendBatch(ctx, b)
+	err := func() error {
+		br := db.SendBatch(ctx, b)
 		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("begin: %w", err)
+		if ownTx {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
 		}
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("checkpoints of %d streams: %w", len(streams), err)
@@ -163,20 +174,27 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 	// Round trip 2: the changes and the commit.
 	b = &pgx.Batch{}
 	n := m.queueBatchChanges(b, name, &all)
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
+	if ownTx {
+		b.Queue("COMMIT")
+	}
+	if b.Len() == 0 {
+		return results, nil
+	}
+	br := db.SendBatch(ctx, b)
 	defer br.Close()
 	for k := range n {
 		if _, err := br.Exec(); err != nil {
 			return nil, fmt.Errorf("apply statement %d of a batch of %d events: %w", k+1, len(events), err)
 		}
 	}
-	tag, err := br.Exec()
-	if err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
-	}
-	if tag.String() != "COMMIT" {
-		return nil, fmt.Errorf("commit: transaction ended with %s", tag.String())
+	if ownTx {
+		tag, err := br.Exec()
+		if err != nil {
+			return nil, fmt.Errorf("commit: %w", err)
+		}
+		if tag.String() != "COMMIT" {
+			return nil, fmt.Errorf("commit: transaction ended with %s", tag.String())
+		}
 	}
 	return results, br.Close()
 }
