@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/govalues/decimal v0.1.36
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/twmb/franz-go v1.22.2

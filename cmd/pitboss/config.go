@@ -29,6 +29,10 @@ type config struct {
 	LogFormat          string
 	BatchMax           int
 	ShutdownTimeout    time.Duration
+	// ProviderCacheTTL is PITBOSS_PROVIDER_CACHE_TTL: how long the api
+	// role uses a provider (secret, enabled) it read before reading it
+	// again (adapters/lookupcache); 0 reads it on every wallet call.
+	ProviderCacheTTL time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -90,6 +94,10 @@ func loadConfig() (config, error) {
 	c.BatchMax = n
 	if c.ShutdownTimeout, err = time.ParseDuration(env("PITBOSS_SHUTDOWN_TIMEOUT", "20s")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_SHUTDOWN_TIMEOUT: %w", err))
+	}
+	if c.ProviderCacheTTL, err = time.ParseDuration(env("PITBOSS_PROVIDER_CACHE_TTL", "1s")); err != nil ||
+		c.ProviderCacheTTL < 0 || c.ProviderCacheTTL > time.Minute {
+		errs = append(errs, fmt.Errorf("PITBOSS_PROVIDER_CACHE_TTL must be a duration from 0s to 1m"))
 	}
 	if c.DefaultEnvironment != "sandbox" && c.DefaultEnvironment != "production" {
 		errs = append(errs, fmt.Errorf("PITBOSS_DEFAULT_ENVIRONMENT must be sandbox or production"))

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -141,6 +142,14 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	} else if n > 0 {
 		log.Info("sealed provider secrets stored in plain text", "providers", n)
 	}
+	providerTTL := cfg.ProviderCacheTTL
+	if providerTTL == 0 {
+		providerTTL = -1 // lookupcache: off
+	}
+	lookups, err := lookupcache.NewWithConfig(gw, lookupcache.Config{ProviderTTL: providerTTL})
+	if err != nil {
+		return err
+	}
 	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: metrics}, log)
 	if err != nil {
 		return err
@@ -174,7 +183,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: metrics, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
 		Audit: postgres.NewAudit(pool),
