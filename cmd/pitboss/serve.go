@@ -58,6 +58,9 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		return err
 	}
 	log := cfg.logger()
+	if percent, limit, ok := serveGC(); ok {
+		log.Info("garbage collector set (GOGC and GOMEMLIMIT override it)", "gogc", percent, "memory_limit_mib", limit)
+	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
