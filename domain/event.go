@@ -104,8 +104,11 @@ func EncodeBody(e Event) ([]byte, error) {
 // DecodeBody parses canonical bytes back into an event.
 func DecodeBody(b []byte) (Event, error) {
 	var x body
-	if err := json.Unmarshal(b, &x); err != nil {
-		return Event{}, err
+	if !decodeCanonical(b, &x) {
+		x = body{}
+		if err := json.Unmarshal(b, &x); err != nil {
+			return Event{}, err
+		}
 	}
 	t, err := time.Parse(time.RFC3339Nano, x.OccurredAt)
 	if err != nil {
