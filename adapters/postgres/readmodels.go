@@ -58,17 +58,30 @@ const roundLockClass int32 = 0x504C4752
 
 // readModelSQL holds the statements with the schema filled in.
 type readModelSQL struct {
-	skipCheckpoint, upsertGameResult, markRolledBack, addPlayer, lockRound, addRound                      string
+	skipCheckpoint, markRolledBack, lockRound, addRound                                                   string
 	position, lockPosition, waitPosition, savePosition, scanEvents, sequence, sequenceDays, sequenceMarks string
 	// Statements over a whole batch of events (arrays, one per column).
-	ensureCheckpoints, lockCheckpoints, saveCheckpoints, lookupGameTxs, insertTxs, upsertGGRs, upsertBalances string
+	ensureCheckpoints, lockCheckpoints, saveCheckpoints, lookupGameTxs, insertTxs, upsertGameResults string
+	upsertGGRs, addPlayers, upsertBalances                                                           string
 }
 
 func newReadModelSQL(schema string) readModelSQL {
 	t := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	txCols := `id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
 		round_id, external_id, reference_id, seq, sub, position, balance_after, promo, open_bets, rolled_bets, wins, closed`
-	txVals := `$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23`
+	// The rows of txArrays.args, for insertTxs and upsertGameResults.
+	txRows := `
+			SELECT id::uuid, client_id, type, amount, currency, scale, base_status, created_at, nullif(provider, ''),
+			       nullif(game, ''), nullif(player_id, ''), nullif(round_id, ''), nullif(external_id, ''),
+			       nullif(reference_id, ''), seq, sub, position, CASE WHEN has_balance THEN balance_after END, promo,
+			       open_bets, rolled_bets, wins, closed
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::int2[], $7::text[],
+			            $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+			            $15::int8[], $16::int2[], $17::int8[], $18::int8[], $19::bool[], $20::bool[], $21::int8[],
+			            $22::int8[], $23::int8[], $24::bool[])
+			  AS r(id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
+			       round_id, external_id, reference_id, seq, sub, position, balance_after, has_balance, promo,
+			       open_bets, rolled_bets, wins, closed)`
 	ggrAmounts := []string{"bets", "bet_refunds", "wins", "win_reversals", "promo_bets", "promo_bet_refunds",
 		"promo_wins", "promo_win_reversals"}
 	var adds []string
@@ -99,18 +112,22 @@ func newReadModelSQL(schema string) readModelSQL {
 				WHERE client_id = k.client_id AND provider = k.provider AND external_id = k.external_id
 				  AND type IN ('bet', 'win')
 				LIMIT 1) t`,
-		insertTxs: `INSERT INTO ` + t("transactions") + ` (` + txCols + `)
-			SELECT id::uuid, client_id, type, amount, currency, scale, base_status, created_at, nullif(provider, ''),
-			       nullif(game, ''), nullif(player_id, ''), nullif(round_id, ''), nullif(external_id, ''),
-			       nullif(reference_id, ''), seq, sub, position, CASE WHEN has_balance THEN balance_after END, promo,
-			       open_bets, rolled_bets, wins, closed
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::int2[], $7::text[],
-			            $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-			            $15::int8[], $16::int2[], $17::int8[], $18::int8[], $19::bool[], $20::bool[], $21::int8[],
-			            $22::int8[], $23::int8[], $24::bool[])
-			  AS r(id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
-			       round_id, external_id, reference_id, seq, sub, position, balance_after, has_balance, promo,
-			       open_bets, rolled_bets, wins, closed)`,
+		insertTxs: `INSERT INTO ` + t("transactions") + ` (` + txCols + `)` + txRows,
+		// A batch's game results, merged per row beforehand (mergeGameResult
+		// keeps these rules), since one statement may not update a row
+		// twice; in id order, the lock order of every writer.
+		upsertGameResults: `INSERT INTO ` + t("transactions") + ` AS t (` + txCols + `)` + txRows + `
+			ON CONFLICT (id) DO UPDATE SET
+				amount = t.amount + excluded.amount,
+				open_bets = t.open_bets + excluded.open_bets,
+				rolled_bets = t.rolled_bets + excluded.rolled_bets,
+				wins = t.wins + excluded.wins,
+				closed = t.closed OR excluded.closed,
+				position = greatest(t.position, excluded.position),
+				seq = least(t.seq, excluded.seq),
+				created_at = CASE WHEN excluded.seq < t.seq THEN excluded.created_at ELSE t.created_at END,
+				game = CASE WHEN excluded.seq < t.seq THEN excluded.game ELSE t.game END,
+				player_id = CASE WHEN excluded.seq < t.seq THEN excluded.player_id ELSE t.player_id END`,
 		upsertGGRs: `INSERT INTO ` + t("ggr_daily") + ` AS g (client_id, day, provider, game, currency, scale, ` +
 			strings.Join(ggrAmounts, ", ") + `)
 			SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::int2[], ` +
@@ -125,32 +142,24 @@ func newReadModelSQL(schema string) readModelSQL {
 		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
 			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
-		upsertGameResult: `INSERT INTO ` + t("transactions") + ` AS t (` + txCols + `) VALUES (` + txVals + `)
-			ON CONFLICT (id) DO UPDATE SET
-				amount = t.amount + excluded.amount,
-				open_bets = t.open_bets + excluded.open_bets,
-				rolled_bets = t.rolled_bets + excluded.rolled_bets,
-				wins = t.wins + excluded.wins,
-				closed = t.closed OR excluded.closed,
-				position = greatest(t.position, excluded.position),
-				seq = least(t.seq, excluded.seq),
-				created_at = CASE WHEN excluded.seq < t.seq THEN excluded.created_at ELSE t.created_at END,
-				game = CASE WHEN excluded.seq < t.seq THEN excluded.game ELSE t.game END,
-				player_id = CASE WHEN excluded.seq < t.seq THEN excluded.player_id ELSE t.player_id END`,
 		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
 			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
-		// A player's member row and, when it is new, the player's day in
-		// the month's bitmap (projections.PlayerMonthOf): one statement, so
-		// a bit is set exactly when a member row of that day exists, and a
-		// day already set is not written again.
-		addPlayer: `WITH member AS (
+		// A batch's player members (distinct, in key order: one lock order
+		// for every writer) and, for the rows that are new, their days in
+		// their months' bitmaps (projections.PlayerMonthOf), in key order
+		// too: one statement, so a bit is set exactly when a member row of
+		// that day exists, and a month that has the days already is not
+		// written again.
+		addPlayers: `WITH member AS (
 				INSERT INTO ` + t("ggr_players") + ` (client_id, day, provider, game, currency, player_id)
-				VALUES ($1, $2::date, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1)
+				SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::text[])
+				ON CONFLICT DO NOTHING RETURNING client_id, day, currency, player_id)
 			INSERT INTO ` + t("ggr_player_months") + ` AS m (client_id, month, currency, player_id, days)
-			SELECT $1, $2::date - (extract(day FROM $2::date)::int - 1), $5, $6, 1::bigint << (extract(day FROM $2::date)::int - 1)
-			FROM member
+			SELECT client_id, day - (extract(day FROM day)::int - 1), currency, player_id,
+			       bit_or(1::bigint << (extract(day FROM day)::int - 1))
+			FROM member GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
 			ON CONFLICT (client_id, month, currency, player_id) DO UPDATE SET days = m.days | excluded.days
-			WHERE m.days & excluded.days = 0`,
+			WHERE m.days | excluded.days <> m.days`,
 		// Serialises the transactions that record one round, so addRound's
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from
@@ -274,16 +283,10 @@ func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Proj
 }
 
 // queueChanges queues one statement per change of the kinds batchChanges
-// keeps per event: rollback marks, game results, players and rounds.
+// keeps per event: rollback marks and rounds.
 func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) {
 	for _, r := range ch.RolledBack {
 		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalID, r.Position)
-	}
-	for _, t := range ch.GameResults {
-		b.Queue(m.sql.upsertGameResult, txArgs(t)...)
-	}
-	for _, p := range ch.Players {
-		b.Queue(m.sql.addPlayer, p.ClientID, p.Day, p.Provider, p.Game, p.Currency, p.Member)
 	}
 	for _, r := range ch.Rounds {
 		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)

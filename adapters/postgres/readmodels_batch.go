@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,12 +31,12 @@ var ErrSameStreamInBatch = errors.New("two events of one stream in a batch")
 // was applied.
 //
 // The statements are per batch where the changes commute: the checkpoints
-// (made, locked, saved), the lookups, the new history rows, the GGR sums
-// and the balances are one statement each over arrays, whatever the
-// batch's size; rollback marks, game results, players and rounds stay one
-// statement per change. Per event, before, the history projection sent
-// about nine statements and the balances five: most of the database's CPU
-// under the wallet load of `make bench`.
+// (made, locked, saved), the lookups, the new history rows, the game
+// results, the GGR sums, the players and the balances are one statement
+// each over arrays, whatever the batch's size; rollback marks and rounds
+// stay one statement per change. Per event, before, the history projection
+// sent about nine statements and the balances five: most of the database's
+// CPU under the wallet load of `make bench`.
 func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error) {
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
@@ -200,22 +201,40 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 }
 
 // batchChanges gathers the Changes of a batch's events for
-// queueBatchChanges: the kinds that commute (new rows, GGR sums, balance
-// sums, checkpoints) as one statement each, the rest per event.
+// queueBatchChanges: the kinds that commute (new rows, game results, GGR
+// sums, players, balance sums, checkpoints) as one statement each, the rest
+// per event.
 type batchChanges struct {
-	txs       []projections.Transaction
-	ggr       map[projections.GGRKey]*projections.GGRDelta
-	balances  map[domain.AccountID]*projections.Balance
-	perEvent  []projections.Changes // RolledBack, GameResults, Players, Rounds
-	streams   []string
-	versions  []int64
-	positions []int64
-	ggrOrder  []projections.GGRKey
-	balOrder  []domain.AccountID
+	txs         []projections.Transaction
+	results     map[string]*projections.Transaction // game results by id, merged
+	ggr         map[projections.GGRKey]*projections.GGRDelta
+	players     map[projections.GGRMember]struct{}
+	balances    map[domain.AccountID]*projections.Balance
+	perEvent    []projections.Changes // RolledBack, Rounds
+	streams     []string
+	versions    []int64
+	positions   []int64
+	resultOrder []string
+	ggrOrder    []projections.GGRKey
+	playerOrder []projections.GGRMember
+	balOrder    []domain.AccountID
 }
 
 func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 	c.txs = append(c.txs, ch.Transactions...)
+	for _, t := range ch.GameResults {
+		if c.results == nil {
+			c.results = map[string]*projections.Transaction{}
+		}
+		r, ok := c.results[t.ID]
+		if !ok {
+			d := t
+			c.results[t.ID] = &d
+			c.resultOrder = append(c.resultOrder, t.ID)
+			continue
+		}
+		mergeGameResult(r, t)
+	}
 	for _, g := range ch.GGR {
 		if c.ggr == nil {
 			c.ggr = map[projections.GGRKey]*projections.GGRDelta{}
@@ -243,20 +262,47 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 		s.Balance += x.Balance
 		s.Position = max(s.Position, x.Position)
 	}
-	if len(ch.RolledBack)+len(ch.GameResults)+len(ch.Players)+len(ch.Rounds) > 0 {
-		c.perEvent = append(c.perEvent, projections.Changes{RolledBack: ch.RolledBack, GameResults: ch.GameResults,
-			Players: ch.Players, Rounds: ch.Rounds})
+	for _, p := range ch.Players {
+		if c.players == nil {
+			c.players = map[projections.GGRMember]struct{}{}
+		}
+		if _, ok := c.players[p]; !ok {
+			c.players[p] = struct{}{}
+			c.playerOrder = append(c.playerOrder, p)
+		}
+	}
+	if len(ch.RolledBack)+len(ch.Rounds) > 0 {
+		c.perEvent = append(c.perEvent, projections.Changes{RolledBack: ch.RolledBack, Rounds: ch.Rounds})
 	}
 	c.streams = append(c.streams, string(e.StreamID))
 	c.versions = append(c.versions, e.Version)
 	c.positions = append(c.positions, e.Position)
 }
 
+// mergeGameResult adds game result d, of a later event of the batch, to r
+// as upsertGameResults adds a row to a stored one, so that one row per id
+// gives what the rows one after another would: the sums add up, a round
+// closes once closed, the highest position stays, and seq, time, game and
+// player come from the lowest seq (the first of equal ones).
+func mergeGameResult(r *projections.Transaction, d projections.Transaction) {
+	r.Amount += d.Amount
+	r.OpenBets += d.OpenBets
+	r.RolledBets += d.RolledBets
+	r.Wins += d.Wins
+	r.Closed = r.Closed || d.Closed
+	r.Position = max(r.Position, d.Position)
+	if d.Seq < r.Seq {
+		r.Seq, r.CreatedAt, r.Game, r.PlayerID = d.Seq, d.CreatedAt, d.Game, d.PlayerID
+	}
+}
+
 // queueBatchChanges queues c's statements and returns how many. The order
 // keeps what Apply's order guarantees: rows exist before a rollback marks
-// them, a bet's GGR row exists before its round is counted in it. GGR rows
-// and balances are written in key order, so two projector processes lock
-// shared rows in one order.
+// them, a bet's GGR row exists before its round is counted in it. The game
+// results and players of the whole batch may go before the per-event marks
+// and rounds: a mark only touches bets and wins, never a game result, and a
+// round neither. Game results, GGR rows, players and balances are written
+// in key order, so two projector processes lock shared rows in one order.
 func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChanges) int {
 	n := b.Len()
 	if len(c.txs) > 0 {
@@ -265,6 +311,14 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 			a.add(&c.txs[i])
 		}
 		b.Queue(m.sql.insertTxs, a.args()...)
+	}
+	if len(c.resultOrder) > 0 {
+		slices.Sort(c.resultOrder) // canonical uuid text: byte order is the uuid order
+		var a txArrays
+		for _, id := range c.resultOrder {
+			a.add(c.results[id])
+		}
+		b.Queue(m.sql.upsertGameResults, a.args()...)
 	}
 	if len(c.ggrOrder) > 0 {
 		slices.SortFunc(c.ggrOrder, cmpGGRKey)
@@ -290,6 +344,20 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 		}
 		b.Queue(m.sql.upsertGGRs, args...)
 	}
+	if len(c.playerOrder) > 0 {
+		slices.SortFunc(c.playerOrder, func(a, b projections.GGRMember) int {
+			return cmp.Or(cmpGGRKey(a.GGRKey, b.GGRKey), strings.Compare(a.Member, b.Member))
+		})
+		var (
+			clients, providers, games, currencies, players []string
+			days                                           []time.Time
+		)
+		for _, p := range c.playerOrder {
+			clients, days, providers, games, currencies, players = append(clients, p.ClientID), append(days, p.Day),
+				append(providers, p.Provider), append(games, p.Game), append(currencies, p.Currency), append(players, p.Member)
+		}
+		b.Queue(m.sql.addPlayers, clients, days, providers, games, currencies, players)
+	}
 	for _, ch := range c.perEvent {
 		m.queueChanges(b, ch)
 	}
@@ -314,7 +382,8 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 	return b.Len() - n
 }
 
-// txArrays holds history rows column by column, for insertTxs.
+// txArrays holds history rows column by column, for insertTxs and
+// upsertGameResults.
 type txArrays struct {
 	ids, clients, types, currencies, statuses, providers, games, players, rounds, externals, references []string
 	amounts, seqs, positions, balances, openBets, rolledBets, wins                                      []int64
@@ -336,7 +405,8 @@ func (a *txArrays) add(t *projections.Transaction) {
 	a.hasBalance, a.promos, a.closed = append(a.hasBalance, t.HasBalanceAfter), append(a.promos, t.Promo), append(a.closed, t.Closed)
 }
 
-// args are insertTxs' parameters, in its unnest's order.
+// args are insertTxs' and upsertGameResults' parameters, in their unnest's
+// order.
 func (a *txArrays) args() []any {
 	return []any{a.ids, a.clients, a.types, a.amounts, a.currencies, a.scales, a.statuses, a.createdAt, a.providers,
 		a.games, a.players, a.rounds, a.externals, a.references, a.seqs, a.subs, a.positions, a.balances, a.hasBalance,
