@@ -120,31 +120,14 @@ func NewPublisher(brokers []string, logger *slog.Logger) (message.Publisher, err
 	return p, nil
 }
 
-// Fetch batching of every consumer built here (SaramaSubscriberConfig).
-//
-// With sarama's default of one byte, the broker answers a fetch as soon as
-// anything lands, and with the relay's transactions that is several times
-// per relay batch (the records, then a commit marker in each partition
-// the batch touched): each consumer made a fetch round trip per marker.
-// Waiting up to FetchMaxWait for FetchMinBytes makes it one fetch per
-// FetchMaxWait under load, at the cost of at most FetchMaxWait of lag, well
-// inside the projection's one-second target (docs/benchmarks.md).
-const (
-	FetchMinBytes = 64 << 10
-	FetchMaxWait  = 25 * time.Millisecond
-)
-
 // SaramaSubscriberConfig is the consumer configuration: committed records
 // only (read_committed; see the package doc), starting at the oldest offset
-// when the group has none yet (fromOldest) or at the newest, with fetches
-// batched by FetchMinBytes and FetchMaxWait.
+// when the group has none yet (fromOldest) or at the newest.
 func SaramaSubscriberConfig(fromOldest bool) *sarama.Config {
 	c := sarama.NewConfig()
 	c.ClientID = clientID
 	c.Version = KafkaVersion
 	c.Consumer.IsolationLevel = sarama.ReadCommitted
-	c.Consumer.Fetch.Min = FetchMinBytes
-	c.Consumer.MaxWaitTime = FetchMaxWait
 	c.Consumer.Return.Errors = true
 	c.Consumer.Offsets.Initial = sarama.OffsetNewest
 	if fromOldest {

@@ -57,9 +57,6 @@ type wmSample struct {
 func startLagWatch(ctx context.Context, brokers []string, topic, dbURL string) (*lagWatch, error) {
 	c := kafka.SaramaSubscriberConfig(false)
 	c.ClientID = "pitboss-bench"
-	// The measuring consumer takes each record as soon as it lands, so the
-	// relay lag it reports is not the service's fetch batching.
-	c.Consumer.Fetch.Min = 1
 	consumer, err := sarama.NewConsumer(brokers, c)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
