@@ -36,6 +36,9 @@ type ReadModels struct {
 	pool   *pgxpool.Pool
 	schema string
 	sql    readModelSQL
+	// countBudget bounds the count behind a filtered page's exact total
+	// (boundedCount); DefaultCountBudget unless WithCountBudget.
+	countBudget time.Duration
 }
 
 var (
@@ -49,7 +52,16 @@ var (
 func NewReadModels(pool *pgxpool.Pool) *ReadModels { return newReadModelsIn(pool, ReadModelSchema) }
 
 func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
-	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema)}
+	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema), countBudget: DefaultCountBudget}
+}
+
+// WithCountBudget returns the store with another bound on the count behind
+// a filtered page's exact total (DefaultCountBudget). Tests that check
+// exact totals on a loaded machine give it more room.
+func (m *ReadModels) WithCountBudget(d time.Duration) *ReadModels {
+	c := *m
+	c.countBudget = d
+	return &c
 }
 
 // roundLockClass is the first key of the two-key advisory locks on GGR

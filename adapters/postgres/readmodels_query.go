@@ -143,10 +143,11 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// countBudget bounds the time spent counting a filtered history: a
+// DefaultCountBudget bounds the time spent counting a filtered history: a
 // selective filter over a long history may have to look at every row to
-// find MaxExactTotal matches.
-const countBudget = 250 * time.Millisecond
+// find MaxExactTotal matches. Past it the total is given as a lower bound
+// (TotalExact false).
+const DefaultCountBudget = 250 * time.Millisecond
 
 // filteredPage walks the history in order with the filter, in two regions:
 // the rows above the watermark (few; counted exactly), then the numbered
@@ -303,14 +304,15 @@ func (m *ReadModels) seqSpan(ctx context.Context, tx pgx.Tx, f projections.Trans
 }
 
 // boundedCount counts the rows matching cond up to limit, within
-// countBudget; counted is false when the budget ran out.
+// m.countBudget; counted is false when the budget ran out.
 func (m *ReadModels) boundedCount(ctx context.Context, tx pgx.Tx, cond []string, args []any, limit int64) (n int64, counted bool, err error) {
 	sp, err := tx.Begin(ctx) // a savepoint: a cancelled count leaves the transaction usable
 	if err != nil {
 		return 0, false, fmt.Errorf("savepoint: %w", err)
 	}
 	defer sp.Rollback(ctx)
-	if _, err := sp.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", countBudget.Milliseconds())); err != nil {
+	budget := max(m.countBudget.Milliseconds(), 1) // 0 would be no limit at all
+	if _, err := sp.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", budget)); err != nil {
 		return 0, false, fmt.Errorf("count budget: %w", err)
 	}
 	err = sp.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+m.t("transactions")+` WHERE `+strings.Join(cond, " AND ")+`
