@@ -27,10 +27,13 @@ import (
 //     read with ?min_position= that position is answered without waiting.
 
 type lagWatch struct {
-	topic    string
-	consumer sarama.Consumer
-	parts    []sarama.PartitionConsumer
-	db       *pgxpool.Pool // two connections: the watermark poll, the position lookups
+	// projections is false when the service runs no projector: measure
+	// then waits for Kafka only, and the projection lags stay empty.
+	projections bool
+	topic       string
+	consumer    sarama.Consumer
+	parts       []sarama.PartitionConsumer
+	db          *pgxpool.Pool // two connections: the watermark poll, the position lookups
 
 	mu   sync.Mutex
 	recv map[string]int64 // event id → unix ns of arrival
@@ -78,7 +81,7 @@ func startLagWatch(ctx context.Context, brokers []string, topic, dbURL string) (
 		return nil, fmt.Errorf("connect for watermarks: %w", err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w := &lagWatch{topic: topic, consumer: consumer, db: db, recv: map[string]int64{}, stop: cancel}
+	w := &lagWatch{projections: true, topic: topic, consumer: consumer, db: db, recv: map[string]int64{}, stop: cancel}
 	for _, p := range parts {
 		pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetNewest)
 		if err != nil {
@@ -225,7 +228,7 @@ func (w *lagWatch) measure(ctx context.Context, answers []answerAt, drain time.D
 			last = w.wm[len(w.wm)-1]
 		}
 		w.wmMu.Unlock()
-		if missing == 0 && last.history >= head && last.balances >= head {
+		if missing == 0 && (!w.projections || last.history >= head && last.balances >= head) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

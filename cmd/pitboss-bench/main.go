@@ -77,6 +77,10 @@ type config struct {
 	// events) in place after the run; by default it is dropped.
 	Keep     bool   `json:"keep_read_database"`
 	LogLevel string `json:"service_log_level"`
+	// Roles is the write side's `pitboss serve --roles` (BENCH_ROLES);
+	// empty runs every role. Without the projector the projection lags
+	// are not measured: the wallet path alone, for diagnosis.
+	Roles string `json:"service_roles,omitempty"`
 	// PoolMaxConns, when set, is the service's pgx pool size
 	// (pool_max_conns in its database URL); 0 keeps pgx's default.
 	PoolMaxConns int `json:"service_pool_max_conns"`
@@ -128,6 +132,7 @@ func loadConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Pgbench, "pgbench", !envBool("BENCH_SKIP_PGBENCH", false), "run the pgbench baseline after each step; BENCH_SKIP_PGBENCH=1 skips it (A/B runs)")
 	fs.BoolVar(&c.Keep, "keep", envBool("BENCH_KEEP", false), "keep the read database after the run (BENCH_KEEP)")
 	fs.BoolVar(&c.Profile, "profile", envBool("BENCH_PROFILE", true), "take a CPU profile of the service during the 64 step (BENCH_PROFILE)")
+	fs.StringVar(&c.Roles, "roles", envOr("BENCH_ROLES", ""), "the write side's `pitboss serve --roles`; empty: every role. Without projector, no projection lag (BENCH_ROLES)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("BENCH_LOG_LEVEL", "warn"), "the service's PITBOSS_LOG_LEVEL (BENCH_LOG_LEVEL)")
 	fs.IntVar(&c.PoolMaxConns, "pool-max-conns", atoi(envOr("BENCH_POOL_MAX_CONNS", "0")), "the service's pgx pool size; 0: pgx's default (BENCH_POOL_MAX_CONNS)")
 	fs.IntVar(&c.BatchMax, "batch-max", atoi(envOr("BENCH_BATCH_MAX", "0")), "the service's PITBOSS_BATCH_MAX; 0: its default (BENCH_BATCH_MAX)")

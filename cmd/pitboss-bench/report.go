@@ -141,7 +141,11 @@ func markdown(rep Report) string {
 	}
 
 	if wr := rep.Write; wr != nil {
-		w("## Wallet (provider protocol over HTTP, all roles in one `pitboss serve`)\n\n")
+		if rep.Config.Roles == "" {
+			w("## Wallet (provider protocol over HTTP, all roles in one `pitboss serve`)\n\n")
+		} else {
+			w("## Wallet (provider protocol over HTTP, `pitboss serve --roles %s` only)\n\n", rep.Config.Roles)
+		}
 		w("%d players preloaded through the API in %.1f s. A spin is a bet, then a win (or, 1 in 20, a rollback). "+
 			"Closed loop: N workers, each spinning its own players back to back. Open loop: spins due at a fixed rate, "+
 			"latency counted from the due time. pgbench: one event-shaped row per transaction, same Postgres, same duration, "+

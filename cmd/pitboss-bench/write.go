@@ -105,7 +105,7 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 	if _, err := svc.command(ctx, "sandbox"); err != nil {
 		return rep, err
 	}
-	if err := svc.start(ctx, ""); err != nil {
+	if err := svc.start(ctx, cfg.Roles); err != nil {
 		return rep, err
 	}
 	stopped := false
@@ -143,6 +143,7 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 	if err != nil {
 		return rep, err
 	}
+	lw.projections = cfg.Roles == "" || slices.Contains(strings.Split(cfg.Roles, ","), "projector")
 	defer lw.close()
 	maxConc := slices.Max(cfg.Steps)
 	wc := &walletClient{http: newHTTPClient(max(maxConc, 256)), base: svc.base, provider: creds.provider,
