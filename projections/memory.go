@@ -220,15 +220,7 @@ func (m *Memory) ApplyChanges(ch Changes) {
 			m.byID[r.ID] = r
 			continue
 		}
-		r.Amount += d.Amount
-		r.OpenBets += d.OpenBets
-		r.RolledBets += d.RolledBets
-		r.Wins += d.Wins
-		r.Closed = r.Closed || d.Closed
-		r.Position = max(r.Position, d.Position)
-		if d.Seq < r.Seq {
-			r.Seq, r.CreatedAt, r.Game, r.PlayerID = d.Seq, d.CreatedAt, d.Game, d.PlayerID
-		}
+		r.AddGameResult(d)
 		r.Status = GameResultStatus(r.OpenBets, r.RolledBets, r.Wins, r.Closed)
 	}
 	for _, d := range ch.GGR {

@@ -129,6 +129,25 @@ func GameResultStatus(openBets, rolledBets, wins int64, closed bool) Status {
 	return StatusPending
 }
 
+// AddGameResult adds d, a later change of the same game result (one id),
+// to t: the sums add up, the round closes once closed, the highest position
+// stays, and seq, time, game and player come from the lowest seq (the
+// earlier of equal ones). The order of changes therefore does not matter
+// but for ties. Memory applies it, and Postgres's game-result upsert is
+// the same rule in SQL (adapters/postgres, upsertGameResults), which also
+// merges a batch's changes with it first. Status is left to the caller.
+func (t *Transaction) AddGameResult(d Transaction) {
+	t.Amount += d.Amount
+	t.OpenBets += d.OpenBets
+	t.RolledBets += d.RolledBets
+	t.Wins += d.Wins
+	t.Closed = t.Closed || d.Closed
+	t.Position = max(t.Position, d.Position)
+	if d.Seq < t.Seq {
+		t.Seq, t.CreatedAt, t.Game, t.PlayerID = d.Seq, d.CreatedAt, d.Game, d.PlayerID
+	}
+}
+
 // GameTxKey names a provider's bet or win: provider transaction ids are
 // single-use per client and provider.
 type GameTxKey struct{ ClientID, Provider, ExternalID string }
