@@ -125,7 +125,7 @@ func newReadModelSQL(schema string) readModelSQL {
 				  AND type IN ('bet', 'win')
 				LIMIT 1) t`,
 		insertTxs: `INSERT INTO ` + t("transactions") + ` (` + txCols + `)` + txRows,
-		// A batch's game results, merged per row beforehand (mergeGameResult
+		// A batch's game results, merged per row beforehand (Transaction.AddGameResult
 		// keeps these rules), since one statement may not update a row
 		// twice; in id order, the lock order of every writer.
 		upsertGameResults: `INSERT INTO ` + t("transactions") + ` AS t (` + txCols + `)` + txRows + `

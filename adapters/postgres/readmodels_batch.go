@@ -69,9 +69,10 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 		}
 	}
 	name := string(p.Name())
-	// Round trip 1: begin; the checkpoints made and locked, in stream
-	// order (one lock order for every writer); the lookups. Three
-	// statements whatever the batch's size.
+	// Round trip 1: begin; the checkpoints locked, in stream order (one
+	// lock order for every writer); the lookups. Two statements whatever
+	// the batch's size, and a second round trip when a stream has no
+	// checkpoint yet (ensureCheckpoints).
 	streams := make([]string, len(order))
 	for k, i := range order {
 		streams[k] = string(events[i].StreamID)
@@ -89,12 +90,12 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	if ownTx {
 		b.Queue("BEGIN")
 	}
-	b.Queue(m.sql.ensureCheckpoints, name, streams)
 	b.Queue(m.sql.lockCheckpoints, name, streams)
 	if len(lookupOf) > 0 {
 		b.Queue(m.sql.lookupGameTxs, lk.clients, lk.providers, lk.externals)
 	}
 	versions := make([]int64, len(events))
+	locked := make(map[string]int64, len(streams))
 	found := make([]map[projections.GameTxKey]projections.GameTx, len(events))
 	for i := range found {
 		found[i] = map[projections.GameTxKey]projections.GameTx{}
@@ -107,27 +108,9 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 				return fmt.Errorf("begin: %w", err)
 			}
 		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("checkpoints of %d streams: %w", len(streams), err)
-		}
 		rows, _ := br.Query()
-		locked := make(map[string]int64, len(streams))
-		var (
-			stream  string
-			version int64
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&stream, &version}, func() error {
-			locked[stream] = version
-			return nil
-		}); err != nil {
+		if err := readCheckpoints(rows, locked); err != nil {
 			return fmt.Errorf("lock checkpoints of %d streams: %w", len(streams), err)
-		}
-		for _, i := range order {
-			v, ok := locked[string(events[i].StreamID)]
-			if !ok {
-				return fmt.Errorf("lock checkpoint of %s: not found", events[i].StreamID)
-			}
-			versions[i] = v
 		}
 		if len(lookupOf) > 0 {
 			rows, _ := br.Query()
@@ -149,6 +132,16 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	}()
 	if err != nil {
 		return nil, err
+	}
+	if err := m.ensureCheckpoints(ctx, db, name, streams, locked); err != nil {
+		return nil, err
+	}
+	for _, i := range order {
+		v, ok := locked[string(events[i].StreamID)]
+		if !ok {
+			return nil, fmt.Errorf("lock checkpoint of %s: not found", events[i].StreamID)
+		}
+		versions[i] = v
 	}
 
 	results := make([]projections.ApplyResult, len(events))
@@ -200,6 +193,51 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	return results, br.Close()
 }
 
+// ensureCheckpoints makes and locks the checkpoints of the streams the
+// lock found none for: the streams whose first events these are. Making
+// every stream's row before locking it (INSERT ... ON CONFLICT DO NOTHING
+// over the whole batch) was a statement per batch that found every row
+// there once a stream had been seen: 17 µs of Postgres time per event at
+// 64 concurrent wallet calls (docs/benchmarks.md). The new rows are locked
+// after the batch's existing ones; both sets in stream order.
+func (m *ReadModels) ensureCheckpoints(ctx context.Context, db batcher, name string, streams []string, locked map[string]int64) error {
+	var missing []string
+	for _, s := range streams {
+		if _, ok := locked[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(m.sql.ensureCheckpoints, name, missing)
+	b.Queue(m.sql.lockCheckpoints, name, missing)
+	br := db.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("make checkpoints of %d streams: %w", len(missing), err)
+	}
+	rows, _ := br.Query()
+	if err := readCheckpoints(rows, locked); err != nil {
+		return fmt.Errorf("lock new checkpoints of %d streams: %w", len(missing), err)
+	}
+	return br.Close()
+}
+
+// readCheckpoints adds the (stream, version) rows to locked.
+func readCheckpoints(rows pgx.Rows, locked map[string]int64) error {
+	var (
+		stream  string
+		version int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&stream, &version}, func() error {
+		locked[stream] = version
+		return nil
+	})
+	return err
+}
+
 // batchChanges gathers the Changes of a batch's events for
 // queueBatchChanges: the kinds that commute (new rows, game results, GGR
 // sums, players, balance sums, checkpoints) as one statement each, the rest
@@ -233,7 +271,7 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 			c.resultOrder = append(c.resultOrder, t.ID)
 			continue
 		}
-		mergeGameResult(r, t)
+		r.AddGameResult(t)
 	}
 	for _, g := range ch.GGR {
 		if c.ggr == nil {
@@ -277,23 +315,6 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 	c.streams = append(c.streams, string(e.StreamID))
 	c.versions = append(c.versions, e.Version)
 	c.positions = append(c.positions, e.Position)
-}
-
-// mergeGameResult adds game result d, of a later event of the batch, to r
-// as upsertGameResults adds a row to a stored one, so that one row per id
-// gives what the rows one after another would: the sums add up, a round
-// closes once closed, the highest position stays, and seq, time, game and
-// player come from the lowest seq (the first of equal ones).
-func mergeGameResult(r *projections.Transaction, d projections.Transaction) {
-	r.Amount += d.Amount
-	r.OpenBets += d.OpenBets
-	r.RolledBets += d.RolledBets
-	r.Wins += d.Wins
-	r.Closed = r.Closed || d.Closed
-	r.Position = max(r.Position, d.Position)
-	if d.Seq < r.Seq {
-		r.Seq, r.CreatedAt, r.Game, r.PlayerID = d.Seq, d.CreatedAt, d.Game, d.PlayerID
-	}
 }
 
 // queueBatchChanges queues c's statements and returns how many. The order
