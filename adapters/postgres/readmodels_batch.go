@@ -31,7 +31,8 @@ var ErrSameStreamInBatch = errors.New("two events of one stream in a batch")
 // was applied.
 //
 // The statements are per batch where the changes commute: the checkpoints
-// (made, locked, saved), the lookups, the new history rows, the game
+// (locked and saved; made only for streams new to the projection), the
+// lookups, the new history rows, the game
 // results, the GGR sums, the players and the balances are one statement
 // each over arrays, whatever the batch's size; rollback marks and rounds
 // stay one statement per change. Per event, before, the history projection
