@@ -90,6 +90,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	b := &pgx.Batch{}
 	if ownTx {
 		b.Queue("BEGIN")
+		b.Queue("SET LOCAL " + planCacheModeParam + " = " + genericPlans) // see genericPlans
 	}
 	b.Queue(m.sql.lockCheckpoints, name, streams)
 	if len(lookupOf) > 0 {
@@ -107,6 +108,9 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 		if ownTx {
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("begin: %w", err)
+			}
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("generic plans: %w", err)
 			}
 		}
 		rows, _ := br.Query()
