@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"os"
 	"testing"
 )
 
@@ -66,5 +69,42 @@ func TestReplayPasses(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("budget %d: passes %s, want %s", tc.budget, got, tc.want)
 		}
+	}
+}
+
+// The writer's own connection plans with generic plans (see genericPlans).
+func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
+	dsn := os.Getenv("PITBOSS_DATABASE_URL")
+	if dsn == "" {
+		t.Fatal("PITBOSS_DATABASE_URL is not set (make test sets it)")
+	}
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	l, err := NewLedger(pool, LedgerConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := l.connection(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.dropConn()
+	var mode string
+	if err := conn.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != genericPlans {
+		t.Fatalf("plan_cache_mode %q, want %q", mode, genericPlans)
+	}
+	// The pool's own connections keep the server's choice.
+	if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode == genericPlans {
+		t.Fatalf("the pool's connections plan with %s too: the API's queries should keep Postgres's choice", mode)
 	}
 }
