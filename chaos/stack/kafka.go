@@ -138,12 +138,9 @@ rootLogger.appenderRef.file.ref = FILE
 	jvm := []string{"-Xms128m", "-Xmx384m", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true", "-Dlog4j2.configurationFile=" + log4jPath, "-Dkafka.logs.dir=" + dir, "-cp", libs + "/*"}
 	env := []string{"PATH=" + os.Getenv("PATH")}
-	// A cluster id is 16 random bytes in base64url without padding.
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
 	format := &Proc{Name: "kafka-format", Path: java, Dir: dir, Env: env, LogPath: filepath.Join(dir, "format.log"),
 		Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t",
-			base64.RawURLEncoding.EncodeToString(id), "-c", propsPath)}
+			clusterID(func(b []byte) { _, _ = rand.Read(b) }), "-c", propsPath)}
 	if err := format.Start(); err != nil {
 		return nil, err
 	}
@@ -223,5 +220,19 @@ func (k *Kafka) Log(n int) string { return k.proc.LogTail(n) }
 func (k *Kafka) Close() {
 	if k.proc != nil {
 		_ = k.proc.Kill()
+	}
+}
+
+// clusterID is a Kafka cluster id: 16 random bytes from fill in base64url
+// without padding, never starting with '-', which the storage tool's
+// command line would read as an option (one id in 64 did, and TestChaos
+// failed with a usage message). Kafka's own random-uuid has the same rule.
+func clusterID(fill func([]byte)) string {
+	b := make([]byte, 16)
+	for {
+		fill(b)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
 	}
 }
