@@ -248,71 +248,56 @@ func readCheckpoints(rows pgx.Rows, locked map[string]int64) error {
 // sums, players, balance sums, checkpoints) as one statement each, the rest
 // per event.
 type batchChanges struct {
-	txs         []projections.Transaction
-	results     map[string]*projections.Transaction // game results by id, merged
-	ggr         map[projections.GGRKey]*projections.GGRDelta
-	players     map[projections.GGRMember]struct{}
-	balances    map[domain.AccountID]*projections.Balance
-	perEvent    []projections.Changes // RolledBack, Rounds
-	streams     []string
-	versions    []int64
-	positions   []int64
-	resultOrder []string
-	ggrOrder    []projections.GGRKey
-	playerOrder []projections.GGRMember
-	balOrder    []domain.AccountID
+	txs       []projections.Transaction
+	results   merged[string, projections.Transaction] // game results by id
+	ggr       merged[projections.GGRKey, projections.GGRDelta]
+	players   merged[projections.GGRMember, struct{}]
+	balances  merged[domain.AccountID, projections.Balance]
+	perEvent  []projections.Changes // RolledBack, Rounds
+	streams   []string
+	versions  []int64
+	positions []int64
+}
+
+// merged holds a batch's values by key: the first value of each key, with
+// the later ones merged into it, and the keys in the order first seen.
+type merged[K comparable, V any] struct {
+	byKey map[K]*V
+	keys  []K
+}
+
+// add keeps v under k, or merges it into the value there (merge nil: the
+// first value stands).
+func (m *merged[K, V]) add(k K, v V, merge func(into *V, v V)) {
+	if p, ok := m.byKey[k]; ok {
+		if merge != nil {
+			merge(p, v)
+		}
+		return
+	}
+	if m.byKey == nil {
+		m.byKey = map[K]*V{}
+	}
+	m.byKey[k] = &v
+	m.keys = append(m.keys, k)
 }
 
 func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 	c.txs = append(c.txs, ch.Transactions...)
 	for _, t := range ch.GameResults {
-		if c.results == nil {
-			c.results = map[string]*projections.Transaction{}
-		}
-		r, ok := c.results[t.ID]
-		if !ok {
-			d := t
-			c.results[t.ID] = &d
-			c.resultOrder = append(c.resultOrder, t.ID)
-			continue
-		}
-		r.AddGameResult(t)
+		c.results.add(t.ID, t, (*projections.Transaction).AddGameResult)
 	}
 	for _, g := range ch.GGR {
-		if c.ggr == nil {
-			c.ggr = map[projections.GGRKey]*projections.GGRDelta{}
-		}
-		s, ok := c.ggr[g.GGRKey]
-		if !ok {
-			d := g
-			c.ggr[g.GGRKey] = &d
-			c.ggrOrder = append(c.ggrOrder, g.GGRKey)
-			continue
-		}
-		s.Add(g)
+		c.ggr.add(g.GGRKey, g, (*projections.GGRDelta).Add)
 	}
 	for _, x := range ch.Balances {
-		if c.balances == nil {
-			c.balances = map[domain.AccountID]*projections.Balance{}
-		}
-		s, ok := c.balances[x.Account]
-		if !ok {
-			d := x
-			c.balances[x.Account] = &d
-			c.balOrder = append(c.balOrder, x.Account)
-			continue
-		}
-		s.Balance += x.Balance
-		s.Position = max(s.Position, x.Position)
+		c.balances.add(x.Account, x, func(into *projections.Balance, x projections.Balance) {
+			into.Balance += x.Balance
+			into.Position = max(into.Position, x.Position)
+		})
 	}
 	for _, p := range ch.Players {
-		if c.players == nil {
-			c.players = map[projections.GGRMember]struct{}{}
-		}
-		if _, ok := c.players[p]; !ok {
-			c.players[p] = struct{}{}
-			c.playerOrder = append(c.playerOrder, p)
-		}
+		c.players.add(p, struct{}{}, nil)
 	}
 	if len(ch.RolledBack)+len(ch.Rounds) > 0 {
 		c.perEvent = append(c.perEvent, projections.Changes{RolledBack: ch.RolledBack, Rounds: ch.Rounds})
@@ -338,24 +323,24 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 		}
 		b.Queue(m.sql.insertTxs, a.args()...)
 	}
-	if len(c.resultOrder) > 0 {
-		slices.Sort(c.resultOrder) // canonical uuid text: byte order is the uuid order
+	if len(c.results.keys) > 0 {
+		slices.Sort(c.results.keys) // canonical uuid text: byte order is the uuid order
 		var a txArrays
-		for _, id := range c.resultOrder {
-			a.add(c.results[id])
+		for _, id := range c.results.keys {
+			a.add(c.results.byKey[id])
 		}
 		b.Queue(m.sql.upsertGameResults, a.args()...)
 	}
-	if len(c.ggrOrder) > 0 {
-		slices.SortFunc(c.ggrOrder, cmpGGRKey)
+	if len(c.ggr.keys) > 0 {
+		slices.SortFunc(c.ggr.keys, cmpGGRKey)
 		var (
 			clients, providers, games, currencies []string
 			days                                  []time.Time
 			scales                                []int16
 			sums                                  [8][]int64
 		)
-		for _, k := range c.ggrOrder {
-			g := c.ggr[k]
+		for _, k := range c.ggr.keys {
+			g := c.ggr.byKey[k]
 			clients, days, providers, games, currencies = append(clients, k.ClientID), append(days, k.Day),
 				append(providers, k.Provider), append(games, k.Game), append(currencies, k.Currency)
 			scales = append(scales, int16(g.Scale))
@@ -370,15 +355,15 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 		}
 		b.Queue(m.sql.upsertGGRs, args...)
 	}
-	if len(c.playerOrder) > 0 {
-		slices.SortFunc(c.playerOrder, func(a, b projections.GGRMember) int {
+	if len(c.players.keys) > 0 {
+		slices.SortFunc(c.players.keys, func(a, b projections.GGRMember) int {
 			return cmp.Or(cmpGGRKey(a.GGRKey, b.GGRKey), strings.Compare(a.Member, b.Member))
 		})
 		var (
 			clients, providers, games, currencies, players []string
 			days                                           []time.Time
 		)
-		for _, p := range c.playerOrder {
+		for _, p := range c.players.keys {
 			clients, days, providers, games, currencies, players = append(clients, p.ClientID), append(days, p.Day),
 				append(providers, p.Provider), append(games, p.Game), append(currencies, p.Currency), append(players, p.Member)
 		}
@@ -387,15 +372,15 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 	for _, ch := range c.perEvent {
 		m.queueChanges(b, ch)
 	}
-	if len(c.balOrder) > 0 {
-		slices.Sort(c.balOrder)
+	if len(c.balances.keys) > 0 {
+		slices.Sort(c.balances.keys)
 		var (
 			accounts, kinds, clients, players, currencies []string
 			scales                                        []int16
 			balances, positions                           []int64
 		)
-		for _, a := range c.balOrder {
-			x := c.balances[a]
+		for _, a := range c.balances.keys {
+			x := c.balances.byKey[a]
 			accounts, kinds, clients, players, currencies = append(accounts, string(a)), append(kinds, x.Kind),
 				append(clients, x.ClientID), append(players, x.PlayerID), append(currencies, x.Currency)
 			scales, balances, positions = append(scales, int16(x.Scale)), append(balances, x.Balance), append(positions, x.Position)
