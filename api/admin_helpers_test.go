@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -93,7 +94,7 @@ type admHarness struct {
 	clock   *admClock
 	gw      *postgres.Gateway
 	meter   *api.UsageMeter
-	metrics *api.Metrics
+	metrics *metrics.Registry
 }
 
 func newAdmHarness(t testing.TB, o admOptions) *admHarness {
@@ -105,8 +106,8 @@ func newAdmHarness(t testing.TB, o admOptions) *admHarness {
 func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	metrics := api.NewMetrics()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	registry := metrics.New()
+	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: registry}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
 	usage := postgres.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
-	metrics.WatchUsage(meter)
-	metrics.WatchLag(postgres.NewLag(pool), time.Now, 5*time.Second, logger)
+	registry.WatchUsage(meter)
+	registry.WatchLag(admLagSource(postgres.NewLag(pool)), time.Now, 5*time.Second, logger)
 	var limits api.RateLimits
 	if o.tiers != "" {
 		tiers, err := api.ParseRateTiers(o.tiers)
@@ -149,7 +150,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Deliveries: deliveries, Webhooks: deliveries, IDs: admIDs{}, Logger: logger,
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
-		Usage: usage, Meter: meter, Metrics: metrics,
+		Usage: usage, Meter: meter, Metrics: registry,
 	}
 	clock := &admClock{}
 	deps.Clock = clock
@@ -166,7 +167,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 		AdminToken:         o.adminToken,
 		RateLimits:         limits,
 	}, deps)
-	return &admHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, meter: meter, metrics: metrics}
+	return &admHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, meter: meter, metrics: registry}
 }
 
 // admSystem is the commands' clock (it stamps occurred_at): real time.
@@ -334,4 +335,25 @@ func admIntHeader(t *testing.T, rec *httptest.ResponseRecorder, name string) int
 		t.Fatalf("header %s = %q, want an integer (status %d: %s)", name, v, rec.Code, rec.Body)
 	}
 	return n
+}
+
+// admLagSource reads the lag for the lag series, as cmd/pitboss wires it
+// (lagSource in admin_serve.go).
+func admLagSource(src api.LagSource) metrics.LagSource {
+	return func(ctx context.Context) (metrics.Lag, error) {
+		lag, err := src.Lag(ctx)
+		if err != nil {
+			return metrics.Lag{}, err
+		}
+		out := metrics.Lag{Head: lag.Head}
+		for _, r := range lag.Relays {
+			out.Relays = append(out.Relays, metrics.RelayLag{Name: r.Name, Position: r.Position,
+				LastPublishedAt: r.LastPublishedAt, OldestUnpublishedAt: r.OldestUnpublishedAt})
+		}
+		for _, p := range lag.Projections {
+			out.Projections = append(out.Projections, metrics.ProjectionLag{Name: p.Name, Position: p.Position,
+				OldestUnappliedAt: p.OldestUnappliedAt})
+		}
+		return out, nil
+	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -105,8 +106,8 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		release: make(chan struct{})}
 
 	var runners []func(context.Context) error
-	metrics := api.NewMetrics()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	reg := metrics.New()
+	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: reg}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
 	usage := postgres.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
-	metrics.WatchUsage(h.meter)
+	reg.WatchUsage(h.meter)
 	rm := postgres.NewReadModels(pool)
 
 	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
@@ -175,7 +176,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		AdminToken: oaAdminToken, RateLimits: api.RateLimits{Tiers: tiers},
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
-		Usage: usage, Meter: h.meter, Metrics: metrics,
+		Usage: usage, Meter: h.meter, Metrics: reg,
 		Ready: []api.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 			{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 1, 1) },

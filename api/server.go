@@ -108,12 +108,13 @@ type Deps struct {
 	Admin AdminDeps
 	// Usage reads usage counts (GET /api/v1/usage); Meter counts requests
 	// (nil: not counted). RateStore holds the rate-limit windows (nil: this
-	// process's memory). Metrics is the Prometheus registry (nil: a new
-	// one). Ready are the /readyz checks.
+	// process's memory). Metrics is the metrics registry (nil: nothing is
+	// counted and GET /metrics answers an empty exposition). Ready are the
+	// /readyz checks.
 	Usage     UsageStore
 	Meter     *UsageMeter
 	RateStore RateStore
-	Metrics   *Metrics
+	Metrics   Metrics
 	Ready     []ReadyCheck
 }
 
@@ -125,7 +126,7 @@ type Server struct {
 	echo *echo.Echo
 
 	rates, localRates RateStore
-	metrics           *Metrics
+	metrics           Metrics
 	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/api"
@@ -19,7 +20,12 @@ import (
 // Wiring of the service basics for serve: metrics, usage metering, rate
 // limit store, readiness checks (docs/operations.md).
 
-var _ postgres.LedgerObserver = (*api.Metrics)(nil)
+// The one registry feeds both ports (adapters and api never import each
+// other, so the checks live here).
+var (
+	_ postgres.LedgerObserver = (*metrics.Registry)(nil)
+	_ api.Metrics             = (*metrics.Registry)(nil)
+)
 
 // lagScrapeTimeout bounds the database read behind the lag series.
 const lagScrapeTimeout = 2 * time.Second
@@ -35,11 +41,11 @@ type metering struct {
 
 // newMetering builds the usage meter (not started), the rate-limit store
 // and the readiness checks, and registers the lag series.
-func newMetering(cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog.Logger) metering {
+func newMetering(cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) metering {
 	usage := postgres.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, cfg.Admin.UsageFlushInterval, log)
-	metrics.WatchUsage(meter)
-	metrics.WatchLag(postgres.NewLag(pool), time.Now, lagScrapeTimeout, log)
+	registry.WatchUsage(meter)
+	registry.WatchLag(lagSource(postgres.NewLag(pool)), time.Now, lagScrapeTimeout, log)
 	var rates api.RateStore // nil: each process's memory
 	if cfg.Admin.RateStore == "postgres" {
 		rates = postgres.NewRateWindows(pool)
@@ -90,7 +96,7 @@ func kafkaReady(ctx context.Context, brokers []string) error {
 
 // watchRelay exports the in-process relay's own counters (the lag series
 // come from the database, wherever the relay runs).
-func watchRelay(metrics *api.Metrics, r *relay.Relay) {
+func watchRelay(registry *metrics.Registry, r *relay.Relay) {
 	gauge := func(name, help string, f func(relay.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(r.Stats()) })
 	}
@@ -103,7 +109,7 @@ func watchRelay(metrics *api.Metrics, r *relay.Relay) {
 		}
 		return 0
 	}
-	metrics.Registry().MustRegister(
+	registry.MustRegister(
 		gauge("pitboss_relay_leader", "1 while this process's relay holds the leader lock.",
 			func(s relay.Stats) float64 { return b2f(s.Leader) }),
 		gauge("pitboss_relay_position", "Position of the last event this process's relay published.",
@@ -113,4 +119,25 @@ func watchRelay(metrics *api.Metrics, r *relay.Relay) {
 		counter("pitboss_relay_publish_errors_total", "Failed tries to publish a batch.",
 			func(s relay.Stats) float64 { return float64(s.PublishErrors) }),
 	)
+}
+
+// lagSource reads the relay and projection lag for the lag series: the
+// store's answer in the metrics package's own terms.
+func lagSource(src api.LagSource) metrics.LagSource {
+	return func(ctx context.Context) (metrics.Lag, error) {
+		lag, err := src.Lag(ctx)
+		if err != nil {
+			return metrics.Lag{}, err
+		}
+		out := metrics.Lag{Head: lag.Head}
+		for _, r := range lag.Relays {
+			out.Relays = append(out.Relays, metrics.RelayLag{Name: r.Name, Position: r.Position,
+				LastPublishedAt: r.LastPublishedAt, OldestUnpublishedAt: r.OldestUnpublishedAt})
+		}
+		for _, p := range lag.Projections {
+			out.Projections = append(out.Projections, metrics.ProjectionLag{Name: p.Name, Position: p.Position,
+				OldestUnappliedAt: p.OldestUnappliedAt})
+		}
+		return out, nil
+	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -69,7 +70,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	metrics := api.NewMetrics()
+	registry := metrics.New()
 	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -79,7 +80,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "api") {
-		if err := startAPI(gctx, g, cfg, pool, metrics, log); err != nil {
+		if err := startAPI(gctx, g, cfg, pool, registry, log); err != nil {
 			return err
 		}
 	}
@@ -101,7 +102,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		if err != nil {
 			return err
 		}
-		watchRelay(metrics, r)
+		watchRelay(registry, r)
 		g.Go(func() error { return r.Run(gctx) })
 	}
 	if slices.Contains(roles, "forwarder") {
@@ -126,7 +127,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 // startAPI runs the HTTP server and the ledger writer behind it. On
 // shutdown the server first finishes in-flight requests, and only then does
 // the writer stop, so no accepted request loses its ledger.
-func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog.Logger) error {
+func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) error {
 	adminToken, err := cfg.adminToken(log)
 	if err != nil {
 		return err
@@ -153,7 +154,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	if err != nil {
 		return err
 	}
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: metrics}, log)
+	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: registry}, log)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		stopWriter()
 		return err
 	}
-	m := newMetering(cfg, pool, metrics, log)
+	m := newMetering(cfg, pool, registry, log)
 	srv := api.NewServer(api.Config{
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, AllowPrivateCallbacks: cfg.Delivery.AllowPrivate,
@@ -183,7 +184,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		AdminToken:    adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
-		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: metrics, Ready: m.ready,
+		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
