@@ -97,7 +97,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	rm := postgres.NewReadModels(pool)
 	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
 		client: "fzclient", logs: logs}
-	srv := api.NewServer(api.Config{PublicURL: base, DemoWalletURL: base, AdminToken: s.adminToken,
+	srv := api.NewServer(api.Config{PublicURL: base, AdminToken: s.adminToken,
 		AllowPrivateCallbacks: true, ReadyTimeout: time.Second}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Games: gw, Launcher: launcher,
@@ -108,6 +108,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
 		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
 	})
+	mountDemo(t, srv, base, gw, gw, gw, logger)
 	s.handler = srv.Handler()
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

@@ -108,7 +108,12 @@ func FuzzDecodeJSON(f *testing.F) {
 		func() any { return &launchRequest{} }, func() any { return &transferLaunchRequest{} },
 		func() any { return &webhookRequest{} }, func() any { return &adminClientRequest{} },
 		func() any { return &issueKeyRequest{} }, func() any { return &rotateKeyRequest{} },
-		func() any { return &demoSpinRequest{} },
+		func() any { // the demo game's POST /demo/spin body (package demogame)
+			return &struct {
+				Session string `json:"session"`
+				Stake   Amount `json:"stake"`
+			}{}
+		},
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, newV := range targets {

@@ -38,10 +38,6 @@ type Config struct {
 	// AllowPrivateCallbacks accepts webhook and callback URLs that point at
 	// loopback or private addresses (tests, single-machine sandboxes).
 	AllowPrivateCallbacks bool
-	// DemoWalletURL is where the built-in demo game server calls the
-	// provider wallet (/provider/v1/wallet/...) over HTTP, as an outside
-	// provider would; default PublicURL. See docs/providers-and-games.md.
-	DemoWalletURL string
 	// AdminToken authenticates the admin API (/admin/v1); empty disables
 	// it (404). See docs/keys-and-admin.md.
 	AdminToken string
@@ -60,9 +56,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 4 * time.Hour
-	}
-	if c.DemoWalletURL == "" {
-		c.DemoWalletURL = c.PublicURL
 	}
 	c.RateLimits.setDefaults()
 	if c.ReadyTimeout <= 0 {
@@ -162,7 +155,6 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	e.GET("/v1/launch", s.signedLaunch)
 	e.GET("/v1/return", s.returnAddress)
-	s.registerDemoRoutes(e)
 
 	s.registerAdminRoutes(e)
 	s.registerHealthRoutes(e)
@@ -173,7 +165,8 @@ func NewServer(cfg Config, deps Deps) *Server {
 // Handler returns the http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Echo exposes the Echo instance so other packages' routes can join it.
+// Echo exposes the Echo instance so other packages' routes can join it
+// (the demo game, mounted by cmd; see host.go).
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
 const requestIDHeader = "X-Request-Id"

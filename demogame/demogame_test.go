@@ -1,4 +1,4 @@
-package api_test
+package demogame_test
 
 import (
 	"crypto/hmac"
@@ -225,7 +225,7 @@ func TestDemoRefusals(t *testing.T) {
 	ctWantError(t, h.do(http.MethodGet, "/demo/state", "", ""), http.StatusNotFound, api.CodeNotFound)
 
 	// A session of an outside provider is not the demo game's to play.
-	up := newCTJSONProvider(t, http.StatusOK)
+	up := newCTJSONProvider(t)
 	h.addProvider("acme", "Acme", api.ProviderKindJSON, up.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
 	other := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
