@@ -13,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 func TestParseRateTiers(t *testing.T) {
@@ -22,7 +23,7 @@ func TestParseRateTiers(t *testing.T) {
 		want    string // tiers joined by spaces, or "" when an error is expected
 		errText string
 	}{
-		{in: api.DefaultRateTiers, want: "sandbox:100/1m0s standard:1000/1m0s enterprise:10000/1m0s"},
+		{in: gateway.DefaultRateTiers, want: "sandbox:100/1m0s standard:1000/1m0s enterprise:10000/1m0s"},
 		{in: " Gold:5/1h , tiny:1/1s,", want: "gold:5/1h0m0s tiny:1/1s"},
 		{in: "", errText: "no rate tier"},
 		{in: "gold", errText: "not name:limit/window"},
@@ -36,7 +37,7 @@ func TestParseRateTiers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			tiers, err := api.ParseRateTiers(tc.in)
+			tiers, err := gateway.ParseRateTiers(tc.in)
 			if tc.errText != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errText) {
 					t.Fatalf("error %v, want one saying %q", err, tc.errText)
@@ -59,23 +60,23 @@ func TestParseRateTiers(t *testing.T) {
 
 func TestRateLimitsValidate(t *testing.T) {
 	t.Parallel()
-	tiers, err := api.ParseRateTiers("gold:5/1h")
+	tiers, err := gateway.ParseRateTiers("gold:5/1h")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (api.RateLimits{Tiers: tiers}).Validate(); err != nil {
+	if err := (gateway.RateLimits{Tiers: tiers}).Validate(); err != nil {
 		t.Fatalf("a single tier is its own default: %v", err)
 	}
-	if err := (api.RateLimits{Tiers: tiers, DefaultTier: "silver"}).Validate(); err == nil {
+	if err := (gateway.RateLimits{Tiers: tiers, DefaultTier: "silver"}).Validate(); err == nil {
 		t.Fatal("a default tier that is not configured was accepted")
 	}
 }
 
 // rateStores are the RateStore implementations: one contract for both.
-func rateStores(t *testing.T) map[string]func(t *testing.T) api.RateStore {
-	return map[string]func(t *testing.T) api.RateStore{
-		"memory": func(*testing.T) api.RateStore { return api.NewMemoryRateStore() },
-		"postgres": func(t *testing.T) api.RateStore {
+func rateStores(t *testing.T) map[string]func(t *testing.T) gateway.RateStore {
+	return map[string]func(t *testing.T) gateway.RateStore{
+		"memory": func(*testing.T) gateway.RateStore { return gateway.NewMemoryRateStore() },
+		"postgres": func(t *testing.T) gateway.RateStore {
 			pool, _ := pgtest.NewDatabase(t)
 			return postgres.NewRateWindows(pool)
 		},
@@ -87,13 +88,13 @@ func rateStores(t *testing.T) map[string]func(t *testing.T) api.RateStore {
 func TestRateStoreContract(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	tier := api.RateTier{Name: "t", Limit: 3, Window: time.Minute}
+	tier := gateway.RateTier{Name: "t", Limit: 3, Window: time.Minute}
 	for name, newStore := range rateStores(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := newStore(t)
 			ctx := context.Background()
-			take := func(key string, tr api.RateTier, at time.Time) api.RateDecision {
+			take := func(key string, tr gateway.RateTier, at time.Time) gateway.RateDecision {
 				t.Helper()
 				d, err := s.Take(ctx, key, tr, at)
 				if err != nil {
@@ -101,7 +102,7 @@ func TestRateStoreContract(t *testing.T) {
 				}
 				return d
 			}
-			want := func(d api.RateDecision, allowed bool, remaining int, reset time.Time) {
+			want := func(d gateway.RateDecision, allowed bool, remaining int, reset time.Time) {
 				t.Helper()
 				if d.Allowed != allowed || d.Remaining != remaining || !d.ResetAt.Equal(reset) || d.Limit != tier.Limit {
 					t.Fatalf("decision %+v, want allowed %v remaining %d reset %s", d, allowed, remaining, reset)
@@ -122,7 +123,7 @@ func TestRateStoreContract(t *testing.T) {
 			t1 := t0.Add(time.Minute)
 			want(take(key, tier, t1), true, 2, t1.Add(time.Minute))
 			// a tier shortened meanwhile ends the running window early
-			short := api.RateTier{Name: "t", Limit: 3, Window: 10 * time.Second}
+			short := gateway.RateTier{Name: "t", Limit: 3, Window: 10 * time.Second}
 			want(take(key, short, t1.Add(time.Second)), true, 1, t1.Add(11*time.Second))
 		})
 	}
@@ -133,9 +134,9 @@ func TestRateStoreContract(t *testing.T) {
 // the headers, and requests again once the window ends; limits are per key.
 func TestRateLimitHTTP(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(*pgxpool.Pool) api.RateStore{
+	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
 		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) api.RateStore { return postgres.NewRateWindows(p) },
+		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return postgres.NewRateWindows(p) },
 	}
 	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestRateLimitHTTP(t *testing.T) {
 			h := newAdmHarness(t, admOptions{adminToken: admToken, tiers: "sandbox:100/60s,standard:1000/60s", rateStore: store})
 			t0 := time.Now().UTC().Truncate(time.Second).Add(500 * time.Millisecond)
 			h.clock.Freeze(t0)
-			clientID, key := h.newClient("sandbox", "sandbox", api.ScopeWalletRead)
+			clientID, key := h.newClient("sandbox", "sandbox", gateway.ScopeWalletRead)
 			reset := t0.Add(time.Minute).Unix() + 1 // rounded up to a whole second
 
 			for i := 1; i <= 100; i++ {
@@ -176,7 +177,7 @@ func TestRateLimitHTTP(t *testing.T) {
 			}
 
 			// another key of the same client has its own window
-			other := h.issueKey(clientID, api.ScopeWalletRead)
+			other := h.issueKey(clientID, gateway.ScopeWalletRead)
 			if rec := h.call(http.MethodGet, "/api/v1/wallet/balance", other.Key, nil); rec.Code != http.StatusOK ||
 				admIntHeader(t, rec, api.HeaderRateRemaining) != 99 {
 				t.Fatalf("second key: %d %v", rec.Code, rec.Header())
