@@ -220,8 +220,8 @@ func cliClientChecks(cfg config, name, plan, env string) error {
 	if err := gateway.CheckEnvironment(env); err != nil {
 		return cliError(err)
 	}
-	if !cfg.Admin.RateLimits.Has(plan) {
-		return fmt.Errorf("plan %q is not a configured tier; tiers are %s", plan, strings.Join(cfg.Admin.RateLimits.Names(), ", "))
+	if err := cfg.Admin.RateLimits.CheckPlan(plan); err != nil {
+		return cliError(err)
 	}
 	return nil
 }
@@ -237,8 +237,10 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 	if name.set && strings.TrimSpace(name.v) == "" {
 		return errors.New("--name must not be empty")
 	}
-	if plan.set && !cfg.Admin.RateLimits.Has(plan.v) {
-		return fmt.Errorf("plan %q is not a configured tier; tiers are %s", plan.v, strings.Join(cfg.Admin.RateLimits.Names(), ", "))
+	if plan.set {
+		if err := cfg.Admin.RateLimits.CheckPlan(plan.v); err != nil {
+			return cliError(err)
+		}
 	}
 	if forward.set && forward.v != "" {
 		if err := gateway.CheckCallbackURL("--forward-callback-url", forward.v, cfg.Delivery.AllowPrivate); err != nil {
