@@ -65,7 +65,9 @@ type WebhookEndpoint struct {
 	UpdatedAt   time.Time
 }
 
-// WebhookChange is a partial update; nil fields stay as they are.
+// WebhookChange is a partial update; nil fields stay as they are. It is
+// also the shape of a create request's fields, as NewWebhookEndpoint takes
+// them (nil: not given).
 type WebhookChange struct {
 	URL         *string
 	Kinds       []string // nil: unchanged
@@ -96,7 +98,8 @@ type Webhooks interface {
 	RotateCallbackSecret(ctx context.Context, clientID string) (string, error)
 }
 
-// Limits of webhook endpoint fields.
+// maxWebhookDescriptionLength bounds an endpoint's description, in
+// characters.
 const maxWebhookDescriptionLength = 256
 
 // NewWebhookEndpoint checks the fields of a new endpoint of clientID as a
