@@ -1,6 +1,9 @@
 package api
 
-import "github.com/pitboss/pitboss/gateway"
+import (
+	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/gateway"
+)
 
 // AdminDeps are the stores behind /admin/v1. Without Clients the admin API
 // answers 503; without Launch, Callbacks or Deps.Webhooks the fields and
@@ -20,8 +23,8 @@ type ConsoleDeps struct {
 	Lag gateway.LagSource
 	// Verifications reads the last recorded `pitboss verify` run (GET
 	// /api/v1/audit/head).
-	Verifications gateway.VerifyRuns
+	Verifications audit.Runs
 	// Details reads one history row with its ledger events (GET
 	// /api/v1/transactions/{id}).
-	Details gateway.TransactionDetails
+	Details audit.TransactionDetails
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -101,7 +102,7 @@ type Deps struct {
 
 	// Audit pages the event log for auditors (GET /api/v1/audit/events);
 	// without it that route answers 503.
-	Audit gateway.AuditLog
+	Audit audit.Log
 	// Console serves the console's own routes (docs/console.md).
 	Console ConsoleDeps
 

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/audit"
-	"github.com/pitboss/pitboss/gateway"
 )
 
 // Audit reads the event store for auditors: `pitboss verify`, `pitboss
@@ -26,7 +25,7 @@ type Audit struct {
 	rm   *ReadModels
 }
 
-var _ gateway.AuditLog = (*Audit)(nil)
+var _ audit.Log = (*Audit)(nil)
 
 // NewAudit returns the audit reader over pool.
 func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool, rm: NewReadModels(pool)} }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
-	"github.com/pitboss/pitboss/gateway"
 )
 
 // ExportRange selects the events to export: by position (both ends
@@ -126,9 +125,9 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
  WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position > $2
  ORDER BY position LIMIT $3`
 
-// ClientEvents implements gateway.AuditLog.
-func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (gateway.AuditPage, error) {
-	var page gateway.AuditPage
+// ClientEvents implements audit.Log.
+func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (audit.Page, error) {
+	var page audit.Page
 	tx, err := a.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return page, fmt.Errorf("begin snapshot: %w", err)

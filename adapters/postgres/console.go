@@ -10,7 +10,6 @@ import (
 
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
-	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -20,7 +19,7 @@ type Console struct {
 	pool *pgxpool.Pool
 }
 
-var _ gateway.TransactionDetails = (*Console)(nil)
+var _ audit.TransactionDetails = (*Console)(nil)
 
 // NewConsole returns the console's store.
 func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
@@ -47,10 +46,10 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
  ORDER BY position`
 )
 
-// TransactionDetail implements gateway.TransactionDetails, in one read-only
+// TransactionDetail implements audit.TransactionDetails, in one read-only
 // snapshot.
-func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (gateway.TransactionDetail, error) {
-	var d gateway.TransactionDetail
+func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (audit.TransactionDetail, error) {
+	var d audit.TransactionDetail
 	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return d, fmt.Errorf("begin: %w", err)
