@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/console"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
 
@@ -38,7 +38,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	start := time.Now()
 	h := newConsoleHarness(t)
-	c := h.newClient(api.AllScopes...)
+	c := h.newClient(gateway.AllScopes...)
 	h.webhook(c)
 	h.deposit(c, "p1", "50.00", "EUR")
 	shots := outDir(t, "console")
@@ -170,7 +170,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		d := ctOK[struct {
 			Status string `json:"status"`
 		}](t, h.do(http.MethodGet, "/api/v1/deliveries/"+parked, c.key, ""))
-		if d.Status != api.DeliverySucceeded {
+		if d.Status != gateway.DeliverySucceeded {
 			return fmt.Errorf("the delivery is %s", d.Status)
 		}
 		return nil
