@@ -27,6 +27,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -213,22 +214,21 @@ SELECT event_id::text, event_type, stream_id, stream_version, position, occurred
 	if n, err := h.deliveries.Enqueue(ctx, o); err != nil || n != 1 {
 		h.t.Fatalf("enqueue: %d deliveries, %v", n, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var id string
+	eventually.True(h.t, 30*time.Second, "the delivery to park", func() bool {
 		type item struct {
 			ID      string `json:"id"`
 			EventID string `json:"event_id"`
 		}
 		for _, d := range ctOK[[]item](h.t, h.do(http.MethodGet, "/api/v1/deliveries?status=parked", c.key, "")) {
 			if d.EventID == o.EventID {
-				return d.ID
+				id = d.ID
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("the delivery did not park within 30 s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false
+	})
+	return id
 }
 
 // waitHistory waits until the history read model has reached position.

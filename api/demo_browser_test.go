@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
@@ -180,8 +182,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	for _, id := range roundIDs {
 		want[id+"/bet"], want[id+"/win"] = true, true
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually.NoError(t, 90*time.Second, "every bet and win in GET /api/v1/transactions", func() error {
 		q := url.Values{"player_id": {"p1"}, "provider": {"demo"}, "per_page": {"500"}}
 		r := h.do(http.MethodGet, "/api/v1/transactions?"+q.Encode(), c.key, "")
 		if r.status != http.StatusOK {
@@ -203,15 +204,12 @@ func TestDemoGameInABrowser(t *testing.T) {
 				found++
 			}
 		}
-		if found == len(want) {
-			t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
-			break
+		if found != len(want) {
+			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history has %d of the %d bets and wins after 90 s: %s", found, len(want), r.body)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
+	t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
 	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
 	if len(bets) != len(roundIDs) || len(wins) != len(roundIDs) {
 		t.Fatalf("%d bet and %d win events for %d rounds", len(bets), len(wins), len(roundIDs))

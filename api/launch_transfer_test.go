@@ -13,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type ctTransferLaunch struct {
@@ -231,23 +232,20 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	}
 
 	healthy.Store(true)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		l := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
-		if l.status == http.StatusOK {
-			got := ctOK[ctTransferLaunch](t, l)
-			if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
-				t.Fatalf("completed launch %+v", got)
-			}
-			wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
-			break
+	var l ctResponse
+	eventually.True(t, 20*time.Second, "the launch to complete after the provider recovered", func() bool {
+		l = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
+		if l.status != http.StatusOK {
+			ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
+			return false
 		}
-		ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
-		if time.Now().After(deadline) {
-			t.Fatal("the launch did not complete after the provider recovered")
-		}
-		time.Sleep(200 * time.Millisecond)
+		return true
+	})
+	got := ctOK[ctTransferLaunch](t, l)
+	if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
+		t.Fatalf("completed launch %+v", got)
 	}
+	wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
 	n := 0
 	for _, e := range h.events(playerWallet, domain.EventTransferred) {
 		if e.Data.ExternalTxID == "tr-1" {

@@ -41,6 +41,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -883,27 +884,15 @@ func (h *oaHarness) session() {
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
 	var parked string
-	deadline := time.Now().Add(30 * time.Second)
-	for parked == "" {
+	eventually.True(t, 30*time.Second, "a parked webhook delivery", func() bool {
 		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=parked&endpoint_id=" + ownWH + "&per_page=100", auth: full, want: oaWant()})
 		parked = oaString(r.json, "data", "0", "id")
-		if parked == "" {
-			if time.Now().After(deadline) {
-				t.Fatal("no webhook delivery was parked within 30 s")
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+		return parked != ""
+	})
+	eventually.True(t, 30*time.Second, "a delivered callback", func() bool {
 		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=succeeded&endpoint_id=callback", auth: full, want: oaWant()})
-		if oaString(r.json, "data", "0", "id") != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no callback was delivered within 30 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return oaString(r.json, "data", "0", "id") != ""
+	})
 	event := do(oaReq{method: "GET", path: "/api/v1/deliveries/" + parked, auth: full, want: oaWant()}).str("data", "event_id")
 	do(oaReq{method: "GET", path: "/api/v1/deliveries?" + oaQuery("event_id", event, "page", "1"), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/deliveries?status=lost", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})

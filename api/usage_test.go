@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type admUsage struct {
@@ -261,13 +262,7 @@ func TestUsageMeter(t *testing.T) {
 		stop := run(m)
 		defer stop(t)
 		m.Record("c-tick", "k1", minute, 200)
-		deadline := time.Now().Add(30 * time.Second)
-		for total(t, "c-tick") != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("no periodic flush within 30 s")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		eventually.True(t, 30*time.Second, "a periodic flush", func() bool { return total(t, "c-tick") == 1 })
 	})
 	t.Run("run flushes once more when it stops", func(t *testing.T) {
 		m := api.NewUsageMeter(good, time.Hour, nil)

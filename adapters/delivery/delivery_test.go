@@ -207,9 +207,14 @@ func TestSender(t *testing.T) {
 	redirect, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ok.URL, http.StatusFound)
 	})
+	// slow answers 200 only after 30 s, or never when the sender hangs up
+	// first: a result without a status proves the sender gave up at its
+	// timeout, however slow this machine is. (The body is read first: only
+	// then does the server watch the connection and see the hang-up.)
 	slow, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
-		case <-time.After(2 * time.Second):
+		case <-time.After(30 * time.Second):
 		case <-r.Context().Done():
 		}
 	})
@@ -249,10 +254,9 @@ func TestSender(t *testing.T) {
 		}
 	})
 	t.Run("a receiver slower than the timeout fails", func(t *testing.T) {
-		start := time.Now()
 		r := s.Send(t.Context(), req(slow.URL))
-		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "timeout") || time.Since(start) > 1500*time.Millisecond {
-			t.Fatalf("result %+v after %v", r, time.Since(start))
+		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "timeout") {
+			t.Fatalf("result %+v", r)
 		}
 	})
 	t.Run("a refused connection fails", func(t *testing.T) {

@@ -272,17 +272,6 @@ func (rs *receiverServer) succeeded() []request {
 	return out
 }
 
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // verifySignature checks X-Pitboss-Signature by hand, as a receiver would:
 // HMAC-SHA256 over "<t>.<raw body>" keyed with the secret, and t recent.
 func verifySignature(t *testing.T, r request, secret string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestRotateAPIKeyConcurrently: of concurrent rotations of one key exactly
@@ -81,17 +82,10 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if err != nil || p.ClientID != "a" || p.Plan != "sandbox" || p.Environment != "sandbox" || p.KeyID != expiring.ID {
 		t.Fatalf("principal %+v (%v)", p, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.True(t, 30*time.Second, "the expired key to stop authenticating", func() bool {
 		_, err := gw.AuthenticateKey(ctx, gateway.HashKey(expiring.Secret))
-		if errors.Is(err, domain.ErrNotFound) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("an expired key still authenticates")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return errors.Is(err, domain.ErrNotFound)
+	})
 	if time.Now().Before(soon) {
 		t.Fatal("the key stopped working before its expiry")
 	}

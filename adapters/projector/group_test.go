@@ -21,6 +21,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -143,7 +144,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 		background(t, w.Run)
 	}
 	var before map[string][]int32
-	waitFor(t, 90*time.Second, "the group to settle with two members", func() bool {
+	eventually.True(t, 90*time.Second, "the group to settle with two members", func() bool {
 		a, state, err := groupAssignment(ctx, brokers, group, topic)
 		if err != nil || state != "Stable" || len(a) != 2 {
 			return false
@@ -189,7 +190,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT max(position) FROM events`).Scan(&head); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 90*time.Second, fmt.Sprintf("the balances watermark to reach %d", head), func() bool {
+	eventually.True(t, 90*time.Second, fmt.Sprintf("the balances watermark to reach %d", head), func() bool {
 		pos, err := rm.Position(ctx, projections.Balances)
 		return err == nil && pos >= head
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -150,17 +151,6 @@ func (r *rig) startBoth(t *testing.T, store projector.Store, suffix string, twea
 	return ws
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (r *rig) head(t *testing.T) int64 {
 	t.Helper()
 	var head int64
@@ -174,7 +164,7 @@ func (r *rig) head(t *testing.T) int64 {
 func (r *rig) waitCaughtUp(t *testing.T, timeout time.Duration) int64 {
 	t.Helper()
 	head := r.head(t)
-	waitFor(t, timeout, fmt.Sprintf("both projections to reach position %d", head), func() bool {
+	eventually.True(t, timeout, fmt.Sprintf("both projections to reach position %d", head), func() bool {
 		for _, n := range projections.All {
 			pos, err := r.store.Position(context.Background(), n)
 			if err != nil {
@@ -337,7 +327,7 @@ func TestProjectorScriptedSession(t *testing.T) {
 		w.stop()
 	}
 	again := r.startBoth(t, r.store, randomSuffix(), nil)
-	waitFor(t, 60*time.Second, "the new groups to see every event", func() bool {
+	eventually.True(t, 60*time.Second, "the new groups to see every event", func() bool {
 		return again[0].Stats().Skipped >= projectortest.Events && again[1].Stats().Skipped >= projectortest.Events
 	})
 	for _, w := range again {
@@ -378,13 +368,13 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 	store := postgres.NewReadModels(pool)
 	group := randomSuffix()
 	ws := r.startBoth(t, store, group, nil)
-	waitFor(t, 60*time.Second, "the projectors to be under way", func() bool { return ws[0].Stats().Applied >= 200 })
+	eventually.True(t, 60*time.Second, "the projectors to be under way", func() bool { return ws[0].Stats().Applied >= 200 })
 	var cut int
 	if err := r.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = 'projector-under-test'`).Scan(&cut); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the projectors to go on after the cut", func() bool { return ws[0].Stats().Applied >= 500 })
+	eventually.True(t, 60*time.Second, "the projectors to go on after the cut", func() bool { return ws[0].Stats().Applied >= 500 })
 	for _, w := range ws {
 		w.stop()
 	}
@@ -455,7 +445,7 @@ func TestProjectorDeadLetters(t *testing.T) {
 		c.MaxInvalidAttempts, c.GapTimeout = 2, 300*time.Millisecond
 	})
 	r.waitCaughtUp(t, 60*time.Second)
-	waitFor(t, 30*time.Second, "six dead letters", func() bool {
+	eventually.True(t, 30*time.Second, "six dead letters", func() bool {
 		return ws[0].Stats().DeadLettered+ws[1].Stats().DeadLettered >= 6
 	})
 	wantBalances := map[string]string{"client:acme:EUR": "750.00", "player:acme:p1:EUR": "144.00", "player:acme:p2:EUR": "73.00"}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 const (
@@ -383,13 +384,9 @@ func TestHalfOpenProbeClosesTheBreakerWhenTheEndpointRecovers(t *testing.T) {
 			t.Fatalf("open breaker: health %+v, err %v, hits %d -> %d", h, err, hits, p.hits.Load())
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for reg.Health(rt).Status == gateway.ProviderUnavailable {
-		if time.Now().After(deadline) {
-			t.Fatal("breaker did not half-open")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, "the breaker to half-open", func() bool {
+		return reg.Health(rt).Status != gateway.ProviderUnavailable
+	})
 	u, err := reg.Launch(context.Background(), rt, launchReq())
 	if err != nil || u != "https://back.example/" {
 		t.Fatalf("probe: %q, %v", u, err)
