@@ -469,7 +469,7 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 				c.events = make([]domain.Event, len(c.raws))
 				c.errs = make([]error, len(c.raws))
 				for i, r := range c.raws {
-					c.events[i], c.errs[i] = decodeEvent(r.body)
+					c.events[i], c.errs[i] = domain.DecodeBody(r.body)
 					c.raws[i].body = nil
 				}
 				select {
@@ -1283,7 +1283,7 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 			return rep, fmt.Errorf("read events of %s: %w", b.stream, err)
 		}
 		for _, raw := range evs {
-			e, err := decodeEvent(raw.body)
+			e, err := domain.DecodeBody(raw.body)
 			if err == nil {
 				_, err = shadow.applyOn(ctx, tx, proj, e, false)
 				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
