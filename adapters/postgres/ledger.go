@@ -488,7 +488,7 @@ func (l *Ledger) connection(ctx context.Context) (*pgx.Conn, error) {
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
-	cfg.RuntimeParams[planCacheModeParam] = genericPlans
+	cfg.RuntimeParams[PlanCacheModeParam] = GenericPlans
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect the ledger writer: %w", err)
@@ -496,25 +496,6 @@ func (l *Ledger) connection(ctx context.Context) (*pgx.Conn, error) {
 	l.conn = conn
 	return conn, nil
 }
-
-// Every statement of the ledger writer and of a projector batch finds its
-// rows by key through an index, over arrays whose length follows the load:
-// one key at concurrency 1, thirty at 64. Postgres plans a prepared
-// statement afresh on every execution (a custom plan) for as long as the
-// custom plans made so far cost less, on average, than the generic one; a
-// quiet period of one-key arrays makes them look several times cheaper, so
-// when the load rises every statement is planned again on every call.
-// `make bench` showed it: the 64-concurrency step made 2,870 calls/s run
-// alone and 2,324–2,478 after a concurrency-1 step, with the ledger's
-// account lookup at 0.75–0.84 ms a statement instead of 0.21 and the
-// checkpoints' update at 0.47–0.49 instead of 0.14. Their generic plans
-// are index scans (checked with EXPLAIN under force_generic_plan), so the
-// writer's connection and the projector's batch transactions use them
-// always. The API's queries keep Postgres's choice.
-const (
-	planCacheModeParam = "plan_cache_mode"
-	genericPlans       = "force_generic_plan"
-)
 
 func (l *Ledger) dropConn() {
 	if l.conn == nil {
@@ -671,7 +652,7 @@ func (l *Ledger) decideOne(v *domain.View, op commands.Operation, b *batch) (a a
 					e.Type, p.Account, domain.ErrInvalidArgument)}, true
 			}
 		}
-		if _, ok := parseUUID(e.ID); !ok {
+		if _, ok := ParseUUID(e.ID); !ok {
 			return answer{err: fmt.Errorf("ledger: event id %q is not a UUID: %w", e.ID, domain.ErrInvalidArgument)}, true
 		}
 	}
@@ -708,7 +689,7 @@ func (b *batch) chain() error {
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
-		id, ok := parseUUID(e.ID)
+		id, ok := ParseUUID(e.ID)
 		if !ok {
 			return fmt.Errorf("event id %q is not a UUID", e.ID)
 		}
@@ -900,35 +881,3 @@ func (s *eventRows) Values() ([]any, error) {
 }
 
 func (s *eventRows) Err() error { return nil }
-
-// parseUUID reads the canonical 8-4-4-4-12 hex form without allocating.
-func parseUUID(s string) (u [16]byte, ok bool) {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return u, false
-	}
-	for i, j := 0, 0; i < len(s); j++ {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++ // the dash
-		}
-		hi, ok1 := unhex(s[i])
-		lo, ok2 := unhex(s[i+1])
-		if !ok1 || !ok2 {
-			return u, false
-		}
-		u[j] = hi<<4 | lo
-		i += 2
-	}
-	return u, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}

@@ -1,38 +1,12 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"os"
 	"testing"
 )
-
-func TestParseUUID(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []byte
-		ok   bool
-	}{
-		{in: "00112233-4455-6677-8899-aabbccddeeff", ok: true,
-			want: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
-		{in: "00112233-4455-6677-8899-AABBCCDDEEFF", ok: true,
-			want: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
-		{in: "", ok: false},
-		{in: "00112233445566778899aabbccddeeff", ok: false},
-		{in: "00112233-4455-6677-8899-aabbccddeefg", ok: false},
-		{in: "00112233-4455-6677-8899_aabbccddeeff", ok: false},
-		{in: "0011223-34455-6677-8899-aabbccddeeff", ok: false},
-		{in: "00112233-4455-6677-8899-aabbccddeeff0", ok: false},
-	}
-	for _, tc := range tests {
-		got, ok := parseUUID(tc.in)
-		if ok != tc.ok || (ok && !bytes.Equal(got[:], tc.want)) {
-			t.Errorf("parseUUID(%q) = %x, %v; want %x, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
 
 func TestParseStreamVersionKey(t *testing.T) {
 	tests := []struct {
@@ -72,7 +46,7 @@ func TestReplayPasses(t *testing.T) {
 	}
 }
 
-// The writer's own connection plans with generic plans (see genericPlans).
+// The writer's own connection plans with generic plans (see GenericPlans).
 func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
 	dsn := os.Getenv("PITBOSS_DATABASE_URL")
 	if dsn == "" {
@@ -97,14 +71,14 @@ func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if mode != genericPlans {
-		t.Fatalf("plan_cache_mode %q, want %q", mode, genericPlans)
+	if mode != GenericPlans {
+		t.Fatalf("plan_cache_mode %q, want %q", mode, GenericPlans)
 	}
 	// The pool's own connections keep the server's choice.
 	if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if mode == genericPlans {
+	if mode == GenericPlans {
 		t.Fatalf("the pool's connections plan with %s too: the API's queries should keep Postgres's choice", mode)
 	}
 }

@@ -16,13 +16,6 @@ import (
 	"github.com/pitboss/pitboss/projections"
 )
 
-// ReadModelSchema is the schema of the live read models; a rebuild is
-// written to ShadowSchema and swapped in by renaming the schemas.
-const (
-	ReadModelSchema = "readmodels"
-	ShadowSchema    = "readmodels_shadow"
-)
-
 // advanceLimit bounds the events one watermark step looks at.
 const advanceLimit = 10_000
 
@@ -176,7 +169,7 @@ func newReadModelSQL(schema string) readModelSQL {
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from
 		// two streams at once.
-		lockRound: keyedLockSQL, // with roundLockClass
+		lockRound: KeyedLockSQL, // with roundLockClass
 		// A bet's round: recorded where it starts (projections.RoundStart,
 		// the least (day, game) of its bets), counted in that group's
 		// ggr_daily.rounds, and moved (one count from the old group to the

@@ -90,7 +90,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	b := &pgx.Batch{}
 	if ownTx {
 		b.Queue("BEGIN")
-		b.Queue("SET LOCAL " + planCacheModeParam + " = " + genericPlans) // see genericPlans
+		b.Queue("SET LOCAL " + PlanCacheModeParam + " = " + GenericPlans) // see GenericPlans
 	}
 	b.Queue(m.sql.lockCheckpoints, name, streams)
 	if len(lookupOf) > 0 {

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -699,7 +698,7 @@ func sortByID(txs []*projections.Transaction) {
 	}
 	keys := make([]keyed, len(txs))
 	for i, t := range txs {
-		b, ok := parseUUID(t.ID)
+		b, ok := ParseUUID(t.ID)
 		if !ok {
 			slices.SortFunc(txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
 			return
@@ -967,19 +966,14 @@ func normRow(vals []any) []any {
 		case time.Time:
 			out[i] = x.UTC()
 		case [16]byte:
-			out[i] = uuidText(x)
+			out[i] = UUIDText(x)
 		case pgtype.UUID:
-			out[i] = uuidText(x.Bytes)
+			out[i] = UUIDText(x.Bytes)
 		default:
 			out[i] = v
 		}
 	}
 	return out
-}
-
-func uuidText(b [16]byte) string {
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func cmpKey(a, b []any) int {

@@ -171,7 +171,7 @@ func (s *seeder) env() domain.Env {
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return domain.Env{Now: s.now(), EventID: uuidText(b), Meta: domain.Metadata{RequestID: "seed-" + strconv.Itoa(s.ids)}}
+	return domain.Env{Now: s.now(), EventID: UUIDText(b), Meta: domain.Metadata{RequestID: "seed-" + strconv.Itoa(s.ids)}}
 }
 
 func (s *seeder) money(minor int64) domain.Money { return domain.FromMinor(minor, s.cur) }
