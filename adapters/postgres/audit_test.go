@@ -105,6 +105,7 @@ func (e *audEnv) verify(t *testing.T, opts postgres.VerifyOptions) audit.Report 
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 3 // several batches and cursor fetches even on a small ledger
 	}
+	opts.ReadModels = postgres.NewReadModels(e.pool)
 	rep, err := e.a.Verify(ctx, opts)
 	if err != nil {
 		t.Fatalf("verify: %v", err)

@@ -74,7 +74,8 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	defer pool.Close()
 	a := postgres.NewAudit(pool)
-	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
+	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch,
+		ReadModels: postgres.NewReadModels(pool)}
 	var pr *progressPrinter
 	if !*quiet {
 		pr = &progressPrinter{w: stderr}
