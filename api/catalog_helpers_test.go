@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -43,7 +44,7 @@ type ctHarness struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
 	gw       *postgres.Gateway
-	accounts *postgres.Accounts
+	accounts *eventstore.Accounts
 	base     string
 	http     *http.Client
 	// walletProxy sits between the demo game and the provider wallet
@@ -82,7 +83,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	}
 	pool, _ := pgtest.NewDatabase(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	gw := postgres.NewGateway(pool)
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Games: gw, Launcher: reg, Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	}
 	if o.noCatalog {
@@ -122,7 +123,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	}
 	if o.readModels {
 		rm := postgres.NewReadModels(pool)
-		deps.Queries = &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)}
+		deps.Queries = &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
 		startReadModels(t, ctx, pool, rm, logger)
 	}
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
@@ -137,7 +138,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 			t.Errorf("ledger run: %v", err)
 		}
 	})
-	return &ctHarness{t: t, pool: pool, gw: gw, accounts: postgres.NewAccounts(pool), base: base,
+	return &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}, walletProxy: proxy, walletCalls: calls}
 }
 

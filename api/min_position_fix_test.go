@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
@@ -28,7 +29,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, slog.New(slog.DiscardHandler))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	if _, err := projectortest.Session(ctx, commands.NewHandler(ledger, clock, projectortest.IDs{}), clock); err != nil {
 		t.Fatal(err)
 	}
-	head, _, err := postgres.NewAccounts(pool).Head(ctx)
+	head, _, err := eventstore.NewAccounts(pool).Head(ctx)
 	if err != nil || head < 2 {
 		t.Fatalf("head %d: %v", head, err)
 	}
@@ -57,7 +58,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	const maxWait = 400 * time.Millisecond
 	rm := postgres.NewReadModels(pool)
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: maxWait},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	get := func(path string) (*httptest.ResponseRecorder, time.Duration) {

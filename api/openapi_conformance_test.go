@@ -33,6 +33,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -106,7 +107,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 
 	var runners []func(context.Context) error
 	metrics := api.NewMetrics()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: metrics}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +190,10 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		},
 		Games: gw, Launcher: registry,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
 		Audit: postgres.NewAudit(pool),
 		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),

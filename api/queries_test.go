@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
@@ -40,7 +41,7 @@ func newRQHarness(t *testing.T) *rqHarness {
 	t.Helper()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, slog.New(slog.DiscardHandler))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func newRQHarness(t *testing.T) *rqHarness {
 	h.noRead = issue(projectortest.Client, api.ScopeWalletRead, api.ScopeTransactionsWrite)
 	h.other = issue("other", api.ScopeTransactionsRead, api.ScopeReportsRead)
 	queries := &projections.Queries{Transactions: store, Reports: store, Positions: store,
-		Ledger: postgres.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
+		Ledger: eventstore.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
 	reportClock := &projectortest.Clock{}
 	reportClock.Set(projectortest.Day2)
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw, Queries: queries,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -40,7 +41,7 @@ import (
 func BenchmarkProviderBet(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	logger := slog.New(slog.DiscardHandler)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func BenchmarkProviderBet(b *testing.B) {
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
 	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
-		Commands: h, Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Commands: h, Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
 	const provider, secret, client, game = "bench-prov", "bench-provider-secret", "bench-client", "bench-slot"

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
@@ -90,7 +91,7 @@ type audEnv struct {
 func newAudEnv(t *testing.T) *audEnv {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
+	_, h := startLedger(t, pool, eventstore.LedgerConfig{})
 	e := &audEnv{pool: pool, a: postgres.NewAudit(pool), h: h, c1: uid("c"), c2: uid("c")}
 	e.bet = audPlay(t, h, e.c1)
 	audPlay(t, h, e.c2)

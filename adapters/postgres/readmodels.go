@@ -38,7 +38,6 @@ var (
 	_ projections.TransactionReader = (*ReadModels)(nil)
 	_ projections.ReportReader      = (*ReadModels)(nil)
 	_ projections.PositionReader    = (*ReadModels)(nil)
-	_ projections.LedgerHead        = (*Accounts)(nil)
 )
 
 // NewReadModels returns the store of the live read models.

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -19,7 +19,7 @@ import (
 func TestSeededBodiesDecode(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: 2000, Seed: 11}); err != nil {
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: 2000, Seed: 11}); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range bodies(t, pool) {
@@ -52,7 +52,7 @@ func bodies(t testing.TB, pool *pgxpool.Pool) [][]byte {
 // adjustments a rebuild reads), reporting the time per event.
 func BenchmarkDecodeSeededBodies(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: 20_000, Seed: 3}); err != nil {
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: 20_000, Seed: 3}); err != nil {
 		b.Fatal(err)
 	}
 	bs := bodies(b, pool)

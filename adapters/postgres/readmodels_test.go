@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
@@ -107,7 +108,7 @@ const testCountBudget = time.Minute
 func rmSeeded(t testing.TB, events int) (*pgxpool.Pool, *postgres.ReadModels) {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: events, Clients: 2,
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: events, Clients: 2,
 		PlayersPerClient: 40, Seed: 7}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
@@ -350,7 +351,7 @@ func BenchmarkReplay(b *testing.B) {
 		}
 	}
 	pool, _ := pgtest.NewDatabase(b)
-	res, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: n, PlayersPerClient: 2000, Seed: 1})
+	res, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: n, PlayersPerClient: 2000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -741,7 +742,7 @@ func TestFilterPagesFromMarks(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
 	// Three players per client: each has thousands of rows, so marks.
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: 12000, Clients: 2,
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: 12000, Clients: 2,
 		PlayersPerClient: 3, Seed: 7}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}

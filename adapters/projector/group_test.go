@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
@@ -114,7 +115,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 		defer dcancel()
 		_ = kafka.DeleteTopic(dctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

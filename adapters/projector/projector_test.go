@@ -18,6 +18,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
@@ -70,7 +71,7 @@ func newRig(t *testing.T) *rig {
 		defer cancel()
 		_ = kafka.DeleteTopic(ctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +362,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
-	if _, err := postgres.SeedEvents(ctx, r.pool, postgres.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
+	if _, err := eventstore.SeedEvents(ctx, r.pool, eventstore.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	// The workers' own pool, so its connections can be cut.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -43,5 +44,5 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 // readQueries are the read-model queries the API answers from.
 func readQueries(pool *pgxpool.Pool) *projections.Queries {
 	rm := postgres.NewReadModels(pool)
-	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)}
+	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 )
 
 // errDifferences makes `pitboss replay` exit 1 when the rebuild differs.
@@ -140,7 +141,7 @@ func (b *progressBar) update(p postgres.ReplayProgress) {
 }
 
 // seedEvents is the hidden `pitboss seed-events`: it fills an empty event
-// store with a generated ledger for benchmarks (see postgres.SeedEvents).
+// store with a generated ledger for benchmarks (see eventstore.SeedEvents).
 func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed-events", flag.ContinueOnError)
 	n := fs.Int("events", 1_000_000, "events to generate")
@@ -164,7 +165,7 @@ func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr i
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	res, err := postgres.SeedEvents(ctx, pool, postgres.SeedOptions{Events: *n, Clients: *clients,
+	res, err := eventstore.SeedEvents(ctx, pool, eventstore.SeedOptions{Events: *n, Clients: *clients,
 		PlayersPerClient: *players, Seed: *seed})
 	if err != nil {
 		return err

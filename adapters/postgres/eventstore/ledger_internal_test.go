@@ -1,11 +1,13 @@
-package postgres
+package eventstore
 
 import (
 	"context"
-	"fmt"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
 func TestParseStreamVersionKey(t *testing.T) {
@@ -27,26 +29,7 @@ func TestParseStreamVersionKey(t *testing.T) {
 	}
 }
 
-func TestReplayPasses(t *testing.T) {
-	clients := []eventClient{{"a", 5}, {"b", 60}, {"c", 30}, {"d", 20}, {"e", 120}}
-	tests := []struct {
-		budget int64
-		want   string
-	}{
-		{1000, "[{[a b c d e] 235}]"},
-		{100, "[{[e] 120} {[a b c] 95} {[d] 20}]"},
-		{60, "[{[e] 120} {[b] 60} {[a c d] 55}]"},
-		{1, "[{[e] 120} {[b] 60} {[c] 30} {[d] 20} {[a] 5}]"},
-	}
-	for _, tc := range tests {
-		got := fmt.Sprint(replayPasses(clients, tc.budget))
-		if got != tc.want {
-			t.Errorf("budget %d: passes %s, want %s", tc.budget, got, tc.want)
-		}
-	}
-}
-
-// The writer's own connection plans with generic plans (see GenericPlans).
+// The writer's own connection plans with generic plans (see postgres.GenericPlans).
 func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
 	dsn := os.Getenv("PITBOSS_DATABASE_URL")
 	if dsn == "" {
@@ -71,14 +54,14 @@ func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if mode != GenericPlans {
-		t.Fatalf("plan_cache_mode %q, want %q", mode, GenericPlans)
+	if mode != postgres.GenericPlans {
+		t.Fatalf("plan_cache_mode %q, want %q", mode, postgres.GenericPlans)
 	}
 	// The pool's own connections keep the server's choice.
 	if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if mode == GenericPlans {
+	if mode == postgres.GenericPlans {
 		t.Fatalf("the pool's connections plan with %s too: the API's queries should keep Postgres's choice", mode)
 	}
 }

@@ -1,4 +1,8 @@
-package postgres
+// Package eventstore is the Postgres event store: the group-commit ledger
+// writer (Ledger), the reader of committed account state and of the chain
+// head (Accounts), and a generator of valid ledgers for benchmarks and
+// rebuild tests (SeedEvents).
+package eventstore
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -488,7 +493,7 @@ func (l *Ledger) connection(ctx context.Context) (*pgx.Conn, error) {
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
-	cfg.RuntimeParams[PlanCacheModeParam] = GenericPlans
+	cfg.RuntimeParams[postgres.PlanCacheModeParam] = postgres.GenericPlans
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect the ledger writer: %w", err)
@@ -652,7 +657,7 @@ func (l *Ledger) decideOne(v *domain.View, op commands.Operation, b *batch) (a a
 					e.Type, p.Account, domain.ErrInvalidArgument)}, true
 			}
 		}
-		if _, ok := ParseUUID(e.ID); !ok {
+		if _, ok := postgres.ParseUUID(e.ID); !ok {
 			return answer{err: fmt.Errorf("ledger: event id %q is not a UUID: %w", e.ID, domain.ErrInvalidArgument)}, true
 		}
 	}
@@ -689,7 +694,7 @@ func (b *batch) chain() error {
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
-		id, ok := ParseUUID(e.ID)
+		id, ok := postgres.ParseUUID(e.ID)
 		if !ok {
 			return fmt.Errorf("event id %q is not a UUID", e.ID)
 		}
