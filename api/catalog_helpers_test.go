@@ -24,6 +24,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -122,7 +123,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 		deps.Games, deps.Launcher = nil, nil
 	}
 	if o.readModels {
-		rm := postgres.NewReadModels(pool)
+		rm := readstore.NewReadModels(pool)
 		deps.Queries = &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
 		startReadModels(t, ctx, pool, rm, logger)
 	}
@@ -374,7 +375,7 @@ func newCTJSONProvider(t *testing.T, status int) *ctProvider {
 
 // startReadModels runs the relay and one projector per projection on a
 // fresh topic with fresh consumer groups until the test ends.
-func startReadModels(t *testing.T, ctx context.Context, pool *pgxpool.Pool, rm *postgres.ReadModels, logger *slog.Logger) {
+func startReadModels(t *testing.T, ctx context.Context, pool *pgxpool.Pool, rm *readstore.ReadModels, logger *slog.Logger) {
 	t.Helper()
 	brokers := kafkatest.Brokers(t)
 	topic := kafkatest.NewTopic(t, brokers, 3)

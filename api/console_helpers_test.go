@@ -21,6 +21,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -101,7 +102,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		t.Fatal(err)
 	}
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	startReadModels(t, ctx, pool, rm, logger)
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
 		AllowPrivateCallbacks: true, AdminToken: csAdminToken}, api.Deps{

@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -95,7 +96,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
 		client: "fzclient", logs: logs}
 	srv := api.NewServer(api.Config{PublicURL: base, DemoWalletURL: base, AdminToken: s.adminToken,

@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
@@ -56,7 +57,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	// The read models apply nothing: every committed event is "just
 	// committed, not yet projected". Their watermark stays 0.
 	const maxWait = 400 * time.Millisecond
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: maxWait},

@@ -35,6 +35,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -79,7 +80,7 @@ type oaHarness struct {
 	release  chan struct{}
 
 	// What pump feeds, and the last position it fed.
-	readModels *postgres.ReadModels
+	readModels *readstore.ReadModels
 	deliveries *postgres.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
@@ -130,7 +131,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	usage := postgres.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
 	metrics.WatchUsage(h.meter)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 
 	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
 	brokers := kafkatest.Brokers(t)

@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
@@ -34,7 +35,7 @@ type rqHarness struct {
 	handler             http.Handler
 	full, noRead, other string
 	pool                *pgxpool.Pool
-	store               *postgres.ReadModels
+	store               *readstore.ReadModels
 }
 
 func newRQHarness(t *testing.T) *rqHarness {
@@ -55,7 +56,7 @@ func newRQHarness(t *testing.T) *rqHarness {
 	}
 	// The projector's store path, without Kafka: every stored event into
 	// both projections.
-	store := postgres.NewReadModels(pool)
+	store := readstore.NewReadModels(pool)
 	rows, _ := pool.Query(ctx, `SELECT body FROM events ORDER BY position`)
 	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) {
 		var b []byte

@@ -36,7 +36,7 @@ import (
 //
 //	go test -run '^$' -bench ProviderBet -benchtime 5000x ./api/
 //
-// Compare with BenchmarkLedgerExecute (adapters/postgres): the ledger
+// Compare with BenchmarkLedgerExecute (adapters/postgres/eventstore): the ledger
 // alone, without HTTP and lookups.
 func BenchmarkProviderBet(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)

@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -106,7 +107,7 @@ func (e *audEnv) verify(t *testing.T, opts postgres.VerifyOptions) audit.Report 
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 3 // several batches and cursor fetches even on a small ledger
 	}
-	opts.ReadModels = postgres.NewReadModels(e.pool)
+	opts.ReadModels = readstore.NewReadModels(e.pool)
 	rep, err := e.a.Verify(ctx, opts)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
@@ -163,7 +164,7 @@ func TestAuditVerify(t *testing.T) {
 	t.Parallel()
 	e := newAudEnv(t)
 	ctx := context.Background()
-	rm := postgres.NewReadModels(e.pool)
+	rm := readstore.NewReadModels(e.pool)
 	applyLive(t, rm, storedEvents(t, e.pool, 0), 2)
 	player := string(domain.PlayerWallet(e.c1, "p1", eur))
 

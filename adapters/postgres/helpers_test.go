@@ -13,4 +13,7 @@ var (
 	eventCount  = storetest.EventCount
 	uid         = storetest.UID
 	newUUID     = storetest.NewUUID
+
+	storedEvents = storetest.StoredEvents
+	applyLive    = storetest.ApplyLive
 )

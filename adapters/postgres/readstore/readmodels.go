@@ -1,4 +1,9 @@
-package postgres
+// Package readstore is the Postgres store of the read models: it applies
+// the projections' changes with their checkpoints (one event or a batch),
+// moves the watermarks, answers the history and report queries, and
+// rebuilds the read models from the event store to compare them with the
+// live tables or to swap the rebuild in (Compare, Swap).
+package readstore
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -41,7 +47,9 @@ var (
 )
 
 // NewReadModels returns the store of the live read models.
-func NewReadModels(pool *pgxpool.Pool) *ReadModels { return newReadModelsIn(pool, ReadModelSchema) }
+func NewReadModels(pool *pgxpool.Pool) *ReadModels {
+	return newReadModelsIn(pool, postgres.ReadModelSchema)
+}
 
 func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
 	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema), countBudget: DefaultCountBudget}
@@ -168,7 +176,7 @@ func newReadModelSQL(schema string) readModelSQL {
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from
 		// two streams at once.
-		lockRound: KeyedLockSQL, // with roundLockClass
+		lockRound: postgres.KeyedLockSQL, // with roundLockClass
 		// A bet's round: recorded where it starts (projections.RoundStart,
 		// the least (day, game) of its bets), counted in that group's
 		// ggr_daily.rounds, and moved (one count from the old group to the

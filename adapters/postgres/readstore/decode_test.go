@@ -1,4 +1,4 @@
-package postgres_test
+package readstore_test
 
 import (
 	"bytes"

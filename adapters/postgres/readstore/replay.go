@@ -1,4 +1,4 @@
-package postgres
+package readstore
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -698,7 +699,7 @@ func sortByID(txs []*projections.Transaction) {
 	}
 	keys := make([]keyed, len(txs))
 	for i, t := range txs {
-		b, ok := ParseUUID(t.ID)
+		b, ok := postgres.ParseUUID(t.ID)
 		if !ok {
 			slices.SortFunc(txs, func(a, b *projections.Transaction) int { return strings.Compare(a.ID, b.ID) })
 			return
@@ -966,9 +967,9 @@ func normRow(vals []any) []any {
 		case time.Time:
 			out[i] = x.UTC()
 		case [16]byte:
-			out[i] = UUIDText(x)
+			out[i] = postgres.UUIDText(x)
 		case pgtype.UUID:
-			out[i] = UUIDText(x.Bytes)
+			out[i] = postgres.UUIDText(x.Bytes)
 		default:
 			out[i] = v
 		}
@@ -1056,7 +1057,7 @@ const (
 // they go live. markShadowWritten comes last, so Swap never takes a
 // half-written schema.
 func (m *ReadModels) createShadow(ctx context.Context) error {
-	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{postgres.ShadowSchema}.Sanitize()
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -1069,7 +1070,7 @@ func (m *ReadModels) createShadow(ctx context.Context) error {
 		return fmt.Errorf("create shadow schema: %w", err)
 	}
 	for _, tb := range rmTables {
-		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
+		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{postgres.ShadowSchema, tb.name}.Sanitize()+
 			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
 			return fmt.Errorf("create shadow %s: %w", tb.name, err)
 		}
@@ -1097,7 +1098,7 @@ func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTab
 				cols[i] = pgx.Identifier{c}.Sanitize()
 			}
 			_, err = conn.Conn().PgConn().CopyFrom(gctx, newBinaryCopy(tb.rows(rb), tb.types),
-				`COPY `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
+				`COPY `+pgx.Identifier{postgres.ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
 			if err != nil {
 				return fmt.Errorf("copy shadow %s: %w", tb.name, err)
 			}
@@ -1109,7 +1110,7 @@ func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTab
 
 // markShadowWritten marks a fully copied shadow schema ready for Swap.
 func (m *ReadModels) markShadowWritten(ctx context.Context) error {
-	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{postgres.ShadowSchema}.Sanitize()
 	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowWritten+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema written: %w", err)
 	}
@@ -1121,7 +1122,7 @@ func (m *ReadModels) shadowState(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (string, error) {
 	var state *string
-	err := q.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, ShadowSchema).Scan(&state)
+	err := q.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, postgres.ShadowSchema).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state == nil) {
 		return "", nil
 	}
@@ -1145,7 +1146,7 @@ func (m *ReadModels) prepareShadow(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{postgres.ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema ready: %w", err)
 	}
 	return nil
@@ -1157,7 +1158,7 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	target := pgx.Identifier{ShadowSchema, tb.name}
+	target := pgx.Identifier{postgres.ShadowSchema, tb.name}
 	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 		return fmt.Errorf("shadow %s: %w", tb.name, err)
 	}
@@ -1173,7 +1174,7 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 		SELECT replace(pg_get_indexdef(i.indexrelid), ' ON ' || quote_ident($2) || '.', ' ON ' || quote_ident($4) || '.')
 		FROM pg_index i WHERE i.indrelid = $1::regclass
 		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-		m.t(tb.name), m.schema, target.Sanitize(), ShadowSchema)
+		m.t(tb.name), m.schema, target.Sanitize(), postgres.ShadowSchema)
 	ddl, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return fmt.Errorf("read the definition of %s: %w", tb.name, err)
@@ -1242,7 +1243,7 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 	if _, err := tx.Exec(ctx, `LOCK TABLE `+m.t("checkpoints")+` IN EXCLUSIVE MODE`); err != nil {
 		return rep, fmt.Errorf("lock live checkpoints: %w", err)
 	}
-	shadow := newReadModelsIn(m.pool, ShadowSchema)
+	shadow := newReadModelsIn(m.pool, postgres.ShadowSchema)
 	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
 		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
 		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
@@ -1304,11 +1305,11 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 			}
 		}
 	}
-	old := pgx.Identifier{ReadModelSchema + "_old"}.Sanitize()
+	old := pgx.Identifier{postgres.ReadModelSchema + "_old"}.Sanitize()
 	for _, stmt := range []string{
-		`COMMENT ON SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` IS NULL`,
+		`COMMENT ON SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` IS NULL`,
 		`ALTER SCHEMA ` + pgx.Identifier{m.schema}.Sanitize() + ` RENAME TO ` + old,
-		`ALTER SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
+		`ALTER SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
 		`DROP SCHEMA ` + old + ` CASCADE`,
 	} {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
