@@ -30,7 +30,8 @@ const advanceChunk = 64
 
 // ReadModels is the Postgres store of the read models: it applies a
 // projection's Changes with the stream's checkpoint in one transaction,
-// moves the watermarks, answers the queries, and rebuilds (replay.go).
+// moves the watermarks, answers the queries, and rebuilds (replay.go,
+// swap.go).
 type ReadModels struct {
 	pool   *pgxpool.Pool
 	schema string
