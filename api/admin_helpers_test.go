@@ -25,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Helpers of the key management, admin API, rate limit, usage, health and
@@ -80,7 +81,7 @@ func admUID(prefix string) string {
 type admOptions struct {
 	adminToken string // "" disables the admin API
 	tiers      string // PITBOSS_RATE_TIERS form; "" the defaults
-	rateStore  func(pool *pgxpool.Pool) api.RateStore
+	rateStore  func(pool *pgxpool.Pool) gateway.RateStore
 	ready      func(pool *pgxpool.Pool) []api.ReadyCheck
 }
 
@@ -137,13 +138,13 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
 	metrics.WatchUsage(meter)
 	metrics.WatchLag(postgres.NewLag(pool), time.Now, 5*time.Second, logger)
-	var limits api.RateLimits
+	var limits gateway.RateLimits
 	if o.tiers != "" {
-		tiers, err := api.ParseRateTiers(o.tiers)
+		tiers, err := gateway.ParseRateTiers(o.tiers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		limits = api.RateLimits{Tiers: tiers}
+		limits = gateway.RateLimits{Tiers: tiers}
 	}
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, admSystem{}, admIDs{}),

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type admClient struct {
@@ -44,7 +45,7 @@ type admClient struct {
 func TestAdminAuthentication(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	_, key := h.newClient("sandbox", "", api.ScopeWalletRead)
+	_, key := h.newClient("sandbox", "", gateway.ScopeWalletRead)
 
 	tests := []struct {
 		name   string
@@ -255,8 +256,8 @@ func TestAdminClients(t *testing.T) {
 func TestAdminKeys(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	clientID, first := h.newClient("sandbox", "", api.ScopeWalletRead, api.ScopeTransactionsRead)
-	other, otherKey := h.newClient("sandbox", "", api.ScopeWalletRead)
+	clientID, first := h.newClient("sandbox", "", gateway.ScopeWalletRead, gateway.ScopeTransactionsRead)
+	other, otherKey := h.newClient("sandbox", "", gateway.ScopeWalletRead)
 	keys := "/admin/v1/clients/" + clientID + "/keys"
 
 	works := func(t *testing.T, key string) {
@@ -414,7 +415,7 @@ func TestAdminKeys(t *testing.T) {
 func TestKeyRotationGracePeriod(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	clientID, old := h.newClient("sandbox", "", api.ScopeWalletRead)
+	clientID, old := h.newClient("sandbox", "", gateway.ScopeWalletRead)
 	const grace = 3 * time.Second
 
 	before := time.Now()
@@ -455,9 +456,9 @@ func TestKeyRotationGracePeriod(t *testing.T) {
 func TestAPIKeyStatuses(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	_, sandboxKey := h.newClient("sandbox", "", api.AllScopes...)
-	_, prodKey := h.newClient("production", "", api.AllScopes...)
-	_, readOnly := h.newClient("sandbox", "", api.ScopeTransactionsRead, api.ScopeWalletRead)
+	_, sandboxKey := h.newClient("sandbox", "", gateway.AllScopes...)
+	_, prodKey := h.newClient("production", "", gateway.AllScopes...)
+	_, readOnly := h.newClient("sandbox", "", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
 
 	tests := []struct {
 		name   string
@@ -506,7 +507,7 @@ func TestAPIKeyStatuses(t *testing.T) {
 func TestAdminWebhooks(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	clientID, key := h.newClient("sandbox", "", api.ScopeDeliveriesRead)
+	clientID, key := h.newClient("sandbox", "", gateway.ScopeDeliveriesRead)
 	hooks := "/admin/v1/clients/" + clientID + "/webhooks"
 	type hook struct {
 		ID      string   `json:"id"`

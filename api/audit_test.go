@@ -24,6 +24,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // auHarness is the real Echo server with the audit log on a fresh database
@@ -55,9 +56,9 @@ func newAuHarness(t *testing.T) *auHarness {
 			t.Fatal(err)
 		}
 	}
-	h.acme = issue("acme", api.ScopeAuditRead)
-	h.acmeNoScope = issue("acme", api.ScopeTransactionsRead, api.ScopeWalletRead)
-	h.other = issue("other", api.ScopeAuditRead)
+	h.acme = issue("acme", gateway.ScopeAuditRead)
+	h.acmeNoScope = issue("acme", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
+	h.other = issue("other", gateway.ScopeAuditRead)
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)

@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -162,16 +163,16 @@ func (h *ctHarness) newClient(scopes ...string) ctClient {
 
 // addProvider stores an enabled provider with its route; name defaults to
 // the id.
-func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) api.ProviderRoute {
+func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) gateway.ProviderRoute {
 	h.t.Helper()
 	ctx := context.Background()
 	if name == "" {
 		name = id
 	}
-	if err := h.gw.UpsertProvider(ctx, api.Provider{ID: id, Name: name, Secret: "secret-of-" + id, Enabled: true}); err != nil {
+	if err := h.gw.UpsertProvider(ctx, gateway.Provider{ID: id, Name: name, Secret: "secret-of-" + id, Enabled: true}); err != nil {
 		h.t.Fatal(err)
 	}
-	r := api.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: api.BalancingPriority,
+	r := gateway.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: gateway.BalancingPriority,
 		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}
 	if err := h.gw.SetProviderRoute(ctx, r); err != nil {
 		h.t.Fatal(err)
@@ -181,7 +182,7 @@ func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) api.
 
 func (h *ctHarness) addGame(id, providerID, name, category string, enabled bool) {
 	h.t.Helper()
-	if err := h.gw.UpsertGame(context.Background(), api.Game{ID: id, ProviderID: providerID, Name: name,
+	if err := h.gw.UpsertGame(context.Background(), gateway.Game{ID: id, ProviderID: providerID, Name: name,
 		Category: category, Enabled: enabled}); err != nil {
 		h.t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/console"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestConsoleInABrowser drives the console in headless Chromium against
@@ -36,7 +36,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	start := time.Now()
 	h := newConsoleHarness(t)
-	c := h.newClient(api.AllScopes...)
+	c := h.newClient(gateway.AllScopes...)
 	h.webhook(c)
 	h.deposit(c, "p1", "50.00", "EUR")
 	shots := outDir(t, "console")
@@ -169,7 +169,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		d := ctOK[struct {
 			Status string `json:"status"`
 		}](t, h.do(http.MethodGet, "/api/v1/deliveries/"+parked, c.key, ""))
-		if d.Status == api.DeliverySucceeded {
+		if d.Status == gateway.DeliverySucceeded {
 			break
 		}
 		if time.Now().After(deadline) {

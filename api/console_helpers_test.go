@@ -28,6 +28,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -134,7 +135,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	})
 	h.ctHarness = &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}}
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	return h
 }
@@ -199,7 +200,7 @@ func (h *csHarness) webhook(c ctClient) string {
 func (h *csHarness) park(c ctClient) string {
 	h.t.Helper()
 	ctx := context.Background()
-	var o delivery.Outgoing
+	var o gateway.Outgoing
 	var body string
 	err := h.pool.QueryRow(ctx, `
 SELECT event_id::text, event_type, stream_id, stream_version, position, occurred_at, body::text FROM events
@@ -209,7 +210,7 @@ SELECT event_id::text, event_type, stream_id, stream_version, position, occurred
 	if err != nil {
 		h.t.Fatalf("find the bet event: %v", err)
 	}
-	o.ClientID, o.Kind = c.id, api.KindBet
+	o.ClientID, o.Kind = c.id, gateway.KindBet
 	o.Webhook = []byte(`{"event_id":"` + o.EventID + `","type":"` + o.EventType + `","data":` + body + `}`)
 	if n, err := h.deliveries.Enqueue(ctx, o); err != nil || n != 1 {
 		h.t.Fatalf("enqueue: %d deliveries, %v", n, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The built-in demo game (docs/providers-and-games.md). GET /demo/play is
@@ -55,30 +56,30 @@ func (s *Server) registerDemoRoutes(e *echo.Echo) {
 // demoSession resolves a session of a demo-kind provider with the
 // provider (and its secret). Anything else is 404: the demo game must not
 // play a session that belongs to an outside provider.
-func (s *Server) demoSession(ctx context.Context, id string) (GameSession, Provider, error) {
+func (s *Server) demoSession(ctx context.Context, id string) (gateway.GameSession, gateway.Provider, error) {
 	notFound := &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "unknown game session",
 		Details: map[string]any{"field": "session"}}
 	if domain.ValidateID("session", id) != nil {
-		return GameSession{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	}
 	sess, err := s.deps.Sessions.Session(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
-		return GameSession{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	} else if err != nil {
-		return GameSession{}, Provider{}, err
+		return gateway.GameSession{}, gateway.Provider{}, err
 	}
 	prov, err := s.deps.Catalog.Provider(ctx, sess.ProviderID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return GameSession{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	} else if err != nil {
-		return GameSession{}, Provider{}, err
+		return gateway.GameSession{}, gateway.Provider{}, err
 	}
 	route, err := s.providerRoute(ctx, prov)
 	if err != nil {
-		return GameSession{}, Provider{}, err
+		return gateway.GameSession{}, gateway.Provider{}, err
 	}
-	if route.Kind != ProviderKindDemo {
-		return GameSession{}, Provider{}, notFound
+	if route.Kind != gateway.ProviderKindDemo {
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	}
 	return sess, prov, nil
 }

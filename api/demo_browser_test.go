@@ -15,8 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
@@ -58,9 +58,9 @@ func TestDemoGameInABrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	start := time.Now()
 	h := newCTHarness(t, ctOptions{readModels: true})
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite, api.ScopeTransactionsRead, api.ScopeWalletRead)
+	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
 	h.deposit(c, "p1", "20.00", "EUR")
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
 	shots := outDir(t, "screenshots")

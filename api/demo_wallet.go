@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The demo game server is a provider like any other: it calls the provider
@@ -81,7 +82,7 @@ func (e *demoWalletError) apiError() *Error {
 }
 
 // demoWallet calls the wallet as provider providerID.
-func (s *Server) demoWallet(ctx context.Context, op string, prov Provider, call demoWalletCall) (demoWalletAnswer, error) {
+func (s *Server) demoWallet(ctx context.Context, op string, prov gateway.Provider, call demoWalletCall) (demoWalletAnswer, error) {
 	body, err := json.Marshal(call)
 	if err != nil {
 		return demoWalletAnswer{}, fmt.Errorf("encode wallet %s: %w", op, err)
@@ -132,7 +133,7 @@ func (s *Server) demoWallet(ctx context.Context, op string, prov Provider, call 
 // demoWalletRetried repeats an idempotent wallet call (same transaction
 // id) while the wallet says a retry may succeed, a bounded number of
 // times: what a provider does so a result it owes the player is credited.
-func (s *Server) demoWalletRetried(ctx context.Context, op string, prov Provider, call demoWalletCall) (demoWalletAnswer, error) {
+func (s *Server) demoWalletRetried(ctx context.Context, op string, prov gateway.Provider, call demoWalletCall) (demoWalletAnswer, error) {
 	var err error
 	for attempt := range 4 {
 		var a demoWalletAnswer

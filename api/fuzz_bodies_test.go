@@ -26,6 +26,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -118,18 +119,18 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if _, err := gw.CreateClient(ctx, s.client, "Fuzz operator", "sandbox"); err != nil {
 		return nil, err
 	}
-	if s.key, s.keyID, err = gw.IssueKey(ctx, s.client, api.AllScopes, nil); err != nil {
+	if s.key, s.keyID, err = gw.IssueKey(ctx, s.client, gateway.AllScopes, nil); err != nil {
 		return nil, err
 	}
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: s.provider, Name: "Fuzz games", Secret: s.providerSecret, Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: s.provider, Name: "Fuzz games", Secret: s.providerSecret, Enabled: true}); err != nil {
 		return nil, err
 	}
-	if err := gw.UpsertGame(ctx, api.Game{ID: "fzgame", ProviderID: s.provider, Name: "Fuzz slot", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "fzgame", ProviderID: s.provider, Name: "Fuzz slot", Category: "slots", Enabled: true}); err != nil {
 		return nil, err
 	}
-	if err := gw.SetProviderRoute(ctx, api.ProviderRoute{ProviderID: s.provider, Kind: api.ProviderKindDemo,
-		Balancing: api.BalancingPriority, Timeout: api.DefaultProviderTimeout, BreakerFailures: api.DefaultBreakerFailures,
-		BreakerCooldown: api.DefaultBreakerCooldown}); err != nil {
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: s.provider, Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures,
+		BreakerCooldown: gateway.DefaultBreakerCooldown}); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // transferLaunchRequest is the body of POST /api/v1/game/launch/transfer:
@@ -84,7 +85,7 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 		return err
 	}
 	sessID, launchTx := transferLaunchIDs(p.ClientID, req.TransferID)
-	sess := GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: req.PlayerID, ProviderID: t.prov.ID,
+	sess := gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: req.PlayerID, ProviderID: t.prov.ID,
 		GameID: t.game.ID, Currency: cur.Code(), TransactionID: launchTx,
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req.launchRequest)

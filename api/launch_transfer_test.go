@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type ctTransferLaunch struct {
@@ -47,10 +48,10 @@ func transferBody(t *testing.T, fields map[string]any) string {
 // scopes whose own wallet holds 100 EUR.
 func transferFixture(t *testing.T) (*ctHarness, ctClient) {
 	h := newCTHarness(t)
-	h.addProvider("demo", "Demo", api.ProviderKindDemo)
+	h.addProvider("demo", "Demo", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	h.addGame("demo-slot-2", "demo", "Demo Slot 2", "slots", true)
-	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite)
+	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
 	h.deposit(c, "", "100.00", "EUR")
 	return h, c
 }
@@ -129,8 +130,8 @@ func TestTransferLaunchIsIdempotent(t *testing.T) {
 func TestTransferLaunchRefusals(t *testing.T) {
 	t.Parallel()
 	h, c := transferFixture(t)
-	launchOnly := h.newClient(api.ScopeLaunch)
-	writeOnly := h.newClient(api.ScopeTransactionsWrite)
+	launchOnly := h.newClient(gateway.ScopeLaunch)
+	writeOnly := h.newClient(gateway.ScopeTransactionsWrite)
 	tests := []struct {
 		name   string
 		key    string
@@ -191,7 +192,7 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 		_, _ = io.WriteString(w, `{"launchUrl":"https://acme.example/?t=`+body["token"].(string)+`"}`)
 	}))
 	t.Cleanup(p.Close)
-	r := h.addProvider("acme", "Acme", api.ProviderKindJSON, p.URL)
+	r := h.addProvider("acme", "Acme", gateway.ProviderKindJSON, p.URL)
 	r.BreakerCooldown = 2 * time.Second
 	if err := h.gw.SetProviderRoute(context.Background(), r); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Metrics is the process's Prometheus registry and the series the HTTP
@@ -132,44 +134,11 @@ func (s *Server) metricsMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Lag is how far the Kafka relay and the projections are behind the event
-// store's head.
-type Lag struct {
-	// Head is the event store's last position.
-	Head        int64
-	Relays      []RelayLag
-	Projections []ProjectionLag
-}
-
-// RelayLag is one relay's checkpoint.
-type RelayLag struct {
-	Name     string
-	Position int64
-	// LastPublishedAt is occurred_at of the last published event; nil
-	// when nothing was published.
-	LastPublishedAt *time.Time
-	// OldestUnpublishedAt is occurred_at of the first event after the
-	// checkpoint; nil when the relay has caught up.
-	OldestUnpublishedAt *time.Time
-}
-
-// ProjectionLag is one projection's watermark.
-type ProjectionLag struct {
-	Name              string
-	Position          int64
-	OldestUnappliedAt *time.Time
-}
-
-// LagSource reads the lags (adapters/postgres).
-type LagSource interface {
-	Lag(ctx context.Context) (Lag, error)
-}
-
 // WatchLag exports the relay's and the projections' lag, read from source
 // at every scrape (bounded by timeout). The numbers come from the database,
 // so any API process reports them, wherever the relay and the projector
 // run.
-func (m *Metrics) WatchLag(source LagSource, now func() time.Time, timeout time.Duration, logger *slog.Logger) {
+func (m *Metrics) WatchLag(source gateway.LagSource, now func() time.Time, timeout time.Duration, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -194,7 +163,7 @@ var (
 )
 
 type lagCollector struct {
-	source  LagSource
+	source  gateway.LagSource
 	now     func() time.Time
 	timeout time.Duration
 	log     *slog.Logger

@@ -18,6 +18,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -50,7 +51,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	if _, err := gw.CreateClient(ctx, projectortest.Client, "Acme", "sandbox"); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := gw.IssueKey(ctx, projectortest.Client, []string{api.ScopeTransactionsRead, api.ScopeReportsRead, api.ScopeWalletRead}, nil)
+	key, _, err := gw.IssueKey(ctx, projectortest.Client, []string{gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

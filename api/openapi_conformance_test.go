@@ -42,6 +42,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -85,7 +86,7 @@ type oaHarness struct {
 	events     *pgxpool.Pool
 	pumped     int64
 
-	keys api.Keys // for bareSweep's server
+	keys gateway.Keys // for bareSweep's server
 
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
@@ -168,13 +169,13 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tiers, err := api.ParseRateTiers(rateTiers)
+	tiers, err := gateway.ParseRateTiers(rateTiers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := api.NewServer(api.Config{
 		PublicURL: h.base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox", AllowPrivateCallbacks: true,
-		AdminToken: oaAdminToken, RateLimits: api.RateLimits{Tiers: tiers},
+		AdminToken: oaAdminToken, RateLimits: gateway.RateLimits{Tiers: tiers},
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
 		Usage: usage, Meter: h.meter, Metrics: metrics,
@@ -237,13 +238,13 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	_ = closed.Close()
 	for _, p := range []struct {
 		id, kind, endpoint, game string
-	}{{"demo", api.ProviderKindDemo, "", "demo-slot"}, {"refuser", api.ProviderKindJSON, refuser.URL, "refused-slot"},
-		{"down", api.ProviderKindJSON, downURL, "down-slot"}} {
-		if err := gw.UpsertProvider(ctx, api.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
+	}{{"demo", gateway.ProviderKindDemo, "", "demo-slot"}, {"refuser", gateway.ProviderKindJSON, refuser.URL, "refused-slot"},
+		{"down", gateway.ProviderKindJSON, downURL, "down-slot"}} {
+		if err := gw.UpsertProvider(ctx, gateway.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
 			Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
-		r := api.ProviderRoute{ProviderID: p.id, Kind: p.kind, Balancing: api.BalancingPriority, Timeout: 2 * time.Second,
+		r := gateway.ProviderRoute{ProviderID: p.id, Kind: p.kind, Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second,
 			BreakerFailures: 3, BreakerCooldown: 30 * time.Second}
 		if p.endpoint != "" {
 			r.Endpoints = []string{p.endpoint}
@@ -251,7 +252,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		if err := gw.SetProviderRoute(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := gw.UpsertGame(ctx, api.Game{ID: p.game, ProviderID: p.id, Name: "Game " + p.game, Category: "slots",
+		if err := gw.UpsertGame(ctx, gateway.Game{ID: p.game, ProviderID: p.id, Name: "Game " + p.game, Category: "slots",
 			Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -616,11 +617,11 @@ func (h *oaHarness) session() {
 			body: map[string]any{"scopes": scopes, "label": "conformance"}})
 		return r.str("data", "key"), r.str("data", "id")
 	}
-	full, fullID := issue("acme", api.AllScopes...)
-	walletOnly, _ := issue("acme", api.ScopeWalletRead)
-	tinyKey, _ := issue("tiny", api.ScopeWalletRead)
-	_, rotID := issue("acme", api.ScopeLaunch)
-	_, revID := issue("acme", api.ScopeLaunch)
+	full, fullID := issue("acme", gateway.AllScopes...)
+	walletOnly, _ := issue("acme", gateway.ScopeWalletRead)
+	tinyKey, _ := issue("tiny", gateway.ScopeWalletRead)
+	_, rotID := issue("acme", gateway.ScopeLaunch)
+	_, revID := issue("acme", gateway.ScopeLaunch)
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
 		body: map[string]any{"scopes": []string{}}})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant()})
@@ -942,7 +943,7 @@ func (h *oaHarness) session() {
 
 	// Every operation refuses a request without credentials (401), with a
 	// credential lacking the permission (403), and over the limit (429).
-	launchOnly, _ := issue("acme", api.ScopeLaunch)
+	launchOnly, _ := issue("acme", gateway.ScopeLaunch)
 	for _, op := range h.spec.operations() {
 		method, tmpl, _ := strings.Cut(op, " ")
 		path := oaDocParam.ReplaceAllString(tmpl, "x")
@@ -962,7 +963,7 @@ func (h *oaHarness) session() {
 		}
 		if scopes, _ := scheme["ApiKey"].([]any); len(scopes) > 0 {
 			lacking := walletOnly
-			if slices.Contains(scopes, any(api.ScopeWalletRead)) {
+			if slices.Contains(scopes, any(gateway.ScopeWalletRead)) {
 				lacking = launchOnly
 			}
 			do(oaReq{method: method, path: path, auth: lacking, want: oaWant(403), code: api.CodeForbidden})

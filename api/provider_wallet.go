@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Provider wallet protocol: what game providers call during play. Each call
@@ -53,45 +54,45 @@ type walletAnswer struct {
 // rollbacks are accepted after it, and a bet's expiry is decided by the
 // ledger after the idempotency check (PlaceBetInSession), so a retried bet
 // still gets its original answer. See docs/provider-wallet.md.
-func (s *Server) providerCall(c echo.Context) (walletCall, GameSession, domain.Currency, error) {
+func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
 	var call walletCall
 	raw, err := readBody(c)
 	if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	ctx := c.Request().Context()
 	pid := c.Request().Header.Get(headerProviderID)
 	if pid == "" {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
 			"missing "+headerProviderID+" header")
 	}
 	prov, err := s.deps.Catalog.Provider(ctx, pid)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "unknown provider")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "unknown provider")
 	} else if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if !validSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeInvalidSignature,
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeInvalidSignature,
 			"X-Signature does not match the body (HMAC-SHA256 with the provider secret, lowercase hex)")
 	}
 	if err := decodeJSON(raw, &call); err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if err := requireField("session_id", call.SessionID); err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	sess, err := s.deps.Sessions.Session(ctx, call.SessionID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusNotFound, CodeNotFound, "unknown session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusNotFound, CodeNotFound, "unknown session")
 	} else if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if call.PlayerID != "" && call.PlayerID != sess.PlayerID {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusConflict, CodePlayerMismatch, "player_id does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusConflict, CodePlayerMismatch, "player_id does not match the session")
 	}
 	if call.Currency != "" && call.Currency != sess.Currency {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusBadRequest, CodeCurrencyMismatch, "currency does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusBadRequest, CodeCurrencyMismatch, "currency does not match the session")
 	}
 	cur, err := domain.ParseCurrency(sess.Currency)
 	return call, sess, cur, err
@@ -107,7 +108,7 @@ func validSignature(secret string, body []byte, sig string) bool {
 	return hmac.Equal(m.Sum(nil), want)
 }
 
-func (call walletCall) game(sess GameSession, cur domain.Currency) commands.GameCall {
+func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) commands.GameCall {
 	game := call.GameID
 	if game == "" {
 		game = sess.GameID
@@ -145,7 +146,7 @@ func (s *Server) providerBalance(c echo.Context) error {
 }
 
 // moneyCall is a provider call that moves an amount: bet or win.
-type moneyCall func(ctx context.Context, call walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error)
+type moneyCall func(ctx context.Context, call walletCall, sess gateway.GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error)
 
 // providerMoneyCall authenticates, validates and runs a bet or a win.
 func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
@@ -168,13 +169,13 @@ func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 }
 
 func (s *Server) providerBet(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess gateway.GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
 		return s.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
 	})
 }
 
 func (s *Server) providerWin(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ gateway.GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
 		return s.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
 	})
 }

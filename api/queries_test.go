@@ -25,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -100,9 +101,9 @@ func newRQHarness(t *testing.T) *rqHarness {
 		}
 		return k
 	}
-	h.full = issue(projectortest.Client, api.ScopeTransactionsRead, api.ScopeReportsRead, api.ScopeWalletRead)
-	h.noRead = issue(projectortest.Client, api.ScopeWalletRead, api.ScopeTransactionsWrite)
-	h.other = issue("other", api.ScopeTransactionsRead, api.ScopeReportsRead)
+	h.full = issue(projectortest.Client, gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead)
+	h.noRead = issue(projectortest.Client, gateway.ScopeWalletRead, gateway.ScopeTransactionsWrite)
+	h.other = issue("other", gateway.ScopeTransactionsRead, gateway.ScopeReportsRead)
 	queries := &projections.Queries{Transactions: store, Reports: store, Positions: store,
 		Ledger: eventstore.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
 	reportClock := &projectortest.Clock{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -46,7 +47,7 @@ type Config struct {
 	// it (404). See docs/keys-and-admin.md.
 	AdminToken string
 	// RateLimits are the plan tiers; zero: DefaultRateTiers.
-	RateLimits RateLimits
+	RateLimits gateway.RateLimits
 	// ReadyTimeout bounds each /readyz check; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
 }
@@ -64,7 +65,7 @@ func (c *Config) setDefaults() {
 	if c.DemoWalletURL == "" {
 		c.DemoWalletURL = c.PublicURL
 	}
-	c.RateLimits.setDefaults()
+	c.RateLimits.SetDefaults()
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -74,23 +75,23 @@ func (c *Config) setDefaults() {
 type Deps struct {
 	Commands *commands.Handler
 	Balances commands.Balances
-	Wallets  Wallets
-	Keys     Keys
-	Catalog  Catalog
-	Sessions Sessions
+	Wallets  gateway.Wallets
+	Keys     gateway.Keys
+	Catalog  gateway.Catalog
+	Sessions gateway.Sessions
 	// LaunchClients serves the signed launch (GET /v1/launch) and the
 	// return address; without it those routes answer 503.
-	LaunchClients LaunchClients
+	LaunchClients gateway.LaunchClients
 	// Deliveries and Webhooks serve the delivery log, webhook endpoints and
 	// the forwarded-callback setting; without them those routes answer 503.
-	Deliveries Deliveries
-	Webhooks   Webhooks
+	Deliveries gateway.Deliveries
+	Webhooks   gateway.Webhooks
 	// Games lists providers and games and gives each provider's launch
 	// route; without it the catalog routes answer 503 and every provider
 	// launches as the demo kind. Launcher opens games at providers
 	// (adapters/providers); without it only demo providers launch.
-	Games    GameCatalog
-	Launcher Launcher
+	Games    gateway.GameCatalog
+	Launcher gateway.Launcher
 	// Queries answer the read-model routes (transactions, reports) and the
 	// ledger position of reads; without it those routes answer 503.
 	Queries *projections.Queries
@@ -100,7 +101,7 @@ type Deps struct {
 
 	// Audit pages the event log for auditors (GET /api/v1/audit/events);
 	// without it that route answers 503.
-	Audit AuditLog
+	Audit gateway.AuditLog
 	// Console serves the console's own routes (docs/console.md).
 	Console ConsoleDeps
 
@@ -110,9 +111,9 @@ type Deps struct {
 	// (nil: not counted). RateStore holds the rate-limit windows (nil: this
 	// process's memory). Metrics is the Prometheus registry (nil: a new
 	// one). Ready are the /readyz checks.
-	Usage     UsageStore
+	Usage     gateway.UsageStore
 	Meter     *UsageMeter
-	RateStore RateStore
+	RateStore gateway.RateStore
 	Metrics   *Metrics
 	Ready     []ReadyCheck
 }
@@ -124,7 +125,7 @@ type Server struct {
 	log  *slog.Logger
 	echo *echo.Echo
 
-	rates, localRates RateStore
+	rates, localRates gateway.RateStore
 	metrics           *Metrics
 	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
 }
@@ -144,9 +145,9 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	v1 := e.Group("/api/v1", s.authMiddleware, s.usageMiddleware, s.rateLimitMiddleware)
 	v1.GET("/usage", s.clientUsage)
-	v1.POST("/transactions", s.createTransaction, requireScope(ScopeTransactionsWrite))
-	v1.GET("/wallet/balance", s.walletBalance, requireScope(ScopeWalletRead))
-	v1.POST("/game/launch", s.launchGame, requireScope(ScopeLaunch))
+	v1.POST("/transactions", s.createTransaction, requireScope(gateway.ScopeTransactionsWrite))
+	v1.GET("/wallet/balance", s.walletBalance, requireScope(gateway.ScopeWalletRead))
+	v1.POST("/game/launch", s.launchGame, requireScope(gateway.ScopeLaunch))
 	s.registerCatalogRoutes(v1)
 	s.registerDeliveryRoutes(v1)
 	s.registerQueryRoutes(v1)

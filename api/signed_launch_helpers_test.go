@@ -29,6 +29,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Helpers of the signed-launch, return-address and provider-wallet tests.
@@ -145,11 +146,11 @@ func newSLHarness(t *testing.T) *slHarness {
 	h := &slHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, launch: lc,
 		accounts: eventstore.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),
 		game: slUID("game")}
-	if err := gw.UpsertProvider(context.Background(), api.Provider{ID: h.provider, Name: "Test provider",
+	if err := gw.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Test provider",
 		Secret: h.providerSecret, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.UpsertGame(context.Background(), api.Game{ID: h.game, ProviderID: h.provider, Name: "Test slot",
+	if err := gw.UpsertGame(context.Background(), gateway.Game{ID: h.game, ProviderID: h.provider, Name: "Test slot",
 		Category: "slots", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func newSLHarness(t *testing.T) *slHarness {
 
 // newClient creates a client in env with a key holding scopes, issues its
 // client secret and applies settings.
-func (h *slHarness) newClient(env string, scopes []string, settings api.LaunchSettings) slClient {
+func (h *slHarness) newClient(env string, scopes []string, settings gateway.LaunchSettings) slClient {
 	h.t.Helper()
 	ctx := context.Background()
 	c := slClient{id: slUID("client"), host: slSandboxHost}

@@ -26,6 +26,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // BenchmarkProviderBet is the whole provider bet in one process: the real
@@ -65,10 +66,10 @@ func BenchmarkProviderBet(b *testing.B) {
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
 	const provider, secret, client, game = "bench-prov", "bench-provider-secret", "bench-client", "bench-slot"
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true}); err != nil {
 		b.Fatal(err)
 	}
-	if err := gw.UpsertGame(ctx, api.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := gw.CreateClient(ctx, client, "Bench operator", "sandbox"); err != nil {
@@ -83,7 +84,7 @@ func BenchmarkProviderBet(b *testing.B) {
 			b.Fatal(err)
 		}
 		sessions[i] = "sess-" + strconv.Itoa(i)
-		if err := gw.CreateSession(ctx, api.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
+		if err := gw.CreateSession(ctx, gateway.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
 			ProviderID: provider, GameID: game, Currency: "EUR", TransactionID: "launch-" + player,
 			ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			b.Fatal(err)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/schemas"
 )
 
@@ -151,7 +151,7 @@ func TestRealEventBodiesMatchTheirSchemas(t *testing.T) {
 		t.Fatalf("schemas for %v, events made of types %v", files, types)
 	}
 	for _, typ := range types {
-		if _, ok := api.KindOfEvent(domain.EventType(typ)); !ok {
+		if _, ok := gateway.KindOfEvent(domain.EventType(typ)); !ok {
 			t.Fatalf("event type %s has no webhook kind", typ)
 		}
 	}

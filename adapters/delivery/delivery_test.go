@@ -60,14 +60,6 @@ func TestSignAndVerify(t *testing.T) {
 	}
 }
 
-func TestNewSecret(t *testing.T) {
-	t.Parallel()
-	a, b := delivery.NewSecret(), delivery.NewSecret()
-	if a == b || !strings.HasPrefix(a, delivery.SecretPrefix) || len(a) != len(delivery.SecretPrefix)+43 {
-		t.Fatalf("secrets %q %q", a, b)
-	}
-}
-
 func TestScheduleCeilings(t *testing.T) {
 	t.Parallel()
 	s := delivery.Schedule{Base: 10 * time.Second, Factor: 3, Cap: 6 * time.Hour, MaxAttempts: 15, MaxAge: 24 * time.Hour}

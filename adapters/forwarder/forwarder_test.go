@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/schemas"
 )
 
@@ -101,12 +101,12 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	}
 
 	// and the delivery log shows three failed attempts and one success
-	list, total, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+	list, total, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
 	if err != nil || total != 1 {
 		t.Fatalf("deliveries of the first bet: %d, %v", total, err)
 	}
 	d := list[0]
-	if d.State != api.DeliverySucceeded || d.Attempts != 4 || len(d.Log) != 4 || d.DeliveredAt == nil {
+	if d.State != gateway.DeliverySucceeded || d.Attempts != 4 || len(d.Log) != 4 || d.DeliveredAt == nil {
 		t.Fatalf("delivery %+v", d)
 	}
 	for i, a := range d.Log {
@@ -119,7 +119,7 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 			t.Fatalf("log entry %d: %+v", i+1, a)
 		}
 	}
-	succeeded, _, _ := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{State: api.DeliverySucceeded, PerPage: 10})
+	succeeded, _, _ := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliverySucceeded, PerPage: 10})
 	if len(succeeded) != 4 {
 		t.Fatalf("%d succeeded deliveries, want 4 (the deposit is not forwarded)", len(succeeded))
 	}
@@ -158,7 +158,7 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 	// and alice's is parked after three attempts
 	var parkedID string
 	eventually(t, 30*time.Second, "alice's callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{State: api.DeliveryParked, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliveryParked, PerPage: 10})
 		if err != nil || len(list) != 1 {
 			return false
 		}
@@ -179,13 +179,13 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 	// when the receiver is fixed and the parked delivery re-sent
 	acceptA.Store(true)
 	d, err := h.store.ResendDelivery(h.ctx, "acme", parkedID)
-	if err != nil || d.State != api.DeliveryPending {
+	if err != nil || d.State != gateway.DeliveryPending {
 		t.Fatalf("resend: %+v, %v", d, err)
 	}
 	// then it arrives, as attempt 4, and is logged as a success
 	eventually(t, 30*time.Second, "the re-sent callback", func() bool {
 		d, err := h.store.Delivery(h.ctx, "acme", parkedID)
-		return err == nil && d.State == api.DeliverySucceeded && d.Attempts == 4 && len(d.Log) == 4 && d.Log[3].StatusCode == 200
+		return err == nil && d.State == gateway.DeliverySucceeded && d.Attempts == 4 && len(d.Log) == 4 && d.Log[3].StatusCode == 200
 	})
 	last := rs.succeeded()[len(rs.succeeded())-1]
 	if last.json(t)["member_account"] != "alice" || last.header.Get("X-Pitboss-Attempt") != "4" {
@@ -209,10 +209,10 @@ func TestSlowReceiverIsRetried(t *testing.T) {
 	bet := h.bet(t, "acme", "p1", "b1", "", "1.00")
 
 	// then the callback is sent again and the second answer counts
-	var logged []api.DeliveryAttempt
+	var logged []gateway.DeliveryAttempt
 	eventually(t, 60*time.Second, "the callback delivered on the second attempt", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
-		if err != nil || len(list) != 1 || list[0].State != api.DeliverySucceeded {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		if err != nil || len(list) != 1 || list[0].State != gateway.DeliverySucceeded {
 			return false
 		}
 		logged = list[0].Log
@@ -240,12 +240,12 @@ func TestWebhookSubscriptionsFilterByKind(t *testing.T) {
 		id     string
 	}
 	eps := []*endpoint{
-		{rs: bets, kinds: []string{api.KindBet}},
-		{rs: money, kinds: []string{api.KindDeposit, api.KindWithdrawal}},
-		{rs: all, kinds: []string{api.KindAll}},
+		{rs: bets, kinds: []string{gateway.KindBet}},
+		{rs: money, kinds: []string{gateway.KindDeposit, gateway.KindWithdrawal}},
+		{rs: all, kinds: []string{gateway.KindAll}},
 	}
 	for _, ep := range eps {
-		w, secret, err := h.store.CreateWebhook(h.ctx, api.WebhookEndpoint{ClientID: "acme", URL: ep.rs.URL, Kinds: ep.kinds,
+		w, secret, err := h.store.CreateWebhook(h.ctx, gateway.WebhookEndpoint{ClientID: "acme", URL: ep.rs.URL, Kinds: ep.kinds,
 			Enabled: true})
 		if err != nil {
 			t.Fatal(err)
@@ -315,10 +315,10 @@ func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	bet := h.bet(t, "acme", "p1", "b1", "", "1.00")
 
 	// then the callback is never sent, each refusal is logged, and it is parked
-	var d api.Delivery
+	var d gateway.Delivery
 	eventually(t, 60*time.Second, "the refused callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
-		if err != nil || len(list) != 1 || list[0].State != api.DeliveryParked {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		if err != nil || len(list) != 1 || list[0].State != gateway.DeliveryParked {
 			return false
 		}
 		d = list[0]

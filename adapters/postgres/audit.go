@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Audit reads the event store for auditors: `pitboss verify`, `pitboss
@@ -25,7 +25,7 @@ type Audit struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.AuditLog = (*Audit)(nil)
+var _ gateway.AuditLog = (*Audit)(nil)
 
 // NewAudit returns the audit reader over pool.
 func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool} }

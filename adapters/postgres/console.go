@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -20,7 +20,7 @@ type Console struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.TransactionDetails = (*Console)(nil)
+var _ gateway.TransactionDetails = (*Console)(nil)
 
 // NewConsole returns the console's store.
 func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
@@ -47,10 +47,10 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
  ORDER BY position`
 )
 
-// TransactionDetail implements api.TransactionDetails, in one read-only
+// TransactionDetail implements gateway.TransactionDetails, in one read-only
 // snapshot.
-func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (api.TransactionDetail, error) {
-	var d api.TransactionDetail
+func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (gateway.TransactionDetail, error) {
+	var d gateway.TransactionDetail
 	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return d, fmt.Errorf("begin: %w", err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The read side at scale: a generated ledger of cfg.Events events (COPY,
@@ -185,7 +185,7 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		if _, err := gw.CreateClient(ctx, c, "Benchmark operator "+c, "sandbox"); err != nil {
 			return rep, err
 		}
-		k, _, err := gw.IssueKey(ctx, c, api.AllScopes, nil)
+		k, _, err := gw.IssueKey(ctx, c, gateway.AllScopes, nil)
 		if err != nil {
 			return rep, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Wiring of the service basics for serve: metrics, usage metering, rate
@@ -30,7 +31,7 @@ const lagScrapeTimeout = 2 * time.Second
 type metering struct {
 	usage *postgres.Usage
 	meter *api.UsageMeter
-	rates api.RateStore
+	rates gateway.RateStore
 	ready []api.ReadyCheck
 }
 
@@ -41,7 +42,7 @@ func newMetering(cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog
 	meter := api.NewUsageMeter(usage, cfg.Admin.UsageFlushInterval, log)
 	metrics.WatchUsage(meter)
 	metrics.WatchLag(postgres.NewLag(pool), time.Now, lagScrapeTimeout, log)
-	var rates api.RateStore // nil: each process's memory
+	var rates gateway.RateStore // nil: each process's memory
 	if cfg.Admin.RateStore == "postgres" {
 		rates = postgres.NewRateWindows(pool)
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Component tests of `pitboss serve`: the whole service on real Postgres
@@ -126,10 +126,10 @@ func newKey(t *testing.T, pool *pgxpool.Pool) (clientID, key string) {
 	t.Helper()
 	gw := postgres.NewGateway(pool)
 	clientID = "client-" + randomHex(4)
-	if _, _, err := gw.AddClient(t.Context(), api.Client{ID: clientID, Name: "C", Environment: "sandbox", Plan: "standard"}); err != nil {
+	if _, _, err := gw.AddClient(t.Context(), gateway.Client{ID: clientID, Name: "C", Environment: "sandbox", Plan: "standard"}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := gw.IssueAPIKey(t.Context(), api.KeySpec{ClientID: clientID, Scopes: api.AllScopes})
+	k, err := gw.IssueAPIKey(t.Context(), gateway.KeySpec{ClientID: clientID, Scopes: gateway.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

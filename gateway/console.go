@@ -1,4 +1,4 @@
-package api
+package gateway
 
 import (
 	"context"
@@ -6,21 +6,6 @@ import (
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/projections"
 )
-
-// ConsoleDeps are the stores behind the routes the console added to the
-// API (docs/console.md). Each may be nil: its route then answers 503, or
-// (the overview's lag) leaves its part out.
-type ConsoleDeps struct {
-	// Lag reads the relay's and the projections' lag (GET
-	// /api/v1/console/overview).
-	Lag LagSource
-	// Verifications reads the last recorded `pitboss verify` run (GET
-	// /api/v1/audit/head).
-	Verifications VerifyRuns
-	// Details reads one history row with its ledger events (GET
-	// /api/v1/transactions/{id}).
-	Details TransactionDetails
-}
 
 // VerifyRuns reads the verification runs recorded in audit_runs.
 type VerifyRuns interface {

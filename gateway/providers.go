@@ -1,4 +1,4 @@
-package api
+package gateway
 
 import (
 	"context"
@@ -173,8 +173,8 @@ type EndpointFailure struct {
 	Reason   string
 }
 
-// ProviderUnavailableError is a launch no endpoint could serve: 503 with
-// Retry-After.
+// ProviderUnavailableError is a launch no endpoint could serve (the API
+// answers 503 with Retry-After).
 type ProviderUnavailableError struct {
 	Provider   string
 	RetryAfter time.Duration
@@ -192,8 +192,8 @@ func (e *ProviderUnavailableError) Error() string {
 }
 
 // ProviderRejectedError is a provider's refusal of a launch (it answered,
-// but not with a game address): 502. The endpoint is healthy, so no other
-// endpoint is tried and the breaker does not count it.
+// but not with a game address; the API answers 502). The endpoint is
+// healthy, so no other endpoint is tried and the breaker does not count it.
 type ProviderRejectedError struct {
 	Provider string
 	Status   int    // the provider's HTTP status

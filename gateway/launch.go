@@ -1,8 +1,10 @@
-package api
+package gateway
 
 import (
 	"context"
 	"net/netip"
+	"strconv"
+	"strings"
 )
 
 // LaunchSettings are a client's rules for the signed launch (GET
@@ -44,4 +46,23 @@ func (c LaunchClient) SignatureRequired() bool {
 // domain.ErrNotFound.
 type LaunchClients interface {
 	LaunchClient(ctx context.Context, clientID string) (LaunchClient, error)
+}
+
+// ParseAllowList reads an IP allow-list: CIDRs or single addresses.
+func ParseAllowList(entries []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(entries))
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		p, err := netip.ParsePrefix(e)
+		if err != nil {
+			a, aerr := netip.ParseAddr(e)
+			if aerr != nil {
+				return nil, fieldError("ip_allow_list",
+					"ip_allow_list entry "+strconv.Quote(ClipValue(e))+" is not a CIDR or an IP address")
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package api
+package gateway
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (m *MemoryRateStore) Take(_ context.Context, key string, tier RateTier, now
 		}
 	}
 	sh.windows[key] = w
-	return decide(w.count, tier, w.resetAt), nil
+	return tier.Decide(w.count, w.resetAt), nil
 }
 
 // sweep drops ended windows, and sweeps again only when the shard has

@@ -1,27 +1,14 @@
-package api
+package gateway
 
 import (
 	"context"
-	"errors"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pitboss/pitboss/domain"
 )
-
-// Delivery states (the status filter of GET /api/v1/deliveries).
-const (
-	DeliveryQueued    = "queued"    // waiting behind an earlier delivery of the same stream to the same endpoint
-	DeliveryPending   = "pending"   // the head of its queue: due at next_attempt_at (first try or retry)
-	DeliverySucceeded = "succeeded" // a 2xx came back
-	DeliveryParked    = "parked"    // gave up: dead letter, may be re-sent
-)
-
-// DeliveryStates lists every state.
-var DeliveryStates = []string{DeliveryQueued, DeliveryPending, DeliverySucceeded, DeliveryParked}
-
-// ErrDeliveryInProgress is returned when a delivery that is still queued or
-// pending is asked to be re-sent: it will be sent anyway.
-var ErrDeliveryInProgress = errors.New("delivery is still queued or pending")
 
 // Webhook event kinds: what an endpoint subscribes to. Part of the
 // contract: add kinds, never rename one.
@@ -65,62 +52,6 @@ func KindOfEvent(t domain.EventType) (string, bool) {
 	return k, ok
 }
 
-// DeliveryAttempt is one entry of the delivery log.
-type DeliveryAttempt struct {
-	Attempt    int
-	URL        string
-	StartedAt  time.Time
-	Latency    time.Duration
-	StatusCode int // 0: no HTTP response
-	Error      string
-	Excerpt    string // at most 1 KiB of the response body
-}
-
-// Delivery is one event to one endpoint, with its attempts.
-type Delivery struct {
-	ID             string
-	ClientID       string
-	Target         string // "callback" or "webhook"
-	EndpointID     string // "callback" or the webhook endpoint's id
-	EventID        string
-	EventType      string
-	Kind           string
-	StreamID       string
-	StreamVersion  int64
-	State          string
-	Attempts       int
-	NextAttemptAt  *time.Time // queued and pending only
-	LastAttemptAt  *time.Time
-	LastStatusCode int
-	LastError      string
-	DeliveredAt    *time.Time
-	ParkedAt       *time.Time
-	CreatedAt      time.Time
-	Payload        []byte
-	Log            []DeliveryAttempt
-}
-
-// DeliveryFilter selects deliveries of one client.
-type DeliveryFilter struct {
-	State      string // empty: every state
-	EndpointID string
-	EventID    string
-	Page       int // from 1
-	PerPage    int
-}
-
-// Deliveries reads a client's delivery log and re-sends deliveries. An
-// unknown id, or another client's, is domain.ErrNotFound.
-type Deliveries interface {
-	// ListDeliveries returns one page, newest first, with the total.
-	ListDeliveries(ctx context.Context, clientID string, f DeliveryFilter) ([]Delivery, int64, error)
-	Delivery(ctx context.Context, clientID, id string) (Delivery, error)
-	// ResendDelivery puts a parked or succeeded delivery back in its queue
-	// with a new round of attempts; a queued or pending one is
-	// ErrDeliveryInProgress.
-	ResendDelivery(ctx context.Context, clientID, id string) (Delivery, error)
-}
-
 // WebhookEndpoint is a client's webhook endpoint. Its signing secret is
 // shown only when it is created or rotated.
 type WebhookEndpoint struct {
@@ -134,19 +65,14 @@ type WebhookEndpoint struct {
 	UpdatedAt   time.Time
 }
 
-// WebhookChange is a partial update; nil fields stay as they are.
+// WebhookChange is a partial update; nil fields stay as they are. It is
+// also the shape of a create request's fields, as NewWebhookEndpoint takes
+// them (nil: not given).
 type WebhookChange struct {
 	URL         *string
 	Kinds       []string // nil: unchanged
 	Description *string
 	Enabled     *bool
-}
-
-// ForwardCallback is a client's forwarded-callback setting as the client
-// sees it.
-type ForwardCallback struct {
-	URL             string // empty: no callbacks are forwarded
-	SecretCreatedAt *time.Time
 }
 
 // MaxWebhooksPerClient bounds a client's endpoints.
@@ -170,4 +96,85 @@ type Webhooks interface {
 	// RotateCallbackSecret creates or replaces the key forwarded callbacks
 	// are signed with and returns it.
 	RotateCallbackSecret(ctx context.Context, clientID string) (string, error)
+}
+
+// maxWebhookDescriptionLength bounds an endpoint's description, in
+// characters.
+const maxWebhookDescriptionLength = 256
+
+// NewWebhookEndpoint checks the fields of a new endpoint of clientID as a
+// request gives them (nil: absent): url and kinds are required, enabled
+// defaults to true. allowPrivate is CheckCallbackURL's. The client API and
+// the admin API create endpoints through this one rule.
+func NewWebhookEndpoint(clientID string, f WebhookChange, allowPrivate bool) (WebhookEndpoint, error) {
+	if f.URL == nil {
+		return WebhookEndpoint{}, fieldError("url", "url is required")
+	}
+	if err := CheckCallbackURL("url", *f.URL, allowPrivate); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	kinds, err := CheckWebhookKinds(f.Kinds)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if err := checkWebhookDescription(f.Description); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	e := WebhookEndpoint{ClientID: clientID, URL: *f.URL, Kinds: kinds, Enabled: true}
+	if f.Description != nil {
+		e.Description = *f.Description
+	}
+	if f.Enabled != nil {
+		e.Enabled = *f.Enabled
+	}
+	return e, nil
+}
+
+// CheckWebhookChange checks the fields a partial update gives and returns
+// the change to store (kinds without duplicates). The client API and the
+// admin API update endpoints through this one rule.
+func CheckWebhookChange(ch WebhookChange, allowPrivate bool) (WebhookChange, error) {
+	if ch.URL != nil {
+		if err := CheckCallbackURL("url", *ch.URL, allowPrivate); err != nil {
+			return ch, err
+		}
+	}
+	if ch.Kinds != nil {
+		kinds, err := CheckWebhookKinds(ch.Kinds)
+		if err != nil {
+			return ch, err
+		}
+		ch.Kinds = kinds
+	}
+	if err := checkWebhookDescription(ch.Description); err != nil {
+		return ch, err
+	}
+	return ch, nil
+}
+
+// CheckWebhookKinds validates a subscription: known kinds or "*", at least
+// one; duplicates are dropped, the order kept.
+func CheckWebhookKinds(kinds []string) ([]string, error) {
+	if len(kinds) == 0 {
+		return nil, fieldError("kinds", `kinds must list at least one event kind (or "*")`)
+	}
+	var out []string
+	for _, k := range kinds {
+		if k != KindAll && !slices.Contains(WebhookKinds, k) {
+			return nil, &FieldError{Field: "kinds",
+				Message: "unknown event kind " + ClipValue(k) + "; kinds are " + strings.Join(WebhookKinds, ", ") + ` or "*"`,
+				Details: map[string]any{"kind": ClipValue(k)}}
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func checkWebhookDescription(d *string) error {
+	if d != nil && (utf8.RuneCountInString(*d) > maxWebhookDescriptionLength || !utf8.ValidString(*d)) {
+		return fieldError("description", "description must be at most 256 characters")
+	}
+	return nil
 }

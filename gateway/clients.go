@@ -1,10 +1,12 @@
-package api
+package gateway
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Environments a client (and so each of its keys) belongs to.
@@ -13,7 +15,7 @@ const (
 	EnvironmentProduction = "production"
 )
 
-// Key management errors (mapped in errors.go).
+// Key management errors (api/errors.go maps them to HTTP answers).
 var (
 	// ErrKeyNotActive: a revoked or expired key cannot be rotated.
 	ErrKeyNotActive = errors.New("the API key is revoked or expired")
@@ -159,11 +161,25 @@ type AdminCallbacks interface {
 	SetForwardCallbackURL(ctx context.Context, clientID, url string) error
 }
 
-// AdminDeps are the stores behind /admin/v1. Without Clients the admin API
-// answers 503; without Launch, Callbacks or Deps.Webhooks the fields and
-// routes they serve answer 503.
-type AdminDeps struct {
-	Clients   AdminClients
-	Launch    AdminLaunch
-	Callbacks AdminCallbacks
+// maxClientNameLength bounds a client's display name, in characters.
+const maxClientNameLength = 200
+
+// CheckClientName accepts a name that is not blank, of at most 200
+// characters.
+func CheckClientName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fieldError("name", "name is required")
+	}
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxClientNameLength {
+		return fieldError("name", "name must be at most 200 characters")
+	}
+	return nil
+}
+
+// CheckEnvironment accepts sandbox or production.
+func CheckEnvironment(env string) error {
+	if env != EnvironmentSandbox && env != EnvironmentProduction {
+		return fieldError("environment", "environment must be sandbox or production")
+	}
+	return nil
 }
