@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
@@ -107,7 +108,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	metrics := api.NewMetrics()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: metrics}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	}
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, admSystem{}, admIDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Deliveries: deliveries, Webhooks: deliveries, IDs: admIDs{}, Logger: logger,
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Usage: usage, Meter: meter, Metrics: metrics,

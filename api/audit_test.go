@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
@@ -60,7 +61,7 @@ func newAuHarness(t *testing.T) *auHarness {
 	h.other = issue("other", gateway.ScopeAuditRead)
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,9 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -57,7 +59,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	var runners []func(context.Context) error
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,16 +104,16 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		t.Fatal(err)
 	}
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	startReadModels(t, ctx, pool, rm, logger)
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
 		AllowPrivateCallbacks: true, AdminToken: csAdminToken}, api.Deps{
 		Admin:    api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Games: gw, Launcher: reg, Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 		Deliveries: deliveries, Webhooks: deliveries, LaunchClients: launchClients,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   h.audit,
 		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: h.audit,
 			Details: postgres.NewConsole(pool)},
@@ -132,7 +134,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 			}
 		}
 	})
-	h.ctHarness = &ctHarness{t: t, pool: pool, gw: gw, accounts: postgres.NewAccounts(pool), base: base,
+	h.ctHarness = &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}}
 	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)

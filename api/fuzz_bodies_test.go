@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -70,7 +72,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +97,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
 		client: "fzclient", logs: logs}
 	srv := api.NewServer(api.Config{PublicURL: base, DemoWalletURL: base, AdminToken: s.adminToken,
@@ -103,10 +105,10 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
 	})
 	s.handler = srv.Handler()

@@ -81,7 +81,7 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveLedgerBatch records one batch of the ledger writer: it makes
-// Metrics an adapters/postgres.LedgerObserver.
+// Metrics an adapters/postgres/eventstore.LedgerObserver.
 func (m *Metrics) ObserveLedgerBatch(operations, events int, took time.Duration, err error) {
 	m.ledgerBatchDuration.Observe(took.Seconds())
 	m.ledgerBatchOps.Observe(float64(operations))

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
@@ -29,7 +31,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, slog.New(slog.DiscardHandler))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	if _, err := projectortest.Session(ctx, commands.NewHandler(ledger, clock, projectortest.IDs{}), clock); err != nil {
 		t.Fatal(err)
 	}
-	head, _, err := postgres.NewAccounts(pool).Head(ctx)
+	head, _, err := eventstore.NewAccounts(pool).Head(ctx)
 	if err != nil || head < 2 {
 		t.Fatalf("head %d: %v", head, err)
 	}
@@ -62,10 +64,10 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	// of 30 s: had it waited, the deadline would end the request with
 	// another answer. No case depends on how fast this machine is.
 	const maxWait = 400 * time.Millisecond
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	server := func(wait time.Duration) http.Handler {
 		return api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw,
-			Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+			Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 				MaxWait: wait},
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler()
 	}

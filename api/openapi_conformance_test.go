@@ -33,7 +33,9 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -80,7 +82,7 @@ type oaHarness struct {
 	release  chan struct{}
 
 	// What pump feeds, and the last position it fed.
-	readModels *postgres.ReadModels
+	readModels *readstore.ReadModels
 	deliveries *postgres.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
@@ -108,7 +110,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 
 	var runners []func(context.Context) error
 	metrics := api.NewMetrics()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: metrics}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: metrics}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	usage := postgres.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
 	metrics.WatchUsage(h.meter)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 
 	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
 	brokers := kafkatest.Brokers(t)
@@ -191,10 +193,10 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		},
 		Games: gw, Launcher: registry,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
 		Audit: postgres.NewAudit(pool),
 		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -95,7 +96,7 @@ type slHarness struct {
 	clock    *slClock
 	gw       *postgres.Gateway
 	launch   *postgres.LaunchClients
-	accounts *postgres.Accounts
+	accounts *eventstore.Accounts
 
 	provider, providerSecret, game string
 }
@@ -104,7 +105,7 @@ func newSLHarness(t *testing.T) *slHarness {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +140,11 @@ func newSLHarness(t *testing.T) *slHarness {
 		TrustedProxies:     []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	}, api.Deps{
 		Commands: commands.NewHandler(ledger, clock, slIDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Games: gw, Launcher: reg, Clock: clock, IDs: slIDs{}, Logger: logger,
 	})
 	h := &slHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, launch: lc,
-		accounts: postgres.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),
+		accounts: eventstore.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),
 		game: slUID("game")}
 	if err := gw.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Test provider",
 		Secret: h.providerSecret, Enabled: true}); err != nil {

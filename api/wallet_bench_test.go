@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -36,12 +37,12 @@ import (
 //
 //	go test -run '^$' -bench ProviderBet -benchtime 5000x ./api/
 //
-// Compare with BenchmarkLedgerExecute (adapters/postgres): the ledger
+// Compare with BenchmarkLedgerExecute (adapters/postgres/eventstore): the ledger
 // alone, without HTTP and lookups.
 func BenchmarkProviderBet(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	logger := slog.New(slog.DiscardHandler)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func BenchmarkProviderBet(b *testing.B) {
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
 	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
-		Commands: h, Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Commands: h, Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
 	const provider, secret, client, game = "bench-prov", "bench-provider-secret", "bench-client", "bench-slot"

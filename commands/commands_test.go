@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -68,10 +69,10 @@ func money(t testing.TB, s string, c domain.Currency) domain.Money {
 
 // startLedger runs a ledger writer on pool until the test ends and returns
 // a handler over it.
-func startLedger(t testing.TB, pool *pgxpool.Pool, cfg postgres.LedgerConfig) *commands.Handler {
+func startLedger(t testing.TB, pool *pgxpool.Pool, cfg eventstore.LedgerConfig) *commands.Handler {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	l, err := postgres.NewLedger(pool, cfg, logger)
+	l, err := eventstore.NewLedger(pool, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +92,13 @@ type env struct {
 	pool     *pgxpool.Pool
 	url      string
 	h        *commands.Handler
-	accounts *postgres.Accounts
+	accounts *eventstore.Accounts
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	pool, url := pgtest.NewDatabase(t)
-	return &env{pool: pool, url: url, h: startLedger(t, pool, postgres.LedgerConfig{}), accounts: postgres.NewAccounts(pool)}
+	return &env{pool: pool, url: url, h: startLedger(t, pool, eventstore.LedgerConfig{}), accounts: eventstore.NewAccounts(pool)}
 }
 
 func (e *env) balance(t testing.TB, id domain.AccountID) domain.AccountState {
@@ -200,7 +201,7 @@ func TestSameBetConcurrentlyMovesMoneyOnce(t *testing.T) {
 		{name: "in whatever batches they fall", h: e.h},
 		// A writer that waits until it holds all ten: the duplicates meet
 		// inside one batch.
-		{name: "inside one batch", h: startLedger(t, e.pool, postgres.LedgerConfig{MaxBatch: calls, Linger: time.Minute})},
+		{name: "inside one batch", h: startLedger(t, e.pool, eventstore.LedgerConfig{MaxBatch: calls, Linger: time.Minute})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -533,7 +534,7 @@ func TestTwoWritersInterleave(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool2.Close)
-	h2 := startLedger(t, pool2, postgres.LedgerConfig{})
+	h2 := startLedger(t, pool2, eventstore.LedgerConfig{})
 	handlers := []*commands.Handler{e.h, h2}
 
 	const wallets, betsEach = 5, 40 // 200 bets; each wallet holds 30 of them

@@ -25,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -78,7 +79,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, log)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

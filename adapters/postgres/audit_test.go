@@ -20,7 +20,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -90,7 +92,7 @@ type audEnv struct {
 func newAudEnv(t *testing.T) *audEnv {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
+	_, h := startLedger(t, pool, eventstore.LedgerConfig{})
 	e := &audEnv{pool: pool, a: postgres.NewAudit(pool), h: h, c1: uid("c"), c2: uid("c")}
 	e.bet = audPlay(t, h, e.c1)
 	audPlay(t, h, e.c2)
@@ -105,6 +107,7 @@ func (e *audEnv) verify(t *testing.T, opts postgres.VerifyOptions) audit.Report 
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 3 // several batches and cursor fetches even on a small ledger
 	}
+	opts.ReadModels = readstore.NewReadModels(e.pool)
 	rep, err := e.a.Verify(ctx, opts)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
@@ -161,7 +164,7 @@ func TestAuditVerify(t *testing.T) {
 	t.Parallel()
 	e := newAudEnv(t)
 	ctx := context.Background()
-	rm := postgres.NewReadModels(e.pool)
+	rm := readstore.NewReadModels(e.pool)
 	applyLive(t, rm, storedEvents(t, e.pool, 0), 2)
 	player := string(domain.PlayerWallet(e.c1, "p1", eur))
 

@@ -28,7 +28,7 @@ func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
 // rollback and what it undoes, belong to one player, so the lookups use the
 // (client_id, player_id, ...) index and read only that player's rows.
 var (
-	sqlConsoleRow = `SELECT ` + txCols("") + ` FROM ` + ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
+	sqlConsoleRow = `SELECT ` + TxCols("") + ` FROM ` + ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
 	// The event rows of a game result's round.
 	sqlConsoleRoundRows = `
 SELECT id::text FROM ` + ReadModelSchema + `.transactions
@@ -59,7 +59,7 @@ func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (a
 	if err != nil {
 		return d, fmt.Errorf("read transaction %s: %w", id, err)
 	}
-	d.Transaction, err = pgx.CollectExactlyOneRow(rows, scanTx)
+	d.Transaction, err = pgx.CollectExactlyOneRow(rows, ScanTx)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}

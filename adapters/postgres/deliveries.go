@@ -62,12 +62,8 @@ const (
 
 func queueKey(endpointID, streamID string) string { return endpointID + "|" + streamID }
 
-// keyedLockSQL takes a transaction-scoped two-key advisory lock: a class
-// ($1, such as queueLockClass) and the hash of a text key ($2).
-const keyedLockSQL = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
-
 func lockQueue(ctx context.Context, tx pgx.Tx, key string) error {
-	if _, err := tx.Exec(ctx, keyedLockSQL, queueLockClass, key); err != nil {
+	if _, err := tx.Exec(ctx, KeyedLockSQL, queueLockClass, key); err != nil {
 		return fmt.Errorf("lock delivery queue %s: %w", key, err)
 	}
 	return nil
@@ -197,7 +193,7 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) 
 	insert := &pgx.Batch{}
 	for i, r := range todo {
 		if i == 0 || todo[i-1].key != r.key {
-			insert.Queue(keyedLockSQL, queueLockClass, r.key)
+			insert.Queue(KeyedLockSQL, queueLockClass, r.key)
 		}
 		o := r.o
 		insert.Queue(`

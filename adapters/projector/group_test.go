@@ -14,8 +14,9 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -28,12 +29,12 @@ import (
 // recordingStore is the real read-model store, noting which events this
 // worker applied (not skipped as already applied).
 type recordingStore struct {
-	*postgres.ReadModels
+	*readstore.ReadModels
 	mu      sync.Mutex
 	applied map[string]int // event id → times applied by this worker
 }
 
-func newRecordingStore(rm *postgres.ReadModels) *recordingStore {
+func newRecordingStore(rm *readstore.ReadModels) *recordingStore {
 	return &recordingStore{ReadModels: rm, applied: map[string]int{}}
 }
 
@@ -115,7 +116,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 		defer dcancel()
 		_ = kafka.DeleteTopic(dctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	background(t, rl.Run)
 
 	// Given two workers of one projection in one group.
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	group := projections.Balances.ConsumerGroup() + "-" + randomSuffix()
 	stores := []*recordingStore{newRecordingStore(rm), newRecordingStore(rm)}
 	for i, s := range stores {

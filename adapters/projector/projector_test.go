@@ -17,8 +17,9 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -50,7 +51,7 @@ type rig struct {
 	url     string
 	brokers []string
 	topic   string
-	store   *postgres.ReadModels
+	store   *readstore.ReadModels
 	h       *commands.Handler
 	clock   *projectortest.Clock
 }
@@ -71,7 +72,7 @@ func newRig(t *testing.T) *rig {
 		defer cancel()
 		_ = kafka.DeleteTopic(ctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func newRig(t *testing.T) *rig {
 	}
 	background(t, rl.Run)
 	clock := &projectortest.Clock{}
-	return &rig{pool: pool, url: url, brokers: brokers, topic: topic, store: postgres.NewReadModels(pool),
+	return &rig{pool: pool, url: url, brokers: brokers, topic: topic, store: readstore.NewReadModels(pool),
 		h: commands.NewHandler(ledger, clock, projectortest.IDs{}), clock: clock}
 }
 
@@ -218,7 +219,7 @@ func balances(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	return out
 }
 
-func historyLines(t *testing.T, store *postgres.ReadModels, f projections.TransactionFilter, p projections.Page) ([]string, projections.TransactionPage) {
+func historyLines(t *testing.T, store *readstore.ReadModels, f projections.TransactionFilter, p projections.Page) ([]string, projections.TransactionPage) {
 	t.Helper()
 	page, err := store.Transactions(context.Background(), f, p)
 	if err != nil {
@@ -258,7 +259,7 @@ var sessionHistory = []string{
 	"deposit 1000.00 settled",
 }
 
-func ggrLines(t *testing.T, store *postgres.ReadModels, group ...projections.Dimension) []string {
+func ggrLines(t *testing.T, store *readstore.ReadModels, group ...projections.Dimension) []string {
 	t.Helper()
 	rows, err := store.GGR(context.Background(), projections.ReportQuery{ClientID: projectortest.Client,
 		From: projectortest.Day1, To: projectortest.Day2, GroupBy: group})
@@ -351,7 +352,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
-	if _, err := postgres.SeedEvents(ctx, r.pool, postgres.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
+	if _, err := eventstore.SeedEvents(ctx, r.pool, eventstore.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	// The workers' own pool, so its connections can be cut.
@@ -365,7 +366,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	store := postgres.NewReadModels(pool)
+	store := readstore.NewReadModels(pool)
 	group := randomSuffix()
 	ws := r.startBoth(t, store, group, nil)
 	eventually.True(t, 60*time.Second, "the projectors to be under way", func() bool { return ws[0].Stats().Applied >= 200 })
@@ -386,7 +387,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 
 	ws = r.startBoth(t, store, group, nil) // same groups: resume
 	r.waitCaughtUp(t, 120*time.Second)
-	for _, opts := range []postgres.ReplayOptions{{}, {Full: true}} {
+	for _, opts := range []readstore.ReplayOptions{{}, {Full: true}} {
 		rep, err := r.store.Compare(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -503,7 +504,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := projector.New(postgres.NewReadModels(nil), tc.cfg, nil)
+			_, err := projector.New(readstore.NewReadModels(nil), tc.cfg, nil)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("err = %v", err)
 			}

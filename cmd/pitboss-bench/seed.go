@@ -197,7 +197,7 @@ SELECT format('DROP INDEX %I.%I', n.nspname, c.relname), pg_get_indexdef(i.index
 	return make, nil
 }
 
-// ledgerLockKey is postgres.DefaultLedgerLockKey ("pitbossL"); repeated so
+// ledgerLockKey is eventstore.DefaultLedgerLockKey ("pitbossL"); repeated so
 // this file needs nothing unexported from the adapter.
 const ledgerLockKey int64 = 0x706974626f73734c
 

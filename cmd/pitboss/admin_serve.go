@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/gateway"
@@ -20,7 +21,7 @@ import (
 // Wiring of the service basics for serve: metrics, usage metering, rate
 // limit store, readiness checks (docs/operations.md).
 
-var _ postgres.LedgerObserver = (*api.Metrics)(nil)
+var _ eventstore.LedgerObserver = (*api.Metrics)(nil)
 
 // lagScrapeTimeout bounds the database read behind the lag series.
 const lagScrapeTimeout = 2 * time.Second

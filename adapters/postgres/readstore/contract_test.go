@@ -1,4 +1,4 @@
-package postgres_test
+package readstore_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 	"github.com/pitboss/pitboss/projections/projectionstest"
@@ -22,16 +22,16 @@ func TestReadModelsContract(t *testing.T) {
 	t.Parallel()
 	projectionstest.Run(t, func(t *testing.T) projectionstest.Store {
 		pool, _ := pgtest.NewDatabase(t)
-		return &pgReadStore{ReadModels: postgres.NewReadModels(pool), pool: pool, events: map[int64]domain.Event{}}
+		return &pgReadStore{ReadModels: readstore.NewReadModels(pool), pool: pool, events: map[int64]domain.Event{}}
 	})
 }
 
-// pgReadStore drives postgres.ReadModels as the suite's Store. Its
+// pgReadStore drives readstore.ReadModels as the suite's Store. Its
 // watermark reads the event store (the first event not yet applied stops
 // it), so Settle first writes the events given to the store into the
 // events table, as the ledger would have.
 type pgReadStore struct {
-	*postgres.ReadModels
+	*readstore.ReadModels
 	pool    *pgxpool.Pool
 	events  map[int64]domain.Event // by position: applied or dead-lettered
 	written int64                  // events written up to this position

@@ -1,4 +1,4 @@
-package postgres
+package eventstore
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -171,7 +172,7 @@ func (s *seeder) env() domain.Env {
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return domain.Env{Now: s.now(), EventID: uuidText(b), Meta: domain.Metadata{RequestID: "seed-" + strconv.Itoa(s.ids)}}
+	return domain.Env{Now: s.now(), EventID: postgres.UUIDText(b), Meta: domain.Metadata{RequestID: "seed-" + strconv.Itoa(s.ids)}}
 }
 
 func (s *seeder) money(minor int64) domain.Money { return domain.FromMinor(minor, s.cur) }

@@ -1,4 +1,9 @@
-package postgres
+// Package readstore is the Postgres store of the read models: it applies
+// the projections' changes with their checkpoints (one event or a batch),
+// moves the watermarks, answers the history and report queries, and
+// rebuilds the read models from the event store to compare them with the
+// live tables or to swap the rebuild in (Compare, Swap).
+package readstore
 
 import (
 	"context"
@@ -12,15 +17,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
-)
-
-// ReadModelSchema is the schema of the live read models; a rebuild is
-// written to ShadowSchema and swapped in by renaming the schemas.
-const (
-	ReadModelSchema = "readmodels"
-	ShadowSchema    = "readmodels_shadow"
 )
 
 // advanceLimit bounds the events one watermark step looks at.
@@ -31,7 +30,8 @@ const advanceChunk = 64
 
 // ReadModels is the Postgres store of the read models: it applies a
 // projection's Changes with the stream's checkpoint in one transaction,
-// moves the watermarks, answers the queries, and rebuilds (replay.go).
+// moves the watermarks, answers the queries, and rebuilds (replay.go,
+// swap.go).
 type ReadModels struct {
 	pool   *pgxpool.Pool
 	schema string
@@ -45,11 +45,12 @@ var (
 	_ projections.TransactionReader = (*ReadModels)(nil)
 	_ projections.ReportReader      = (*ReadModels)(nil)
 	_ projections.PositionReader    = (*ReadModels)(nil)
-	_ projections.LedgerHead        = (*Accounts)(nil)
 )
 
 // NewReadModels returns the store of the live read models.
-func NewReadModels(pool *pgxpool.Pool) *ReadModels { return newReadModelsIn(pool, ReadModelSchema) }
+func NewReadModels(pool *pgxpool.Pool) *ReadModels {
+	return newReadModelsIn(pool, postgres.ReadModelSchema)
+}
 
 func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
 	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema), countBudget: DefaultCountBudget}
@@ -176,7 +177,7 @@ func newReadModelSQL(schema string) readModelSQL {
 		// prev (read when addRound starts, after this lock) is committed
 		// state: two projector processes may apply bets of one round from
 		// two streams at once.
-		lockRound: keyedLockSQL, // with roundLockClass
+		lockRound: postgres.KeyedLockSQL, // with roundLockClass
 		// A bet's round: recorded where it starts (projections.RoundStart,
 		// the least (day, game) of its bets), counted in that group's
 		// ggr_daily.rounds, and moved (one count from the old group to the

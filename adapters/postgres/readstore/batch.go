@@ -1,4 +1,4 @@
-package postgres
+package readstore
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -90,7 +91,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	b := &pgx.Batch{}
 	if ownTx {
 		b.Queue("BEGIN")
-		b.Queue("SET LOCAL " + planCacheModeParam + " = " + genericPlans) // see genericPlans
+		b.Queue("SET LOCAL " + postgres.PlanCacheModeParam + " = " + postgres.GenericPlans) // see postgres.GenericPlans
 	}
 	b.Queue(m.sql.lockCheckpoints, name, streams)
 	if len(lookupOf) > 0 {

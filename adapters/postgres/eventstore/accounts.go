@@ -1,4 +1,4 @@
-package postgres
+package eventstore
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
 )
 
 // Accounts reads the committed state of accounts and of the event chain.
@@ -19,7 +20,10 @@ type Accounts struct {
 	pool *pgxpool.Pool
 }
 
-var _ commands.Balances = (*Accounts)(nil)
+var (
+	_ commands.Balances      = (*Accounts)(nil)
+	_ projections.LedgerHead = (*Accounts)(nil)
+)
 
 // NewAccounts returns a reader over pool.
 func NewAccounts(pool *pgxpool.Pool) *Accounts { return &Accounts{pool: pool} }

@@ -1,101 +1,26 @@
-package postgres_test
+package readstore_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/adapters/postgres/storetest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
-
-// storedEvents reads the event store in position order.
-func storedEvents(t testing.TB, pool *pgxpool.Pool, after int64) []domain.Event {
-	t.Helper()
-	rows, _ := pool.Query(context.Background(), `SELECT body FROM events WHERE position > $1 ORDER BY position`, after)
-	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) {
-		var b []byte
-		if err := r.Scan(&b); err != nil {
-			return domain.Event{}, err
-		}
-		return domain.DecodeBody(b)
-	})
-	if err != nil {
-		t.Fatalf("read events: %v", err)
-	}
-	return evs
-}
-
-// applyLive applies events to every projection the way the projector does:
-// streams spread over partitions, each partition in its own goroutine in
-// stream order, so streams interleave differently from position order.
-func applyLive(t testing.TB, rm *postgres.ReadModels, evs []domain.Event, partitions int) {
-	t.Helper()
-	parts := make([][]domain.Event, partitions)
-	for _, e := range evs {
-		h := fnv.New32a()
-		h.Write([]byte(e.StreamID))
-		i := int(h.Sum32()) % partitions
-		parts[i] = append(parts[i], e)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, partitions*len(projections.All))
-	for _, n := range projections.All {
-		p, err := projections.ByName(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, part := range parts {
-			wg.Go(func() {
-				for _, e := range part {
-					if err := rmApplyOne(rm, p, e); err != nil {
-						errs <- err
-						return
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	for _, n := range projections.All {
-		if _, err := rm.Advance(context.Background(), n); err != nil {
-			t.Fatalf("advance %s: %v", n, err)
-		}
-	}
-}
-
-// applyOne retries what the projector retries (row-lock deadlocks between
-// partitions), and nothing else.
-func rmApplyOne(rm *postgres.ReadModels, p projections.Projection, e domain.Event) error {
-	for attempt := 0; ; attempt++ {
-		_, err := rm.Apply(context.Background(), p, e)
-		if err == nil || attempt == 20 || errors.Is(err, projections.ErrInvalidEvent) {
-			return err
-		}
-		var gap *projections.GapError
-		if errors.As(err, &gap) {
-			return err
-		}
-		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
-	}
-}
 
 // testCountBudget replaces the 250 ms bound on a filtered page's count in
 // the tests that check exact totals: under go test -race with every
@@ -103,17 +28,17 @@ func rmApplyOne(rm *postgres.ReadModels, p projections.Projection, e domain.Even
 // ran past 250 ms, and the total came back as a lower bound.
 const testCountBudget = time.Minute
 
-func rmSeeded(t testing.TB, events int) (*pgxpool.Pool, *postgres.ReadModels) {
+func rmSeeded(t testing.TB, events int) (*pgxpool.Pool, *readstore.ReadModels) {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: events, Clients: 2,
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: events, Clients: 2,
 		PlayersPerClient: 40, Seed: 7}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	return pool, postgres.NewReadModels(pool).WithCountBudget(testCountBudget)
+	return pool, readstore.NewReadModels(pool).WithCountBudget(testCountBudget)
 }
 
-func rmCompare(t testing.TB, rm *postgres.ReadModels, opts postgres.ReplayOptions) postgres.ReplayReport {
+func rmCompare(t testing.TB, rm *readstore.ReadModels, opts readstore.ReplayOptions) readstore.ReplayReport {
 	t.Helper()
 	rep, err := rm.Compare(context.Background(), opts)
 	if err != nil {
@@ -122,7 +47,7 @@ func rmCompare(t testing.TB, rm *postgres.ReadModels, opts postgres.ReplayOption
 	return rep
 }
 
-func rmDiffSummary(rep postgres.ReplayReport) string {
+func rmDiffSummary(rep readstore.ReplayReport) string {
 	var b strings.Builder
 	for _, d := range rep.Tables {
 		fmt.Fprintf(&b, "%s: live %d rebuilt %d missing %d extra %d changed %d %v\n", d.Table, d.Live, d.Rebuilt,
@@ -147,10 +72,10 @@ func rmExec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	t.Parallel()
 	pool, rm := rmSeeded(t, 2000)
-	evs := storedEvents(t, pool, 0)
-	applyLive(t, rm, evs, 4)
+	evs := storetest.StoredEvents(t, pool, 0)
+	storetest.ApplyLive(t, rm, evs, 4)
 
-	rep := rmCompare(t, rm, postgres.ReplayOptions{})
+	rep := rmCompare(t, rm, readstore.ReplayOptions{})
 	if rep.Differences() != 0 || rep.Events != 2000 || rep.Skipped != 0 {
 		t.Fatalf("live and rebuild differ (%d events, %d skipped):\n%s", rep.Events, rep.Skipped, rmDiffSummary(rep))
 	}
@@ -160,12 +85,12 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 			t.Errorf("rebuilt %s is empty: the comparison proves nothing", table)
 		}
 	}
-	full := rmCompare(t, rm, postgres.ReplayOptions{Full: true})
+	full := rmCompare(t, rm, readstore.ReplayOptions{Full: true})
 	if full.Differences() != 0 || full.Passes != 1 {
 		t.Fatalf("full rebuild differs from a caught-up live model (%d passes):\n%s", full.Passes, rmDiffSummary(full))
 	}
 	// Client by client (a pass per client) gives the same rows.
-	perClient := rmCompare(t, rm, postgres.ReplayOptions{Full: true, PassEvents: 1})
+	perClient := rmCompare(t, rm, readstore.ReplayOptions{Full: true, PassEvents: 1})
 	if perClient.Differences() != 0 || perClient.Passes != 2 || perClient.Events != 2000 {
 		t.Fatalf("rebuild client by client (%d passes, %d events) differs:\n%s", perClient.Passes, perClient.Events,
 			rmDiffSummary(perClient))
@@ -177,8 +102,8 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	}
 
 	// Redelivery: every event again, in another interleaving.
-	applyLive(t, rm, evs, 3)
-	if rep := rmCompare(t, rm, postgres.ReplayOptions{}); rep.Differences() != 0 {
+	storetest.ApplyLive(t, rm, evs, 3)
+	if rep := rmCompare(t, rm, readstore.ReplayOptions{}); rep.Differences() != 0 {
 		t.Fatalf("redelivery changed the read models:\n%s", rmDiffSummary(rep))
 	}
 
@@ -193,7 +118,7 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 	// are found too, in tables keyed by client and by stream.)
 	rmExec(t, pool, `INSERT INTO readmodels.checkpoints (projection, stream_id, version, position)
 		VALUES ('history', 'player:ghost:p1:EUR', 3, 9)`)
-	rep = rmCompare(t, rm, postgres.ReplayOptions{Examples: 3, PassEvents: 1})
+	rep = rmCompare(t, rm, readstore.ReplayOptions{Examples: 3, PassEvents: 1})
 	want := map[string][3]int64{"transactions": {0, 0, 1}, "ggr_players": {1, 0, 0}, "ggr_player_months": {0, 0, 1},
 		"balances": {0, 1, 0}, "checkpoints": {0, 1, 0}}
 	for _, d := range rep.Tables {
@@ -216,16 +141,16 @@ func TestReadModelsLiveAndRebuildAgree(t *testing.T) {
 func TestReadModelsSwap(t *testing.T) {
 	t.Parallel()
 	pool, rm := rmSeeded(t, 2000)
-	evs := storedEvents(t, pool, 0)
-	applyLive(t, rm, evs[:1200], 2)
+	evs := storetest.StoredEvents(t, pool, 0)
+	storetest.ApplyLive(t, rm, evs[:1200], 2)
 	rmExec(t, pool, `UPDATE readmodels.balances SET balance = balance + 500
 		WHERE account_id = (SELECT account_id FROM readmodels.balances ORDER BY account_id LIMIT 1)`)
 
-	rep := rmCompare(t, rm, postgres.ReplayOptions{Shadow: true})
+	rep := rmCompare(t, rm, readstore.ReplayOptions{Shadow: true})
 	if rep.Differences() != 1 {
 		t.Fatalf("differences before the swap = %d, want the altered balance:\n%s", rep.Differences(), rmDiffSummary(rep))
 	}
-	applyLive(t, rm, evs[1200:], 2) // the projector goes on meanwhile
+	storetest.ApplyLive(t, rm, evs[1200:], 2) // the projector goes on meanwhile
 
 	sw, err := rm.Swap(context.Background())
 	if err != nil {
@@ -243,14 +168,14 @@ func TestReadModelsSwap(t *testing.T) {
 			t.Errorf("readmodels.%s after the swap: vacuumed %d times (%v); want the rebuild vacuumed", table, vacuums, err)
 		}
 	}
-	if rep := rmCompare(t, rm, postgres.ReplayOptions{Full: true}); rep.Differences() != 0 {
+	if rep := rmCompare(t, rm, readstore.ReplayOptions{Full: true}); rep.Differences() != 0 {
 		t.Fatalf("after the swap the read models differ from a full rebuild:\n%s", rmDiffSummary(rep))
 	}
 	pos, err := rm.Position(context.Background(), projections.History)
 	if err != nil || pos != int64(len(evs)) {
 		t.Errorf("history watermark after the swap = %d, %v; want %d", pos, err, len(evs))
 	}
-	if _, err := rm.Swap(context.Background()); !errors.Is(err, postgres.ErrNoShadow) {
+	if _, err := rm.Swap(context.Background()); !errors.Is(err, readstore.ErrNoShadow) {
 		t.Errorf("second swap: %v, want ErrNoShadow", err)
 	}
 }
@@ -288,7 +213,7 @@ func TestGameResultStatusMatchesTheTable(t *testing.T) {
 // BenchmarkReplay measures a full rebuild written to the shadow schema.
 // PITBOSS_BENCH_EVENTS sets the ledger's size (default 100,000):
 //
-//	PITBOSS_BENCH_EVENTS=1000000 go test -run XXX -bench Replay -benchtime 1x ./adapters/postgres
+//	PITBOSS_BENCH_EVENTS=1000000 go test -run XXX -bench Replay -benchtime 1x ./adapters/postgres/readstore
 func BenchmarkReplay(b *testing.B) {
 	n := 100_000
 	if v := os.Getenv("PITBOSS_BENCH_EVENTS"); v != "" {
@@ -298,15 +223,15 @@ func BenchmarkReplay(b *testing.B) {
 		}
 	}
 	pool, _ := pgtest.NewDatabase(b)
-	res, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: n, PlayersPerClient: 2000, Seed: 1})
+	res, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: n, PlayersPerClient: 2000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("seeded %d events in %s (%.0f events/s)", res.Events, res.Took, float64(res.Events)/res.Took.Seconds())
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	b.ResetTimer()
 	for range b.N {
-		rep, err := rm.Compare(context.Background(), postgres.ReplayOptions{Full: true, Shadow: true})
+		rep, err := rm.Compare(context.Background(), readstore.ReplayOptions{Full: true, Shadow: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -326,13 +251,13 @@ func BenchmarkReplay(b *testing.B) {
 func TestTransactionsPagingMatchesPlainQuery(t *testing.T) {
 	t.Parallel()
 	pool, rm := rmSeeded(t, 3000)
-	evs := storedEvents(t, pool, 0)
-	applyLive(t, rm, evs[:2600], 3)
+	evs := storetest.StoredEvents(t, pool, 0)
+	storetest.ApplyLive(t, rm, evs[:2600], 3)
 	// The rest is applied but not under the watermark: not yet numbered.
 	for _, n := range projections.All {
 		p, _ := projections.ByName(n)
 		for _, e := range evs[2600:] {
-			if err := rmApplyOne(rm, p, e); err != nil {
+			if err := storetest.ApplyOne(rm, p, e); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -417,7 +342,7 @@ func TestTransactionsPagingMatchesPlainQuery(t *testing.T) {
 func TestReadModelsApplyBatch(t *testing.T) {
 	t.Parallel()
 	pool, rm := rmSeeded(t, 2000)
-	evs := storedEvents(t, pool, 0)
+	evs := storetest.StoredEvents(t, pool, 0)
 	ctx := context.Background()
 	for _, n := range projections.All {
 		p, _ := projections.ByName(n)
@@ -445,13 +370,13 @@ func TestReadModelsApplyBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rep := rmCompare(t, rm, postgres.ReplayOptions{}); rep.Differences() != 0 || rep.Rebuilt["transactions"] == 0 {
+	if rep := rmCompare(t, rm, readstore.ReplayOptions{}); rep.Differences() != 0 || rep.Rebuilt["transactions"] == 0 {
 		t.Fatalf("batched live model differs from the rebuild:\n%s", rmDiffSummary(rep))
 	}
 
 	// A second ledger's events: a redelivery, a gap and a first event.
 	pool2, rm2 := rmSeeded(t, 300)
-	evs2 := storedEvents(t, pool2, 0)
+	evs2 := storetest.StoredEvents(t, pool2, 0)
 	byStream := map[domain.AccountID][]domain.Event{}
 	for _, e := range evs2 {
 		byStream[e.StreamID] = append(byStream[e.StreamID], e)
@@ -477,7 +402,7 @@ func TestReadModelsApplyBatch(t *testing.T) {
 	if res[0].Applied || res[0].Err != nil || res[1].Applied || !errors.As(res[1].Err, &gap) || !res[2].Applied || res[2].Err != nil {
 		t.Errorf("results = %+v, want skipped, gap, applied", res)
 	}
-	if _, err := rm2.ApplyBatch(ctx, p, []domain.Event{streams[1][0], streams[1][1]}); !errors.Is(err, postgres.ErrSameStreamInBatch) {
+	if _, err := rm2.ApplyBatch(ctx, p, []domain.Event{streams[1][0], streams[1][1]}); !errors.Is(err, readstore.ErrSameStreamInBatch) {
 		t.Errorf("two events of one stream: err = %v", err)
 	}
 }
@@ -502,7 +427,7 @@ func TestGGRPlayersFromMonthBitmaps(t *testing.T) {
 		{"p5", "USD", "other", "x", d(1, 30)}, {"p5", "USD", "other", "x", d(3, 2)},
 	}
 	pool, _ := pgtest.NewDatabase(t)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	hist, err := projections.ByName(projections.History)
 	if err != nil {
 		t.Fatal(err)
@@ -585,17 +510,17 @@ func TestFilterPagesFromMarks(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
 	// Three players per client: each has thousands of rows, so marks.
-	if _, err := postgres.SeedEvents(context.Background(), pool, postgres.SeedOptions{Events: 12000, Clients: 2,
+	if _, err := eventstore.SeedEvents(context.Background(), pool, eventstore.SeedOptions{Events: 12000, Clients: 2,
 		PlayersPerClient: 3, Seed: 7}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	rm := postgres.NewReadModels(pool).WithCountBudget(testCountBudget)
-	evs := storedEvents(t, pool, 0)
-	applyLive(t, rm, evs[:11500], 3)
+	rm := readstore.NewReadModels(pool).WithCountBudget(testCountBudget)
+	evs := storetest.StoredEvents(t, pool, 0)
+	storetest.ApplyLive(t, rm, evs[:11500], 3)
 	for _, n := range projections.All {
 		p, _ := projections.ByName(n)
 		for _, e := range evs[11500:] {
-			if err := rmApplyOne(rm, p, e); err != nil {
+			if err := storetest.ApplyOne(rm, p, e); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -651,7 +576,7 @@ func TestFilterPagesFromMarks(t *testing.T) {
 			}
 		}
 	}
-	rep := rmCompare(t, rm, postgres.ReplayOptions{})
+	rep := rmCompare(t, rm, readstore.ReplayOptions{})
 	if rep.Differences() != 0 || rep.Rebuilt["tx_filter_marks"] != int64(marks[projections.FilterType]+marks[projections.FilterPlayer]) ||
 		rep.Rebuilt["tx_filter_counts"] == 0 {
 		t.Fatalf("rebuild of %d marks (%v live):\n%s", rep.Rebuilt["tx_filter_marks"], marks, rmDiffSummary(rep))
@@ -666,7 +591,7 @@ func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
 		t.Run(strconv.Itoa(hole), func(t *testing.T) {
 			t.Parallel()
 			pool, rm := rmSeeded(t, 3000)
-			evs := storedEvents(t, pool, 0)
+			evs := storetest.StoredEvents(t, pool, 0)
 			ctx := context.Background()
 			h := evs[hole]
 			for _, n := range projections.All {
@@ -675,7 +600,7 @@ func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
 					if e.StreamID == h.StreamID && e.Version >= h.Version {
 						continue // the hole, and its stream's later events (they wait for it)
 					}
-					if err := rmApplyOne(rm, p, e); err != nil {
+					if err := storetest.ApplyOne(rm, p, e); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -683,7 +608,7 @@ func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
 					t.Fatalf("%s watermark with event %d missing = %d (%v), want %d", n, h.Position, pos, err, h.Position-1)
 				}
 				for _, e := range evs {
-					if err := rmApplyOne(rm, p, e); err != nil {
+					if err := storetest.ApplyOne(rm, p, e); err != nil {
 						t.Fatal(err)
 					}
 				}

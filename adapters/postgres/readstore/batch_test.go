@@ -1,4 +1,4 @@
-package postgres_test
+package readstore_test
 
 import (
 	"cmp"
@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -211,7 +211,7 @@ func TestReadModelsBatchMergesGameResultsAndPlayers(t *testing.T) {
 			batches := bbEvents(c.batches)
 			batchedPool, _ := pgtest.NewDatabase(t)
 			onePool, _ := pgtest.NewDatabase(t)
-			batched, one := postgres.NewReadModels(batchedPool), postgres.NewReadModels(onePool)
+			batched, one := readstore.NewReadModels(batchedPool), readstore.NewReadModels(onePool)
 			mem := projections.NewMemory()
 			for b, batch := range batches {
 				res, err := batched.ApplyBatch(t.Context(), hist, batch)

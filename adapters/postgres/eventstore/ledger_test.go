@@ -1,13 +1,10 @@
-package postgres_test
+package eventstore_test
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,66 +14,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/storetest"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
 
 var eur = domain.MustCurrency("EUR")
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-type uuids struct{}
-
-func (uuids) NewID() string { return newUUID() }
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
-}
-
-func uid(prefix string) string { return prefix + "-" + newUUID()[:8] }
-
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// runLedger starts l.Run until the test ends.
-func runLedger(t testing.TB, l *postgres.Ledger) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ledger run: %v", err)
-		}
-	})
-}
-
-func startLedger(t testing.TB, pool *pgxpool.Pool, cfg postgres.LedgerConfig) (*postgres.Ledger, *commands.Handler) {
-	t.Helper()
-	l, err := postgres.NewLedger(pool, cfg, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runLedger(t, l)
-	return l, commands.NewHandler(l, wallClock{}, uuids{})
-}
 
 func deposit(t testing.TB, h *commands.Handler, client, player, amount string) commands.Result {
 	t.Helper()
@@ -85,7 +30,7 @@ func deposit(t testing.TB, h *commands.Handler, client, player, amount string) c
 		t.Fatal(err)
 	}
 	r, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: player,
-		TransactionID: uid("dep"), Currency: eur}, m)
+		TransactionID: storetest.UID("dep"), Currency: eur}, m)
 	if err != nil {
 		t.Fatalf("deposit: %v", err)
 	}
@@ -104,7 +49,7 @@ func adjustOp(client string, wallet domain.AccountID, amount string, records ...
 		Accounts: []domain.AccountID{wallet, ext},
 		Decide: func(v *domain.View) (commands.Outcome, error) {
 			e, err := v.Apply(domain.Change{
-				Event: domain.Event{ID: newUUID(), Type: domain.EventAdjusted, StreamID: wallet, OccurredAt: time.Now(),
+				Event: domain.Event{ID: storetest.NewUUID(), Type: domain.EventAdjusted, StreamID: wallet, OccurredAt: time.Now(),
 					Data: domain.EventData{ClientID: client, Currency: "EUR", Amount: m.String(),
 						Postings: []domain.Posting{{Account: ext, Amount: m.Neg().String()}, {Account: wallet, Amount: m.String()}}}},
 				Records: records,
@@ -119,31 +64,22 @@ func adjustOp(client string, wallet domain.AccountID, amount string, records ...
 
 func balanceOf(t testing.TB, pool *pgxpool.Pool, id domain.AccountID) domain.AccountState {
 	t.Helper()
-	st, err := postgres.NewAccounts(pool).Account(context.Background(), id)
+	st, err := eventstore.NewAccounts(pool).Account(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return st
 }
 
-func eventCount(t testing.TB, pool *pgxpool.Pool) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // executeTogether runs ops concurrently through a ledger that only commits
 // once it holds all of them, so they share one batch.
 func executeTogether(t *testing.T, pool *pgxpool.Pool, ops ...commands.Operation) ([]commands.Outcome, []error) {
 	t.Helper()
-	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{MaxBatch: len(ops), Linger: time.Minute}, testLogger(t))
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: len(ops), Linger: time.Minute}, storetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runLedger(t, l)
+	storetest.RunLedger(t, l)
 	outs, errs := make([]commands.Outcome, len(ops)), make([]error, len(ops))
 	var wg sync.WaitGroup
 	for i, op := range ops {
@@ -158,22 +94,22 @@ func TestLedgerConfig(t *testing.T) {
 	pool, _ := pgtest.NewDatabase(t)
 	tests := []struct {
 		name    string
-		cfg     postgres.LedgerConfig
+		cfg     eventstore.LedgerConfig
 		wantErr []string
 	}{
-		{name: "defaults", cfg: postgres.LedgerConfig{}},
-		{name: "everything set", cfg: postgres.LedgerConfig{MaxBatch: 8, Linger: time.Millisecond, LockKey: 7,
+		{name: "defaults", cfg: eventstore.LedgerConfig{}},
+		{name: "everything set", cfg: eventstore.LedgerConfig{MaxBatch: 8, Linger: time.Millisecond, LockKey: 7,
 			NotifyChannel: "x", BatchTimeout: time.Second}},
-		{name: "negative batch", cfg: postgres.LedgerConfig{MaxBatch: -1}, wantErr: []string{"MaxBatch"}},
-		{name: "huge batch", cfg: postgres.LedgerConfig{MaxBatch: 1_000_000}, wantErr: []string{"MaxBatch"}},
-		{name: "negative linger", cfg: postgres.LedgerConfig{Linger: -time.Second}, wantErr: []string{"Linger"}},
-		{name: "long channel", cfg: postgres.LedgerConfig{NotifyChannel: strings.Repeat("c", 64)}, wantErr: []string{"NotifyChannel"}},
-		{name: "negative timeout", cfg: postgres.LedgerConfig{BatchTimeout: -1}, wantErr: []string{"BatchTimeout"}},
-		{name: "every error at once", cfg: postgres.LedgerConfig{MaxBatch: -1, Linger: -1}, wantErr: []string{"MaxBatch", "Linger"}},
+		{name: "negative batch", cfg: eventstore.LedgerConfig{MaxBatch: -1}, wantErr: []string{"MaxBatch"}},
+		{name: "huge batch", cfg: eventstore.LedgerConfig{MaxBatch: 1_000_000}, wantErr: []string{"MaxBatch"}},
+		{name: "negative linger", cfg: eventstore.LedgerConfig{Linger: -time.Second}, wantErr: []string{"Linger"}},
+		{name: "long channel", cfg: eventstore.LedgerConfig{NotifyChannel: strings.Repeat("c", 64)}, wantErr: []string{"NotifyChannel"}},
+		{name: "negative timeout", cfg: eventstore.LedgerConfig{BatchTimeout: -1}, wantErr: []string{"BatchTimeout"}},
+		{name: "every error at once", cfg: eventstore.LedgerConfig{MaxBatch: -1, Linger: -1}, wantErr: []string{"MaxBatch", "Linger"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := postgres.NewLedger(pool, tc.cfg, nil)
+			_, err := eventstore.NewLedger(pool, tc.cfg, nil)
 			if len(tc.wantErr) == 0 && err != nil {
 				t.Fatalf("unexpected error %v", err)
 			}
@@ -184,7 +120,7 @@ func TestLedgerConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := postgres.NewLedger(nil, postgres.LedgerConfig{}, nil); err == nil {
+	if _, err := eventstore.NewLedger(nil, eventstore.LedgerConfig{}, nil); err == nil {
 		t.Error("a ledger without a pool was accepted")
 	}
 }
@@ -195,8 +131,8 @@ func TestLedgerConfig(t *testing.T) {
 func TestLedgerConcurrencyError(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
-	client, stale, innocent := uid("c"), uid("p"), uid("p")
+	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	client, stale, innocent := storetest.UID("c"), storetest.UID("p"), storetest.UID("p")
 	staleWallet := domain.PlayerWallet(client, stale, eur)
 	innocentWallet := domain.PlayerWallet(client, innocent, eur)
 	deposit(t, h, client, stale, "10.00")
@@ -206,7 +142,7 @@ func TestLedgerConcurrencyError(t *testing.T) {
 		`UPDATE accounts SET version = version - 1 WHERE account_id = $1`, string(staleWallet)); err != nil {
 		t.Fatal(err)
 	}
-	before := eventCount(t, pool)
+	before := storetest.EventCount(t, pool)
 
 	_, errs := executeTogether(t, pool,
 		adjustOp(client, staleWallet, "1.00"), adjustOp(client, innocentWallet, "2.00"))
@@ -219,7 +155,7 @@ func TestLedgerConcurrencyError(t *testing.T) {
 			t.Errorf("op %d: %+v, want stream %s expected 0", i, ce, staleWallet)
 		}
 	}
-	if n := eventCount(t, pool); n != before {
+	if n := storetest.EventCount(t, pool); n != before {
 		t.Errorf("%d events after the failed batch, want %d", n, before)
 	}
 	if st := balanceOf(t, pool, innocentWallet); st.Balance != 1000 || st.Version != 1 {
@@ -229,7 +165,7 @@ func TestLedgerConcurrencyError(t *testing.T) {
 	// Through the handler the conflict is retried, and still fails: the row
 	// stays stale, so every retry meets the same taken version.
 	_, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: stale,
-		TransactionID: uid("dep"), Currency: eur}, domain.FromMinor(100, eur))
+		TransactionID: storetest.UID("dep"), Currency: eur}, domain.FromMinor(100, eur))
 	if ce := (*domain.ConcurrencyError)(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "attempts") {
 		t.Errorf("handler: got %v, want a ConcurrencyError after its retries", err)
 	}
@@ -241,10 +177,10 @@ func TestLedgerConcurrencyError(t *testing.T) {
 func TestLedgerBrokenOperationsAreIsolated(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	client := uid("c")
-	a, b, c, d := domain.PlayerWallet(client, uid("a"), eur), domain.PlayerWallet(client, uid("b"), eur),
-		domain.PlayerWallet(client, uid("c"), eur), domain.PlayerWallet(client, uid("d"), eur)
-	undeclared := domain.PlayerWallet(client, uid("x"), eur)
+	client := storetest.UID("c")
+	a, b, c, d := domain.PlayerWallet(client, storetest.UID("a"), eur), domain.PlayerWallet(client, storetest.UID("b"), eur),
+		domain.PlayerWallet(client, storetest.UID("c"), eur), domain.PlayerWallet(client, storetest.UID("d"), eur)
+	undeclared := domain.PlayerWallet(client, storetest.UID("x"), eur)
 
 	panics := adjustOp(client, c, "5.00")
 	applyThenPanic := panics.Decide
@@ -287,7 +223,7 @@ func TestLedgerBrokenOperationsAreIsolated(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", id, st, want)
 		}
 	}
-	if n := eventCount(t, pool); n != 2 {
+	if n := storetest.EventCount(t, pool); n != 2 {
 		t.Errorf("%d events, want 2", n)
 	}
 }
@@ -297,11 +233,11 @@ func TestLedgerBrokenOperationsAreIsolated(t *testing.T) {
 func TestLedgerFailedInsertFailsTheBatch(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
-	client, player, other := uid("c"), uid("p"), uid("o")
+	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	client, player, other := storetest.UID("c"), storetest.UID("p"), storetest.UID("o")
 	first := deposit(t, h, client, player, "10.00")
 	key := domain.ClientTxKey(client, first.ExternalID)
-	before := eventCount(t, pool)
+	before := storetest.EventCount(t, pool)
 
 	// The operation does not declare the key, so the view takes the record
 	// for new.
@@ -314,7 +250,7 @@ func TestLedgerFailedInsertFailsTheBatch(t *testing.T) {
 			t.Errorf("op %d: got %v, want the unique violation on tx_records_pkey", i, err)
 		}
 	}
-	if n := eventCount(t, pool); n != before {
+	if n := storetest.EventCount(t, pool); n != before {
 		t.Errorf("%d events after the failed batch, want %d", n, before)
 	}
 	if st := balanceOf(t, pool, domain.PlayerWallet(client, other, eur)); st != (domain.AccountState{}) {
@@ -327,13 +263,13 @@ func TestLedgerFailedInsertFailsTheBatch(t *testing.T) {
 func TestLedgerContext(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, storetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := uid("c")
+	client := storetest.UID("c")
 	var ran atomic.Int32
-	op := adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00")
+	op := adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00")
 	decide := op.Decide
 	op.Decide = func(v *domain.View) (commands.Outcome, error) {
 		ran.Add(1)
@@ -352,8 +288,8 @@ func TestLedgerContext(t *testing.T) {
 	if _, err := l.Execute(short, op); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("expired while queued: got %v", err)
 	}
-	runLedger(t, l)
-	out, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00"))
+	storetest.RunLedger(t, l)
+	out, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +302,7 @@ func TestLedgerContext(t *testing.T) {
 
 	// Once taken, an operation runs to the end even if its caller leaves.
 	taken, release := make(chan struct{}), make(chan struct{})
-	slow := adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00")
+	slow := adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00")
 	decideSlow := slow.Decide
 	slow.Decide = func(v *domain.View) (commands.Outcome, error) {
 		close(taken)
@@ -383,7 +319,7 @@ func TestLedgerContext(t *testing.T) {
 	}
 	close(release)
 	// The next operation queues behind the slow one's batch.
-	if out, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00")); err != nil || out.Event.Position != 3 {
+	if out, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00")); err != nil || out.Event.Position != 3 {
 		t.Errorf("after the slow batch: %+v %v, want position 3 (the left caller's operation committed at 2)", out.Event, err)
 	}
 }
@@ -391,15 +327,15 @@ func TestLedgerContext(t *testing.T) {
 func TestLedgerStops(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, storetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
-	client := uid("c")
-	if _, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00")); err != nil {
+	client := storetest.UID("c")
+	if _, err := l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00")); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Run(ctx); err == nil {
@@ -409,8 +345,8 @@ func TestLedgerStops(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	_, err = l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, uid("p"), eur), "1.00"))
-	if !errors.Is(err, postgres.ErrLedgerClosed) {
+	_, err = l.Execute(context.Background(), adjustOp(client, domain.PlayerWallet(client, storetest.UID("p"), eur), "1.00"))
+	if !errors.Is(err, eventstore.ErrLedgerClosed) {
 		t.Errorf("after stop: got %v, want ErrLedgerClosed", err)
 	}
 }
@@ -431,8 +367,8 @@ func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	if _, err := listener.Exec(ctx, "LISTEN pitboss_events"); err != nil {
 		t.Fatal(err)
 	}
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
-	client, player := uid("c"), uid("p")
+	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	client, player := storetest.UID("c"), storetest.UID("p")
 	res := deposit(t, h, client, player, "10.00")
 	if _, err := listener.Conn().WaitForNotification(ctx); err != nil {
 		t.Fatalf("no notification after a commit: %v", err)
@@ -458,17 +394,17 @@ func TestAccounts(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	accounts := postgres.NewAccounts(pool)
+	accounts := eventstore.NewAccounts(pool)
 	pos, hash, err := accounts.Head(ctx)
 	if err != nil || pos != 0 || !bytes.Equal(hash, domain.GenesisHash) {
 		t.Fatalf("head of an empty store: %d %x %v, want 0 and the genesis hash", pos, hash, err)
 	}
-	client, player := uid("c"), uid("p")
+	client, player := storetest.UID("c"), storetest.UID("p")
 	wallet := domain.PlayerWallet(client, player, eur)
 	if st, err := accounts.Account(ctx, wallet); err != nil || st != (domain.AccountState{}) {
 		t.Fatalf("unknown account: %+v %v, want the zero state", st, err)
 	}
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
+	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
 	deposit(t, h, client, player, "10.00")
 	deposit(t, h, client, player, "2.50")
 	if st, err := accounts.Account(ctx, wallet); err != nil || st != (domain.AccountState{Balance: 1250, Version: 2}) {
@@ -490,13 +426,13 @@ func TestAccounts(t *testing.T) {
 // wallets through the command handler and the real store.
 func BenchmarkLedgerExecute(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
-	_, h := startLedger(b, pool, postgres.LedgerConfig{})
+	_, h := storetest.StartLedger(b, pool, eventstore.LedgerConfig{})
 	const wallets = 64
-	client, provider := uid("c"), uid("prov")
+	client, provider := storetest.UID("c"), storetest.UID("prov")
 	players := make([]string, wallets)
 	var wg sync.WaitGroup
 	for i := range players {
-		players[i] = uid("p")
+		players[i] = storetest.UID("p")
 		wg.Go(func() { deposit(b, h, client, players[i], "1000000.00") })
 	}
 	wg.Wait()
