@@ -124,15 +124,15 @@ func newPlayer(h *commands.Handler, cur domain.Currency) player {
 func (p player) wallet() domain.AccountID { return domain.PlayerWallet(p.client, p.id, p.cur) }
 func (p player) house() domain.AccountID  { return domain.HouseAccount(p.client, p.provider, p.cur) }
 
-func (p player) call(tx, round string) commands.GameCall {
-	return commands.GameCall{ClientID: p.client, PlayerID: p.id, Provider: p.provider, GameID: p.game,
-		RoundID: round, SessionID: "s1", TransactionID: tx, Currency: p.cur}
+func (p player) call(tx, round string) domain.GameTx {
+	return domain.GameTx{Client: p.client, Player: p.id, Provider: p.provider, Game: p.game,
+		Round: round, Session: "s1", ExternalTxID: tx, Currency: p.cur}
 }
 
 func (p player) deposit(t testing.TB, tx, amount string) commands.Result {
 	t.Helper()
-	r, err := p.h.Deposit(context.Background(), commands.ClientCall{ClientID: p.client, PlayerID: p.id,
-		TransactionID: tx, Currency: p.cur}, money(t, amount, p.cur))
+	r, err := p.h.Deposit(context.Background(), domain.ClientTx{Client: p.client, Player: p.id,
+		ExternalTxID: tx, Currency: p.cur}, money(t, amount, p.cur))
 	if err != nil {
 		t.Fatalf("deposit %s: %v", amount, err)
 	}
@@ -226,8 +226,8 @@ func TestSameBetConcurrentlyMovesMoneyOnce(t *testing.T) {
 					replayed++
 				}
 				r, first := results[i], results[0]
-				if r.TransactionID != first.TransactionID || r.BalanceAfter != "15.00" || r.Position != first.Position ||
-					r.Position == 0 || r.Amount != "5.00" {
+				if r.EventID != first.EventID || r.BalanceAfter.String() != "15.00" || r.Position != first.Position ||
+					r.Position == 0 || r.Amount.String() != "5.00" {
 					t.Errorf("call %d answered %+v, call 0 answered %+v", i, r, first)
 				}
 			}
@@ -277,8 +277,8 @@ func TestRollbackRules(t *testing.T) {
 	}
 	withdraw := func(tx, amount string) func(p player) (commands.Result, error) {
 		return func(p player) (commands.Result, error) {
-			return p.h.Withdraw(context.Background(), commands.ClientCall{ClientID: p.client, PlayerID: p.id,
-				TransactionID: tx, Currency: p.cur}, money(t, amount, p.cur))
+			return p.h.Withdraw(context.Background(), domain.ClientTx{Client: p.client, Player: p.id,
+				ExternalTxID: tx, Currency: p.cur}, money(t, amount, p.cur))
 		}
 	}
 	tests := []struct {
@@ -373,10 +373,10 @@ func TestRollbackRules(t *testing.T) {
 					if res.Replayed != s.wantReplay {
 						t.Errorf("step %d: replayed %v, want %v", i, res.Replayed, s.wantReplay)
 					}
-					if s.wantAmount != "" && res.Amount != s.wantAmount {
+					if s.wantAmount != "" && res.Amount.String() != s.wantAmount {
 						t.Errorf("step %d: amount %q, want %q", i, res.Amount, s.wantAmount)
 					}
-					if s.wantBalance != "" && res.BalanceAfter != s.wantBalance {
+					if s.wantBalance != "" && res.BalanceAfter.String() != s.wantBalance {
 						t.Errorf("step %d: balance after %s, want %s", i, res.BalanceAfter, s.wantBalance)
 					}
 					if s.wantBalance != "" {
@@ -387,7 +387,7 @@ func TestRollbackRules(t *testing.T) {
 					if s.wantEventTyp != "" {
 						var typ domain.EventType
 						if err := e.pool.QueryRow(context.Background(),
-							`SELECT event_type FROM events WHERE event_id = $1`, res.TransactionID).Scan(&typ); err != nil {
+							`SELECT event_type FROM events WHERE event_id = $1`, res.EventID).Scan(&typ); err != nil {
 							t.Fatal(err)
 						}
 						if typ != s.wantEventTyp {
@@ -415,8 +415,8 @@ func TestMixedSessionKeepsTheBooks(t *testing.T) {
 	for _, cur := range []domain.Currency{eur, btc} {
 		p := newPlayer(e.h, cur)
 		m := func(s string) domain.Money { return money(t, s, cur) }
-		clientCall := func(tx, player string) commands.ClientCall {
-			return commands.ClientCall{ClientID: p.client, PlayerID: player, TransactionID: tx, Currency: cur, Reason: "test"}
+		clientCall := func(tx, player string) domain.ClientTx {
+			return domain.ClientTx{Client: p.client, Player: player, ExternalTxID: tx, Currency: cur, Reason: "test"}
 		}
 		must := func(what string, _ commands.Result, err error) {
 			t.Helper()
@@ -434,8 +434,8 @@ func TestMixedSessionKeepsTheBooks(t *testing.T) {
 		must("client deposit", r, err)
 		r, err = e.h.Transfer(ctx, clientCall("c-tr-1", p.id), m("100.5"), domain.ToPlayer)
 		must("transfer to player", r, err)
-		r, err = e.h.RecordLaunch(ctx, commands.Launch{ClientID: p.client, PlayerID: p.id, Provider: p.provider,
-			GameID: p.game, SessionID: "s1", TransactionID: "launch-1", Currency: cur, ExpiresAt: time.Now().Add(time.Hour)})
+		r, err = e.h.RecordLaunch(ctx, domain.Launch{Client: p.client, Player: p.id, Provider: p.provider,
+			Game: p.game, Session: "s1", ExternalTxID: "launch-1", Currency: cur, ExpiresAt: time.Now().Add(time.Hour)})
 		must("launch", r, err)
 		r, err = p.bet(t, "b1", "10", "r1")
 		must("bet", r, err)
@@ -461,7 +461,8 @@ func TestMixedSessionKeepsTheBooks(t *testing.T) {
 		must("negative adjustment", r, err)
 		r, err = e.h.Adjust(ctx, clientCall("adj-2", ""), m("3"))
 		must("client adjustment", r, err)
-		r, err = e.h.SyncBalance(ctx, clientCall("sync-1", p.id), m("50"), p.provider, p.game, "s2")
+		r, err = e.h.SyncBalance(ctx, clientCall("sync-1", p.id), m("50"),
+			domain.GameTx{Provider: p.provider, Game: p.game, Session: "s2"})
 		must("balance sync", r, err)
 		r, err = e.h.Transfer(ctx, clientCall("c-tr-2", p.id), m("20"), domain.FromPlayer)
 		must("transfer from player", r, err)

@@ -41,7 +41,7 @@ type ledger struct {
 func newLedger(t *testing.T) *ledger {
 	l := &ledger{t: t, view: domain.NewView(), now: day1}
 	l.do(func(r domain.Reader, env domain.Env) (domain.Change, error) {
-		return domain.DecideDeposit(r, domain.ClientTx{Client: "acme", Player: "p1", ExternalTx: "dep", Currency: eur},
+		return domain.DecideDeposit(r, domain.ClientTx{Client: "acme", Player: "p1", ExternalTxID: "dep", Currency: eur},
 			money("100.00"), env)
 	})
 	return l
@@ -64,7 +64,7 @@ func (l *ledger) do(decide func(domain.Reader, domain.Env) (domain.Change, error
 }
 
 func game(tx, round string, opts ...func(*domain.GameTx)) domain.GameTx {
-	g := domain.GameTx{Client: "acme", Player: "p1", Provider: "prov", Game: "slot", Round: round, ExternalTx: tx, Currency: eur}
+	g := domain.GameTx{Client: "acme", Player: "p1", Provider: "prov", Game: "slot", Round: round, ExternalTxID: tx, Currency: eur}
 	for _, o := range opts {
 		o(&g)
 	}
@@ -331,7 +331,7 @@ func TestCheckpointRule(t *testing.T) {
 func TestGameResultOrderIndependent(t *testing.T) {
 	l := newLedger(t)
 	l.do(func(r domain.Reader, env domain.Env) (domain.Change, error) {
-		return domain.DecideDeposit(r, domain.ClientTx{Client: "acme", Player: "p2", ExternalTx: "dep2", Currency: eur}, money("50.00"), env)
+		return domain.DecideDeposit(r, domain.ClientTx{Client: "acme", Player: "p2", ExternalTxID: "dep2", Currency: eur}, money("50.00"), env)
 	})
 	first := l.bet("b1", "shared", "3.00")
 	second := l.do(func(r domain.Reader, env domain.Env) (domain.Change, error) {

@@ -52,8 +52,8 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		if got := r.json(t)["external_transaction_id"]; got != "b1" {
 			t.Fatalf("request %d is for %v before b1 succeeded", i+1, got)
 		}
-		if r.header.Get("Idempotency-Key") != bet.TransactionID+":callback" {
-			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.TransactionID)
+		if r.header.Get("Idempotency-Key") != bet.EventID+":callback" {
+			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.EventID)
 		}
 		if r.header.Get("X-Pitboss-Attempt") != fmt.Sprint(i+1) {
 			t.Fatalf("request %d X-Pitboss-Attempt %q", i+1, r.header.Get("X-Pitboss-Attempt"))
@@ -73,10 +73,10 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		bet, win, credit, balance, reference string
 		txID                                 string
 	}{
-		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.TransactionID},
-		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.TransactionID},
+		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.EventID},
+		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.EventID},
 		{"bet 2", ok[2], "5.00", "0.00", "-5.00", "110.50", "", ""},
-		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.TransactionID},
+		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.EventID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	}
 
 	// and the delivery log shows three failed attempts and one success
-	list, total, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+	list, total, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 	if err != nil || total != 1 {
 		t.Fatalf("deliveries of the first bet: %d, %v", total, err)
 	}
@@ -163,7 +163,7 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 			return false
 		}
 		parkedID = list[0].ID
-		return list[0].EventID == aliceBet.TransactionID && list[0].Attempts == 3 && len(list[0].Log) == 3
+		return list[0].EventID == aliceBet.EventID && list[0].Attempts == 3 && len(list[0].Log) == 3
 	})
 	time.Sleep(100 * time.Millisecond)
 	failed := 0
@@ -211,7 +211,7 @@ func TestSlowReceiverIsRetried(t *testing.T) {
 	// then the callback is sent again and the second answer counts
 	var logged []api.DeliveryAttempt
 	eventually(t, 60*time.Second, "the callback delivered on the second attempt", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 		if err != nil || len(list) != 1 || list[0].State != api.DeliverySucceeded {
 			return false
 		}
@@ -317,7 +317,7 @@ func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	// then the callback is never sent, each refusal is logged, and it is parked
 	var d api.Delivery
 	eventually(t, 60*time.Second, "the refused callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 		if err != nil || len(list) != 1 || list[0].State != api.DeliveryParked {
 			return false
 		}

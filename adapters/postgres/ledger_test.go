@@ -84,8 +84,8 @@ func deposit(t testing.TB, h *commands.Handler, client, player, amount string) c
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: player,
-		TransactionID: uid("dep"), Currency: eur}, m)
+	r, err := h.Deposit(context.Background(), domain.ClientTx{Client: client, Player: player,
+		ExternalTxID: uid("dep"), Currency: eur}, m)
 	if err != nil {
 		t.Fatalf("deposit: %v", err)
 	}
@@ -228,8 +228,8 @@ func TestLedgerConcurrencyError(t *testing.T) {
 
 	// Through the handler the conflict is retried, and still fails: the row
 	// stays stale, so every retry meets the same taken version.
-	_, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: stale,
-		TransactionID: uid("dep"), Currency: eur}, domain.FromMinor(100, eur))
+	_, err := h.Deposit(context.Background(), domain.ClientTx{Client: client, Player: stale,
+		ExternalTxID: uid("dep"), Currency: eur}, domain.FromMinor(100, eur))
 	if ce := (*domain.ConcurrencyError)(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "attempts") {
 		t.Errorf("handler: got %v, want a ConcurrencyError after its retries", err)
 	}
@@ -300,7 +300,7 @@ func TestLedgerFailedInsertFailsTheBatch(t *testing.T) {
 	_, h := startLedger(t, pool, postgres.LedgerConfig{})
 	client, player, other := uid("c"), uid("p"), uid("o")
 	first := deposit(t, h, client, player, "10.00")
-	key := domain.ClientTxKey(client, first.ExternalID)
+	key := domain.ClientTxKey(client, first.ExternalTxID)
 	before := eventCount(t, pool)
 
 	// The operation does not declare the key, so the view takes the record
@@ -442,7 +442,7 @@ func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	}
 	var recPos, lastPos int64
 	if err := pool.QueryRow(ctx, `SELECT (record->>'position')::bigint FROM tx_records WHERE key = $1`,
-		domain.ClientTxKey(client, res.ExternalID)).Scan(&recPos); err != nil {
+		domain.ClientTxKey(client, res.ExternalTxID)).Scan(&recPos); err != nil {
 		t.Fatal(err)
 	}
 	if err := pool.QueryRow(ctx, `SELECT last_position FROM accounts WHERE account_id = $1`,
@@ -508,8 +508,8 @@ func BenchmarkLedgerExecute(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		player := players[next.Add(1)%wallets]
 		for pb.Next() {
-			g := commands.GameCall{ClientID: client, PlayerID: player, Provider: provider, GameID: "g",
-				TransactionID: fmt.Sprintf("bet-%d", seq.Add(1)), Currency: eur}
+			g := domain.GameTx{Client: client, Player: player, Provider: provider, Game: "g",
+				ExternalTxID: fmt.Sprintf("bet-%d", seq.Add(1)), Currency: eur}
 			if _, err := h.PlaceBet(context.Background(), g, stake); err != nil {
 				b.Error(err)
 				return
