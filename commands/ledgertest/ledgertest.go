@@ -388,14 +388,36 @@ func testUndeclaredAccountFailsTheOperation(t *testing.T, l commands.Ledger) {
 	if _, err := l.Execute(context.Background(), sneaky); err == nil || !strings.Contains(err.Error(), "did not declare") {
 		t.Fatalf("operation on an undeclared account: got %v, want an error saying so", err)
 	}
-	// The posting's other side is declared: the external account must not
-	// have moved either.
-	s := probe(t, l, []domain.AccountID{undeclared, domain.ExternalAccount(client, eur)})
+	// The event's stream is declared, one of its postings is not.
+	leaky := adjust(client, a, money(t, "7.00", eur))
+	decide := leaky.Decide
+	leaky.Decide = func(v *domain.View) (commands.Outcome, error) {
+		out, err := decide(domain.NewView()) // the event only; v stays as loaded
+		if err != nil {
+			return commands.Outcome{}, err
+		}
+		e := *out.Event
+		e.Data.Postings = []domain.Posting{{Account: domain.ExternalAccount(client, eur), Amount: "-7.00"},
+			{Account: undeclared, Amount: "2.00"}, {Account: a, Amount: "5.00"}}
+		e, err = v.Apply(domain.Change{Event: e})
+		if err != nil {
+			return commands.Outcome{}, err
+		}
+		return commands.Outcome{Event: &e}, nil
+	}
+	if _, err := l.Execute(context.Background(), leaky); err == nil || !strings.Contains(err.Error(), "did not declare") {
+		t.Fatalf("posting to an undeclared account: got %v, want an error saying so", err)
+	}
+	// The postings' declared sides must not have moved either.
+	s := probe(t, l, []domain.AccountID{a, undeclared, domain.ExternalAccount(client, eur)})
 	if st := s.accounts[undeclared]; st != (domain.AccountState{}) {
 		t.Errorf("undeclared wallet %+v, want empty", st)
 	}
 	if st := s.accounts[domain.ExternalAccount(client, eur)]; st.Balance != -100 {
 		t.Errorf("external account %+v, want -1.00", st)
+	}
+	if st := s.accounts[a]; st != (domain.AccountState{Balance: 100, Version: 1}) {
+		t.Errorf("declared wallet %+v, want 1.00 at version 1", st)
 	}
 	after := mustExecute(t, l, adjust(client, a, money(t, "1.00", eur)))
 	if after.Event.Position != before.Event.Position+1 {
