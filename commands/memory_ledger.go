@@ -20,7 +20,9 @@ import (
 // operation alone and leaves nothing behind. It is safe for concurrent use.
 //
 // It commits every operation on its own (a batch of one), so it never
-// answers a *domain.ConcurrencyError: nothing else writes its state.
+// answers a *domain.ConcurrencyError: nothing else writes its state. An
+// operation that holds the lock runs to the end, and its caller gets its
+// answer even if the caller's context ended meanwhile.
 type MemoryLedger struct {
 	// lock is held while an operation runs. A channel rather than a mutex
 	// so a caller whose context ends while it waits gives up, and its
