@@ -78,7 +78,7 @@ func newAuHarness(t *testing.T) *auHarness {
 				continue
 			}
 			amt := domain.FromMinor(int64(100*(i+1)), eur)
-			if _, err := cmd.Deposit(ctx, commands.ClientCall{ClientID: c, PlayerID: "p1", TransactionID: fmt.Sprintf("d%d", i),
+			if _, err := cmd.Deposit(ctx, domain.ClientTx{Client: c, Player: "p1", ExternalTxID: fmt.Sprintf("d%d", i),
 				Currency: eur}, amt); err != nil {
 				t.Fatal(err)
 			}

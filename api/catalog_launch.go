@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -168,13 +167,13 @@ func (s *Server) launchSession(ctx context.Context, t launchTarget, sess gateway
 	if err != nil {
 		return launchResult{}, err
 	}
-	res, err := s.deps.Commands.RecordLaunch(ctx, commands.Launch{ClientID: sess.ClientID, PlayerID: sess.PlayerID,
-		Provider: sess.ProviderID, GameID: sess.GameID, SessionID: sess.ID, TransactionID: sess.TransactionID,
+	res, err := s.deps.Commands.RecordLaunch(ctx, domain.Launch{Client: sess.ClientID, Player: sess.PlayerID,
+		Provider: sess.ProviderID, Game: sess.GameID, Session: sess.ID, ExternalTxID: sess.TransactionID,
 		Currency: cur, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
 		return launchResult{}, err
 	}
-	return launchResult{GameURL: gameURL, TransactionID: res.TransactionID,
+	return launchResult{GameURL: gameURL, EventID: res.EventID,
 		ExpiresAt: sess.ExpiresAt.UTC().Format(time.RFC3339), SessionID: sess.ID}, nil
 }
 

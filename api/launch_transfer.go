@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -78,8 +77,8 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 		return err
 	}
 	p := principal(c)
-	tr, err := s.deps.Commands.Transfer(ctx, commands.ClientCall{ClientID: p.ClientID, PlayerID: req.PlayerID,
-		TransactionID: req.TransferID, Currency: cur, Reason: "game launch " + t.prov.ID + "/" + t.game.ID},
+	tr, err := s.deps.Commands.Transfer(ctx, domain.ClientTx{Client: p.ClientID, Player: req.PlayerID,
+		ExternalTxID: req.TransferID, Currency: cur, Reason: "game launch " + t.prov.ID + "/" + t.game.ID},
 		amount, domain.ToPlayer)
 	if err != nil {
 		return err

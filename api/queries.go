@@ -169,7 +169,7 @@ type transactionItem struct {
 	Game         *string `json:"game"`
 	PlayerID     *string `json:"player_id"`
 	RoundID      *string `json:"round_id"`
-	ExternalID   *string `json:"external_id"`
+	ExternalTxID *string `json:"external_id"`
 	ReferenceID  *string `json:"reference_id"`
 	BalanceAfter rawNum  `json:"balance_after"`
 	Promo        bool    `json:"promo"`

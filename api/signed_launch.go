@@ -16,7 +16,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -326,8 +325,9 @@ func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunc
 		sessID = "gs_" + hex.EncodeToString(d[:16])
 		syncTx, launchTx = "sl_"+r.sig, "ln_"+r.sig
 	}
-	sync, err := s.deps.Commands.SyncBalance(ctx, commands.ClientCall{ClientID: p.ClientID, PlayerID: r.user,
-		TransactionID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance, prov.ID, game.ID, sessID)
+	sync, err := s.deps.Commands.SyncBalance(ctx, domain.ClientTx{Client: p.ClientID, Player: r.user,
+		ExternalTxID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance,
+		domain.GameTx{Provider: prov.ID, Game: game.ID, Session: sessID})
 	if err != nil {
 		return signedLaunchAnswer{}, launchConflict(err)
 	}

@@ -79,7 +79,7 @@ func BenchmarkProviderBet(b *testing.B) {
 	sessions := make([]string, 256)
 	for i := range sessions {
 		player := "player-" + strconv.Itoa(i)
-		if _, err := h.Deposit(ctx, commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: "dep-" + player,
+		if _, err := h.Deposit(ctx, domain.ClientTx{Client: client, Player: player, ExternalTxID: "dep-" + player,
 			Currency: eur}, domain.FromMinor(1_000_000_00, eur)); err != nil {
 			b.Fatal(err)
 		}

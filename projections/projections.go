@@ -92,14 +92,14 @@ type Transaction struct {
 	Scale    int
 	// Status is the stored status; for a game result it is derived from
 	// OpenBets, RolledBets, Wins and Closed (GameResultStatus).
-	Status      Status
-	CreatedAt   time.Time
-	Provider    string // "" when none
-	Game        string
-	PlayerID    string
-	RoundID     string
-	ExternalID  string
-	ReferenceID string
+	Status       Status
+	CreatedAt    time.Time
+	Provider     string // "" when none
+	Game         string
+	PlayerID     string
+	RoundID      string
+	ExternalTxID string
+	ReferenceID  string
 	// Seq and Sub order the history: the position of the creating event
 	// (for a game result, the lowest position of its events), then 0 for
 	// event rows and 1 for game results.
@@ -150,7 +150,7 @@ func (t *Transaction) AddGameResult(d Transaction) {
 
 // GameTxKey names a provider's bet or win: provider transaction ids are
 // single-use per client and provider.
-type GameTxKey struct{ ClientID, Provider, ExternalID string }
+type GameTxKey struct{ ClientID, Provider, ExternalTxID string }
 
 // GameTx is what a rollback needs to know about the transaction it undoes.
 type GameTx struct {

@@ -91,6 +91,9 @@ func TestInvalidEvents(t *testing.T) {
 		{"posting in another currency", hist, mutate(func(e *domain.Event) { e.Data.Postings[0].Account = "player:acme:p1:USD" }), "in an event of EUR"},
 		{"rollback of a bet the history lacks", hist, refund, "does not hold"},
 		{"bet without a provider", hist, mutate(func(e *domain.Event) { e.Data.Provider = "" }), "without a provider"},
+		{"player wallet without its player", bal, mutate(func(e *domain.Event) { e.Data.Postings[0].Account = "player:acme:EUR" }), "malformed account id"},
+		{"client wallet with a player", bal, mutate(func(e *domain.Event) { e.Data.Postings[0].Account = "client:acme:p1:EUR" }), "malformed account id"},
+		{"player wallet with an empty player", bal, mutate(func(e *domain.Event) { e.Data.Postings[0].Account = "player:acme::EUR" }), "malformed account id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,8 +59,8 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		if got := r.json(t)["external_transaction_id"]; got != "b1" {
 			t.Fatalf("request %d is for %v before b1 succeeded", i+1, got)
 		}
-		if r.header.Get("Idempotency-Key") != bet.TransactionID+":callback" {
-			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.TransactionID)
+		if r.header.Get("Idempotency-Key") != bet.EventID+":callback" {
+			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.EventID)
 		}
 		if r.header.Get("X-Pitboss-Attempt") != fmt.Sprint(i+1) {
 			t.Fatalf("request %d X-Pitboss-Attempt %q", i+1, r.header.Get("X-Pitboss-Attempt"))
@@ -80,10 +80,10 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		bet, win, credit, balance, reference string
 		txID                                 string
 	}{
-		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.TransactionID},
-		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.TransactionID},
+		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.EventID},
+		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.EventID},
 		{"bet 2", ok[2], "5.00", "0.00", "-5.00", "110.50", "", ""},
-		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.TransactionID},
+		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.EventID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	}
 
 	// and the delivery log shows three failed attempts and one success
-	list, total, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+	list, total, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 	if err != nil || total != 1 {
 		t.Fatalf("deliveries of the first bet: %d, %v", total, err)
 	}
@@ -170,13 +170,13 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 			return false
 		}
 		parkedID = list[0].ID
-		return list[0].EventID == aliceBet.TransactionID && list[0].Attempts == 3 && len(list[0].Log) == 3
+		return list[0].EventID == aliceBet.EventID && list[0].Attempts == 3 && len(list[0].Log) == 3
 	})
 	// and not tried again: her next callback, an end marker, becomes the
 	// head of her queue only once the first has left it for good
 	marker := h.bet(t, "acme", "alice", "a-end", "", "1.00")
 	eventually.True(t, 30*time.Second, "alice's end marker parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: marker.TransactionID, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: marker.EventID, PerPage: 10})
 		return err == nil && len(list) == 1 && list[0].State == gateway.DeliveryParked
 	})
 	tried := map[any]int{}
@@ -224,7 +224,7 @@ func TestSlowReceiverIsRetried(t *testing.T) {
 	// then the callback is sent again and the second answer counts
 	var logged []gateway.DeliveryAttempt
 	eventually.True(t, 60*time.Second, "the callback delivered on the second attempt", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 		if err != nil || len(list) != 1 || list[0].State != gateway.DeliverySucceeded {
 			return false
 		}
@@ -334,7 +334,7 @@ func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	// then the callback is never sent, each refusal is logged, and it is parked
 	var d gateway.Delivery
 	eventually.True(t, 60*time.Second, "the refused callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 		if err != nil || len(list) != 1 || list[0].State != gateway.DeliveryParked {
 			return false
 		}

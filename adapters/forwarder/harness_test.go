@@ -153,15 +153,15 @@ func (h *harness) money(t *testing.T, s string) domain.Money {
 
 func (h *harness) deposit(t *testing.T, client, player, tx, amount string) {
 	t.Helper()
-	if _, err := h.h.Deposit(h.ctx, commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: tx, Currency: eur},
+	if _, err := h.h.Deposit(h.ctx, domain.ClientTx{Client: client, Player: player, ExternalTxID: tx, Currency: eur},
 		h.money(t, amount)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func game(client, player, tx, round string) commands.GameCall {
-	return commands.GameCall{ClientID: client, PlayerID: player, Provider: "demo", GameID: "book-of-tests", RoundID: round,
-		TransactionID: tx, Currency: eur}
+func game(client, player, tx, round string) domain.GameTx {
+	return domain.GameTx{Client: client, Player: player, Provider: "demo", Game: "book-of-tests", Round: round,
+		ExternalTxID: tx, Currency: eur}
 }
 
 func (h *harness) bet(t *testing.T, client, player, tx, round, amount string) commands.Result {
@@ -299,8 +299,8 @@ func fast(maxAttempts int) delivery.Schedule {
 		MaxAge: time.Hour}
 }
 
-func clientCall(client, player, tx string) commands.ClientCall {
-	return commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: tx, Currency: eur}
+func clientCall(client, player, tx string) domain.ClientTx {
+	return domain.ClientTx{Client: client, Player: player, ExternalTxID: tx, Currency: eur}
 }
 
 var compiledSchemas = sync.OnceValues(schemas.Compile)

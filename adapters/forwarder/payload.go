@@ -34,7 +34,7 @@ type CallbackPayload struct {
 	// (what POST /api/v1/transactions and the wallet answer as
 	// transaction_id), so it equals EventID.
 	TransactionID          string `json:"transaction_id"`
-	ExternalTransactionID  string `json:"external_transaction_id"`
+	ExternalTxID           string `json:"external_transaction_id"`
 	ReferenceTransactionID string `json:"reference_transaction_id,omitempty"`
 	RoundID                string `json:"round_id"`
 	RoundClosed            bool   `json:"round_closed"`
@@ -140,7 +140,7 @@ func BuildCallback(e domain.Event) ([]byte, error) {
 	p := CallbackPayload{
 		MemberAccount: e.Data.PlayerID, GameUID: e.Data.GameID, BetAmount: bet, WinAmount: win, CreditAmount: credit,
 		Currency: e.Data.Currency, BalanceAfter: balance, TransactionID: e.ID,
-		ExternalTransactionID: e.Data.ExternalTxID, ReferenceTransactionID: e.Data.ReferenceTx,
+		ExternalTxID: e.Data.ExternalTxID, ReferenceTransactionID: e.Data.ReferenceTx,
 		RoundID: e.Data.RoundID, RoundClosed: e.Data.RoundClosed, Provider: e.Data.Provider,
 		EventID: e.ID, EventType: string(e.Type), Kind: kind, OccurredAt: e.OccurredAt.UTC().Format(time.RFC3339Nano),
 		StreamID: string(e.StreamID), StreamVersion: e.Version,

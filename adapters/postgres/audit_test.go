@@ -48,23 +48,23 @@ func audPlay(t testing.TB, h *commands.Handler, client string) (betPosition int6
 		}
 		return x
 	}
-	call := func(tx string) commands.ClientCall {
-		return commands.ClientCall{ClientID: client, TransactionID: tx, Currency: eur}
+	call := func(tx string) domain.ClientTx {
+		return domain.ClientTx{Client: client, ExternalTxID: tx, Currency: eur}
 	}
 	must(h.Deposit(ctx, call("float"), m("1000.00")))
 	pc := call("t1")
-	pc.PlayerID = "p1"
+	pc.Player = "p1"
 	must(h.Transfer(ctx, pc, m("100.00"), domain.ToPlayer))
-	game := func(tx, round string) commands.GameCall {
-		return commands.GameCall{ClientID: client, PlayerID: "p1", Provider: "prov", GameID: "g1", RoundID: round,
-			SessionID: "s1", TransactionID: tx, Currency: eur}
+	game := func(tx, round string) domain.GameTx {
+		return domain.GameTx{Client: client, Player: "p1", Provider: "prov", Game: "g1", Round: round,
+			Session: "s1", ExternalTxID: tx, Currency: eur}
 	}
 	bet := must(h.PlaceBet(ctx, game("b1", "r1"), m("2.50")))
 	must(h.CreditWin(ctx, game("w1", "r1"), m("7.30"), "b1"))
 	must(h.PlaceBet(ctx, game("b2", "r2"), m("1.25")))
 	must(h.Rollback(ctx, game("rb2", "r2"), "b2"))
 	wc := call("wd1")
-	wc.PlayerID = "p1"
+	wc.Player = "p1"
 	must(h.Withdraw(ctx, wc, m("10.00")))
 	return bet.Position
 }
@@ -397,7 +397,7 @@ func TestAuditVerifyWhileWriting(t *testing.T) {
 	for w := range 2 {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				c := commands.ClientCall{ClientID: e.c1, PlayerID: fmt.Sprintf("w%d", w), TransactionID: fmt.Sprintf("live-%d-%d", w, i), Currency: eur}
+				c := domain.ClientTx{Client: e.c1, Player: fmt.Sprintf("w%d", w), ExternalTxID: fmt.Sprintf("live-%d-%d", w, i), Currency: eur}
 				if _, err := e.h.Deposit(ctx, c, domain.FromMinor(int64(i+1), eur)); err != nil && ctx.Err() == nil {
 					t.Errorf("deposit: %v", err)
 					return

@@ -71,8 +71,8 @@ func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (a
 	switch {
 	case t.Type == projections.TypeGameResult:
 		ids, err = collectIDs(ctx, tx, sqlConsoleRoundRows, t.ClientID, t.PlayerID, t.Provider, t.RoundID)
-	case t.Provider != "" && t.ExternalID != "":
-		ids, err = collectIDs(ctx, tx, sqlConsoleReferencing, t.ClientID, t.PlayerID, t.Provider, t.ExternalID)
+	case t.Provider != "" && t.ExternalTxID != "":
+		ids, err = collectIDs(ctx, tx, sqlConsoleReferencing, t.ClientID, t.PlayerID, t.Provider, t.ExternalTxID)
 		ids = append(ids, t.ID)
 	default:
 		ids = []string{t.ID}

@@ -176,13 +176,13 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	eur := domain.MustCurrency("EUR")
 	const players = 36
 	for i := range players {
-		call := commands.ClientCall{ClientID: "grp", PlayerID: "p" + strconv.Itoa(i), TransactionID: "dep-" + strconv.Itoa(i),
+		call := domain.ClientTx{Client: "grp", Player: "p" + strconv.Itoa(i), ExternalTxID: "dep-" + strconv.Itoa(i),
 			Currency: eur}
 		if _, err := h.Deposit(ctx, call, domain.FromMinor(int64(1000+i), eur)); err != nil {
 			t.Fatal(err)
 		}
-		g := commands.GameCall{ClientID: "grp", PlayerID: call.PlayerID, Provider: "prov", GameID: "slot",
-			TransactionID: "bet-" + strconv.Itoa(i), Currency: eur}
+		g := domain.GameTx{Client: "grp", Player: call.Player, Provider: "prov", Game: "slot",
+			ExternalTxID: "bet-" + strconv.Itoa(i), Currency: eur}
 		if _, err := h.PlaceBet(ctx, g, domain.FromMinor(100, eur)); err != nil {
 			t.Fatal(err)
 		}

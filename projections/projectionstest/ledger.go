@@ -99,14 +99,14 @@ var EUR = domain.MustCurrency("EUR")
 // Client is an operator's call for a player ("" for the client's own
 // wallet) of client in currency cur, with the operator's transaction id tx.
 func Client(client, player, tx string, cur domain.Currency) domain.ClientTx {
-	return domain.ClientTx{Client: client, Player: player, ExternalTx: tx, Currency: cur}
+	return domain.ClientTx{Client: client, Player: player, ExternalTxID: tx, Currency: cur}
 }
 
 // Game is a provider's call with the provider's transaction id tx in round
 // ("" for none): by default player "p1" of client "acme" plays game "slot"
 // of provider "prov" in EUR.
 func Game(tx, round string, opts ...func(*domain.GameTx)) domain.GameTx {
-	g := domain.GameTx{Client: "acme", Player: "p1", Provider: "prov", Game: "slot", Round: round, ExternalTx: tx,
+	g := domain.GameTx{Client: "acme", Player: "p1", Provider: "prov", Game: "slot", Round: round, ExternalTxID: tx,
 		Currency: EUR}
 	for _, o := range opts {
 		o(&g)

@@ -29,8 +29,8 @@ func deposit(t testing.TB, h *commands.Handler, client, player, amount string) c
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: player,
-		TransactionID: storetest.UID("dep"), Currency: eur}, m)
+	r, err := h.Deposit(context.Background(), domain.ClientTx{Client: client, Player: player,
+		ExternalTxID: storetest.UID("dep"), Currency: eur}, m)
 	if err != nil {
 		t.Fatalf("deposit: %v", err)
 	}
@@ -164,8 +164,8 @@ func TestLedgerConcurrencyError(t *testing.T) {
 
 	// Through the handler the conflict is retried, and still fails: the row
 	// stays stale, so every retry meets the same taken version.
-	_, err := h.Deposit(context.Background(), commands.ClientCall{ClientID: client, PlayerID: stale,
-		TransactionID: storetest.UID("dep"), Currency: eur}, domain.FromMinor(100, eur))
+	_, err := h.Deposit(context.Background(), domain.ClientTx{Client: client, Player: stale,
+		ExternalTxID: storetest.UID("dep"), Currency: eur}, domain.FromMinor(100, eur))
 	if ce := (*domain.ConcurrencyError)(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "attempts") {
 		t.Errorf("handler: got %v, want a ConcurrencyError after its retries", err)
 	}
@@ -236,7 +236,7 @@ func TestLedgerFailedInsertFailsTheBatch(t *testing.T) {
 	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
 	client, player, other := storetest.UID("c"), storetest.UID("p"), storetest.UID("o")
 	first := deposit(t, h, client, player, "10.00")
-	key := domain.ClientTxKey(client, first.ExternalID)
+	key := domain.ClientTxKey(client, first.ExternalTxID)
 	before := storetest.EventCount(t, pool)
 
 	// The operation does not declare the key, so the view takes the record
@@ -378,7 +378,7 @@ func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	}
 	var recPos, lastPos int64
 	if err := pool.QueryRow(ctx, `SELECT (record->>'position')::bigint FROM tx_records WHERE key = $1`,
-		domain.ClientTxKey(client, res.ExternalID)).Scan(&recPos); err != nil {
+		domain.ClientTxKey(client, res.ExternalTxID)).Scan(&recPos); err != nil {
 		t.Fatal(err)
 	}
 	if err := pool.QueryRow(ctx, `SELECT last_position FROM accounts WHERE account_id = $1`,
@@ -444,8 +444,8 @@ func BenchmarkLedgerExecute(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		player := players[next.Add(1)%wallets]
 		for pb.Next() {
-			g := commands.GameCall{ClientID: client, PlayerID: player, Provider: provider, GameID: "g",
-				TransactionID: fmt.Sprintf("bet-%d", seq.Add(1)), Currency: eur}
+			g := domain.GameTx{Client: client, Player: player, Provider: provider, Game: "g",
+				ExternalTxID: fmt.Sprintf("bet-%d", seq.Add(1)), Currency: eur}
 			if _, err := h.PlaceBet(context.Background(), g, stake); err != nil {
 				b.Error(err)
 				return

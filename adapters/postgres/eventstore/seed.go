@@ -259,7 +259,7 @@ func (s *seeder) Err() error { return s.err }
 // wallets), then play.
 func (s *seeder) decide() (domain.Change, error) {
 	if s.n < s.opts.Clients {
-		c := domain.ClientTx{Client: "client-" + strconv.Itoa(s.n+1), ExternalTx: "float-1", Currency: s.cur}
+		c := domain.ClientTx{Client: "client-" + strconv.Itoa(s.n+1), ExternalTxID: "float-1", Currency: s.cur}
 		return domain.DecideDeposit(s.view, c, s.money(1_000_000_000_00), s.env())
 	}
 	p := s.players[s.rnd.IntN(len(s.players))]
@@ -267,7 +267,7 @@ func (s *seeder) decide() (domain.Change, error) {
 	ext := func(kind string) string { return kind + "-" + strconv.Itoa(s.ids+1) }
 	ctx := domain.ClientTx{Client: p.client, Player: p.id, Currency: s.cur}
 	if s.view.Account(wallet).Balance < 100_00 {
-		ctx.ExternalTx = ext("topup")
+		ctx.ExternalTxID = ext("topup")
 		return domain.DecideTransfer(s.view, ctx, s.money(1_000_00), domain.ToPlayer, s.env())
 	}
 	g := domain.GameTx{Client: p.client, Player: p.id, Provider: p.provider, Game: p.game, Currency: s.cur,
@@ -275,25 +275,25 @@ func (s *seeder) decide() (domain.Change, error) {
 	roll := s.rnd.IntN(1000)
 	switch {
 	case roll < 10:
-		ctx.ExternalTx = ext("launch")
+		ctx.ExternalTxID = ext("launch")
 		return domain.DecideLaunch(s.view, domain.Launch{Client: p.client, Player: p.id, Provider: p.provider,
-			Game: p.game, Session: g.Session, ExternalTx: ctx.ExternalTx, Currency: s.cur,
+			Game: p.game, Session: g.Session, ExternalTxID: ctx.ExternalTxID, Currency: s.cur,
 			ExpiresAt: s.now().Add(4 * time.Hour)}, s.env())
 	case roll < 15:
-		ctx.ExternalTx = ext("withdrawal")
+		ctx.ExternalTxID = ext("withdrawal")
 		return domain.DecideWithdrawal(s.view, ctx, s.money(int64(s.rnd.IntN(50_00)+1)), s.env())
 	case roll < 20:
-		ctx.ExternalTx, ctx.Reason = ext("adjustment"), "goodwill"
+		ctx.ExternalTxID, ctx.Reason = ext("adjustment"), "goodwill"
 		return domain.DecideAdjustment(s.view, ctx, s.money(int64(s.rnd.IntN(10_00)+1)), s.env())
 	case roll < 25:
-		ctx.ExternalTx = ext("cashout")
+		ctx.ExternalTxID = ext("cashout")
 		return domain.DecideTransfer(s.view, ctx, s.money(int64(s.rnd.IntN(20_00)+1)), domain.FromPlayer, s.env())
 	case roll < 30:
-		ctx.ExternalTx = ext("deposit")
+		ctx.ExternalTxID = ext("deposit")
 		return domain.DecideDeposit(s.view, ctx, s.money(int64(s.rnd.IntN(100_00)+1)), s.env())
 	}
 	if p.reverse {
-		g.Round, g.ExternalTx = p.lastWinRound, ext("reversal")
+		g.Round, g.ExternalTxID = p.lastWinRound, ext("reversal")
 		p.reverse = false
 		return domain.DecideRollback(s.view, g, p.lastWin, s.env())
 	}
@@ -306,7 +306,7 @@ func (s *seeder) decide() (domain.Change, error) {
 	case roll < 80 && len(p.bets) > 0:
 		// refund the last bet
 		ref := p.bets[len(p.bets)-1]
-		g.ExternalTx = ext("rollback")
+		g.ExternalTxID = ext("rollback")
 		ch, err := domain.DecideRollback(s.view, g, ref, s.env())
 		if err == nil {
 			p.bets = p.bets[:len(p.bets)-1]
@@ -322,11 +322,11 @@ func (s *seeder) decide() (domain.Change, error) {
 		if s.rnd.IntN(3) > 0 {
 			amount = int64(s.rnd.IntN(40_00))
 		}
-		g.ExternalTx, g.RoundClosed = ext("win"), true
+		g.ExternalTxID, g.RoundClosed = ext("win"), true
 		g.Promo = s.rnd.IntN(20) == 0
 		ch, err := domain.DecideWin(s.view, g, s.money(amount), "", s.env())
 		if err == nil {
-			p.round, p.bets, p.lastWin, p.lastWinRound = "", nil, g.ExternalTx, g.Round
+			p.round, p.bets, p.lastWin, p.lastWinRound = "", nil, g.ExternalTxID, g.Round
 			// Now and then the provider reverses the win (next call).
 			p.reverse = amount > 0 && s.rnd.IntN(50) == 0
 		}
@@ -335,7 +335,7 @@ func (s *seeder) decide() (domain.Change, error) {
 }
 
 func (s *seeder) bet(p *seedPlayer, g domain.GameTx, id string) (domain.Change, error) {
-	g.ExternalTx = id
+	g.ExternalTxID = id
 	g.Promo = s.rnd.IntN(20) == 0
 	amount := int64(s.rnd.IntN(20_00) + 10)
 	if g.Promo && s.rnd.IntN(2) == 0 {

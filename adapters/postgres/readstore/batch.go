@@ -84,7 +84,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	for _, i := range order {
 		for _, k := range p.Lookups(events[i]) {
 			lk.clients, lk.providers, lk.externals = append(lk.clients, k.ClientID), append(lk.providers, k.Provider),
-				append(lk.externals, k.ExternalID)
+				append(lk.externals, k.ExternalTxID)
 			lookupOf = append(lookupOf, i)
 		}
 	}
@@ -127,7 +127,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 			if _, err := pgx.ForEachRow(rows, []any{&idx, &g.Type, &g.Game, &g.Promo}, func() error {
 				k := idx - 1
 				i := lookupOf[k]
-				key := projections.GameTxKey{ClientID: lk.clients[k], Provider: lk.providers[k], ExternalID: lk.externals[k]}
+				key := projections.GameTxKey{ClientID: lk.clients[k], Provider: lk.providers[k], ExternalTxID: lk.externals[k]}
 				found[i][key] = g
 				return nil
 			}); err != nil {
@@ -409,7 +409,7 @@ func (a *txArrays) add(t *projections.Transaction) {
 		append(a.types, string(t.Type)), append(a.currencies, t.Currency), append(a.statuses, string(t.Status))
 	a.providers, a.games, a.players, a.rounds = append(a.providers, t.Provider), append(a.games, t.Game),
 		append(a.players, t.PlayerID), append(a.rounds, t.RoundID)
-	a.externals, a.references = append(a.externals, t.ExternalID), append(a.references, t.ReferenceID)
+	a.externals, a.references = append(a.externals, t.ExternalTxID), append(a.references, t.ReferenceID)
 	a.amounts, a.seqs, a.positions, a.balances = append(a.amounts, t.Amount), append(a.seqs, t.Seq),
 		append(a.positions, t.Position), append(a.balances, t.BalanceAfter)
 	a.openBets, a.rolledBets, a.wins = append(a.openBets, t.OpenBets), append(a.rolledBets, t.RolledBets), append(a.wins, t.Wins)

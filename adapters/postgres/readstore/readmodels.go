@@ -299,7 +299,7 @@ func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Proj
 // keeps per event: rollback marks and rounds.
 func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) {
 	for _, r := range ch.RolledBack {
-		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalID, r.Position)
+		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalTxID, r.Position)
 	}
 	for _, r := range ch.Rounds {
 		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
@@ -313,7 +313,7 @@ func txArgs(t projections.Transaction) []any {
 		bal = t.BalanceAfter
 	}
 	return []any{t.ID, t.ClientID, string(t.Type), t.Amount, t.Currency, t.Scale, string(t.Status), t.CreatedAt,
-		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalID),
+		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalTxID),
 		nullText(t.ReferenceID), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed}
 }
 
