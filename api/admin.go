@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The admin API (/admin/v1): clients, their keys, plan tiers, launch and
@@ -29,8 +29,6 @@ const MinAdminTokenLength = 32
 const (
 	adminDefaultPerPage = 50
 	adminMaxPerPage     = 200
-	maxClientNameLength = 200
-	maxKeyLabelLength   = 100
 )
 
 func (s *Server) registerAdminRoutes(e *echo.Echo) {
@@ -70,7 +68,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		d := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(d[:], s.adminDigest) != 1 {
 			if s.deps.Keys != nil {
-				if _, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), HashKey(token)); err == nil {
+				if _, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), gateway.HashKey(token)); err == nil {
 					return apiError(http.StatusForbidden, CodeForbidden, "a client API key cannot use the admin API")
 				}
 			}
@@ -81,10 +79,6 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-func adminFieldError(field, msg string) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: msg, Details: map[string]any{"field": field}}
 }
 
 // adminClientID reads :client; an id no client can have is not found.
@@ -112,7 +106,7 @@ type rateTierView struct {
 	WindowSeconds int64  `json:"window_seconds"`
 }
 
-func viewOfTier(t RateTier) rateTierView {
+func viewOfTier(t gateway.RateTier) rateTierView {
 	return rateTierView{Tier: t.Name, Limit: t.Limit, WindowSeconds: int64(t.Window / time.Second)}
 }
 
@@ -151,13 +145,13 @@ type adminCallbackView struct {
 	SecretSet bool   `json:"secret_set"`
 }
 
-func (s *Server) viewOfClient(cl Client) adminClientView {
+func (s *Server) viewOfClient(cl gateway.Client) adminClientView {
 	return adminClientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
-		RateLimit: viewOfTier(s.cfg.RateLimits.tier(cl.Plan)), CreatedAt: adminTime(cl.CreatedAt)}
+		RateLimit: viewOfTier(s.cfg.RateLimits.Tier(cl.Plan)), CreatedAt: adminTime(cl.CreatedAt)}
 }
 
 // fullClientView adds what the other stores know of the client.
-func (s *Server) fullClientView(c echo.Context, cl Client) (adminClientView, error) {
+func (s *Server) fullClientView(c echo.Context, cl gateway.Client) (adminClientView, error) {
 	ctx := c.Request().Context()
 	v := s.viewOfClient(cl)
 	keys, err := s.deps.Admin.Clients.ListAPIKeys(ctx, cl.ID)
@@ -167,7 +161,7 @@ func (s *Server) fullClientView(c echo.Context, cl Client) (adminClientView, err
 	now := s.now()
 	v.Keys = &adminClientKeyCount{Total: len(keys)}
 	for _, k := range keys {
-		if k.State(now) == KeyActive {
+		if k.State(now) == gateway.KeyActive {
 			v.Keys.Active++
 		}
 	}
@@ -213,34 +207,6 @@ type adminClientRequest struct {
 	Plan        string `json:"plan"`
 }
 
-func checkClientName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return adminFieldError("name", "name is required")
-	}
-	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxClientNameLength {
-		return adminFieldError("name", "name must be at most 200 characters")
-	}
-	return nil
-}
-
-func (s *Server) checkPlan(plan string) error {
-	if !s.cfg.RateLimits.Has(plan) {
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: "plan " + strconv.Quote(clipWebhookKind(plan)) + " is not a configured tier; tiers are " +
-				strings.Join(s.cfg.RateLimits.Names(), ", "),
-			Details: map[string]any{"field": "plan", "tiers": s.cfg.RateLimits.Names()}}
-	}
-	return nil
-}
-
-// CheckEnvironment accepts sandbox or production.
-func CheckEnvironment(env string) error {
-	if env != EnvironmentSandbox && env != EnvironmentProduction {
-		return adminFieldError("environment", "environment must be sandbox or production")
-	}
-	return nil
-}
-
 // POST /admin/v1/clients {id, name, environment, plan?}: 200 with the
 // client and created true; the same request again answers the existing
 // client with created false; the id with other settings is 409
@@ -251,22 +217,22 @@ func (s *Server) adminCreateClient(c echo.Context) error {
 		return err
 	}
 	if err := domain.ValidateID("id", req.ID); err != nil {
-		return adminFieldError("id", "id is required: 1 to 128 characters of A-Z a-z 0-9 . _ @ -")
+		return &gateway.FieldError{Field: "id", Message: "id is required: 1 to 128 characters of A-Z a-z 0-9 . _ @ -"}
 	}
-	if err := checkClientName(req.Name); err != nil {
+	if err := gateway.CheckClientName(req.Name); err != nil {
 		return err
 	}
-	if err := CheckEnvironment(req.Environment); err != nil {
+	if err := gateway.CheckEnvironment(req.Environment); err != nil {
 		return err
 	}
 	if req.Plan == "" {
 		req.Plan = s.cfg.RateLimits.DefaultTier
 	}
-	if err := s.checkPlan(req.Plan); err != nil {
+	if err := s.cfg.RateLimits.CheckPlan(req.Plan); err != nil {
 		return err
 	}
 	cl, created, err := s.deps.Admin.Clients.AddClient(c.Request().Context(),
-		Client{ID: req.ID, Name: req.Name, Environment: req.Environment, Plan: req.Plan})
+		gateway.Client{ID: req.ID, Name: req.Name, Environment: req.Environment, Plan: req.Plan})
 	if err != nil {
 		return err
 	}
@@ -334,26 +300,6 @@ func (p adminClientPatch) launchChanged() bool {
 	return p.RequireSignature != nil || p.IPAllowList != nil || p.AllowedReturnHosts != nil || p.DefaultCurrency != nil
 }
 
-// ParseAllowList reads an IP allow-list: CIDRs or single addresses.
-func ParseAllowList(entries []string) ([]netip.Prefix, error) {
-	out := make([]netip.Prefix, 0, len(entries))
-	for _, e := range entries {
-		e = strings.TrimSpace(e)
-		p, err := netip.ParsePrefix(e)
-		if err != nil {
-			a, aerr := netip.ParseAddr(e)
-			if aerr != nil {
-				return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-					Message: "ip_allow_list entry " + strconv.Quote(clipWebhookKind(e)) + " is not a CIDR or an IP address",
-					Details: map[string]any{"field": "ip_allow_list"}}
-			}
-			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
 // PATCH /admin/v1/clients/{id}: any of name, plan, forward_callback_url
 // ("" stops forwarding), require_signature (true, false, or null for the
 // environment's default), ip_allow_list, allowed_return_hosts,
@@ -371,20 +317,21 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		return err
 	}
 	if req.Environment != nil {
-		return adminFieldError("environment", "a client's environment cannot change: its keys belong to it; create a new client")
+		return &gateway.FieldError{Field: "environment",
+			Message: "a client's environment cannot change: its keys belong to it; create a new client"}
 	}
 	if req.Name != nil {
-		if err := checkClientName(*req.Name); err != nil {
+		if err := gateway.CheckClientName(*req.Name); err != nil {
 			return err
 		}
 	}
 	if req.Plan != nil {
-		if err := s.checkPlan(*req.Plan); err != nil {
+		if err := s.cfg.RateLimits.CheckPlan(*req.Plan); err != nil {
 			return err
 		}
 	}
 	if req.ForwardCallbackURL != nil && *req.ForwardCallbackURL != "" {
-		if err := CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.cfg.AllowPrivateCallbacks); err != nil {
+		if err := gateway.CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.cfg.AllowPrivateCallbacks); err != nil {
 			return err
 		}
 	}
@@ -392,20 +339,21 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 	if req.RequireSignature != nil && string(req.RequireSignature) != "null" {
 		var b bool
 		if err := json.Unmarshal(req.RequireSignature, &b); err != nil {
-			return adminFieldError("require_signature", "require_signature must be true, false or null (the environment's default)")
+			return &gateway.FieldError{Field: "require_signature",
+				Message: "require_signature must be true, false or null (the environment's default)"}
 		}
 		requireSig = &b
 	}
 	var allow []netip.Prefix
 	if req.IPAllowList != nil {
-		if allow, err = ParseAllowList(*req.IPAllowList); err != nil {
+		if allow, err = gateway.ParseAllowList(*req.IPAllowList); err != nil {
 			return err
 		}
 	}
 	if req.DefaultCurrency != nil && *req.DefaultCurrency != "" {
 		if _, err := domain.ParseCurrency(strings.ToUpper(*req.DefaultCurrency)); err != nil {
 			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency,
-				Message: "default_currency " + strconv.Quote(clipWebhookKind(*req.DefaultCurrency)) + " is not a known currency",
+				Message: "default_currency " + strconv.Quote(gateway.ClipValue(*req.DefaultCurrency)) + " is not a known currency",
 				Details: map[string]any{"field": "default_currency"}}
 		}
 	}
@@ -446,7 +394,7 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		}
 	}
 	if req.Name != nil || req.Plan != nil {
-		if cl, err = s.deps.Admin.Clients.UpdateClient(ctx, id, ClientChange{Name: req.Name, Plan: req.Plan}); err != nil {
+		if cl, err = s.deps.Admin.Clients.UpdateClient(ctx, id, gateway.ClientChange{Name: req.Name, Plan: req.Plan}); err != nil {
 			return err
 		}
 	}
@@ -516,15 +464,7 @@ func (s *Server) adminListWebhooks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.deps.Webhooks.ListWebhooks(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	out := make([]webhookView, 0, len(list))
-	for _, e := range list {
-		out = append(out, viewOfWebhook(e, ""))
-	}
-	return ok(c, out)
+	return s.listWebhooksOf(c, id)
 }
 
 // POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
@@ -537,113 +477,49 @@ func (s *Server) adminCreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req webhookRequest
-	if _, err := bindJSON(c, &req); err != nil {
-		return err
+	return s.createWebhookOf(c, id)
+}
+
+// adminWebhookIDs reads :client and :id of the routes of one endpoint.
+func (s *Server) adminWebhookIDs(c echo.Context) (clientID, id string, err error) {
+	if err := s.requireAdminWebhooks(); err != nil {
+		return "", "", err
 	}
-	if req.URL == nil {
-		return webhookFieldError("url", "url is required")
+	if clientID, err = adminClientID(c); err != nil {
+		return "", "", err
 	}
-	if err := CheckCallbackURL("url", *req.URL, s.cfg.AllowPrivateCallbacks); err != nil {
-		return err
+	if id, err = webhookID(c); err != nil {
+		return "", "", err
 	}
-	kinds, err := checkWebhookKinds(req.Kinds)
-	if err != nil {
-		return err
-	}
-	if err := checkWebhookDescription(req.Description); err != nil {
-		return err
-	}
-	e := WebhookEndpoint{ClientID: id, URL: *req.URL, Kinds: kinds, Enabled: true}
-	if req.Description != nil {
-		e.Description = *req.Description
-	}
-	if req.Enabled != nil {
-		e.Enabled = *req.Enabled
-	}
-	e, secret, err := s.deps.Webhooks.CreateWebhook(c.Request().Context(), e)
-	if err != nil {
-		return err
-	}
-	return ok(c, viewOfWebhook(e, secret))
+	return clientID, id, nil
 }
 
 // GET /admin/v1/clients/{id}/webhooks/{webhook_id}
 func (s *Server) adminGetWebhook(c echo.Context) error {
-	if err := s.requireAdminWebhooks(); err != nil {
-		return err
-	}
-	id, err := adminClientID(c)
+	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	wid, err := webhookID(c)
-	if err != nil {
-		return err
-	}
-	e, err := s.deps.Webhooks.Webhook(c.Request().Context(), id, wid)
-	if err != nil {
-		return err
-	}
-	return ok(c, viewOfWebhook(e, ""))
+	return s.getWebhookOf(c, clientID, id)
 }
 
 // PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
 // description, enabled.
 func (s *Server) adminUpdateWebhook(c echo.Context) error {
-	if err := s.requireAdminWebhooks(); err != nil {
-		return err
-	}
-	id, err := adminClientID(c)
+	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	wid, err := webhookID(c)
-	if err != nil {
-		return err
-	}
-	var req webhookRequest
-	if _, err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	ch := WebhookChange{URL: req.URL, Description: req.Description, Enabled: req.Enabled}
-	if req.URL != nil {
-		if err := CheckCallbackURL("url", *req.URL, s.cfg.AllowPrivateCallbacks); err != nil {
-			return err
-		}
-	}
-	if req.Kinds != nil {
-		if ch.Kinds, err = checkWebhookKinds(req.Kinds); err != nil {
-			return err
-		}
-	}
-	if err := checkWebhookDescription(req.Description); err != nil {
-		return err
-	}
-	e, err := s.deps.Webhooks.UpdateWebhook(c.Request().Context(), id, wid, ch)
-	if err != nil {
-		return err
-	}
-	return ok(c, viewOfWebhook(e, ""))
+	return s.updateWebhookOf(c, clientID, id)
 }
 
 // DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}
 func (s *Server) adminDeleteWebhook(c echo.Context) error {
-	if err := s.requireAdminWebhooks(); err != nil {
-		return err
-	}
-	id, err := adminClientID(c)
+	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	wid, err := webhookID(c)
-	if err != nil {
-		return err
-	}
-	if err := s.deps.Webhooks.DeleteWebhook(c.Request().Context(), id, wid); err != nil {
-		return err
-	}
-	return ok(c, map[string]any{"id": wid, "deleted": true})
+	return s.deleteWebhookOf(c, clientID, id)
 }
 
 // optionalJSON decodes the body into v when there is one: an empty body

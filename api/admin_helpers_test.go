@@ -21,10 +21,12 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Helpers of the key management, admin API, rate limit, usage, health and
@@ -80,7 +82,7 @@ func admUID(prefix string) string {
 type admOptions struct {
 	adminToken string // "" disables the admin API
 	tiers      string // PITBOSS_RATE_TIERS form; "" the defaults
-	rateStore  func(pool *pgxpool.Pool) api.RateStore
+	rateStore  func(pool *pgxpool.Pool) gateway.RateStore
 	ready      func(pool *pgxpool.Pool) []api.ReadyCheck
 }
 
@@ -107,7 +109,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	registry := metrics.New()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: registry}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: registry}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,18 +138,18 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	usage := postgres.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
 	registry.WatchUsage(meter)
-	registry.WatchLag(admLagSource(postgres.NewLag(pool)), time.Now, 5*time.Second, logger)
-	var limits api.RateLimits
+	registry.WatchLag(postgres.NewLag(pool), time.Now, 5*time.Second, logger)
+	var limits gateway.RateLimits
 	if o.tiers != "" {
-		tiers, err := api.ParseRateTiers(o.tiers)
+		tiers, err := gateway.ParseRateTiers(o.tiers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		limits = api.RateLimits{Tiers: tiers}
+		limits = gateway.RateLimits{Tiers: tiers}
 	}
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, admSystem{}, admIDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Deliveries: deliveries, Webhooks: deliveries, IDs: admIDs{}, Logger: logger,
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Usage: usage, Meter: meter, Metrics: registry,
@@ -335,25 +337,4 @@ func admIntHeader(t *testing.T, rec *httptest.ResponseRecorder, name string) int
 		t.Fatalf("header %s = %q, want an integer (status %d: %s)", name, v, rec.Code, rec.Body)
 	}
 	return n
-}
-
-// admLagSource reads the lag for the lag series, as cmd/pitboss wires it
-// (lagSource in admin_serve.go).
-func admLagSource(src api.LagSource) metrics.LagSource {
-	return func(ctx context.Context) (metrics.Lag, error) {
-		lag, err := src.Lag(ctx)
-		if err != nil {
-			return metrics.Lag{}, err
-		}
-		out := metrics.Lag{Head: lag.Head}
-		for _, r := range lag.Relays {
-			out.Relays = append(out.Relays, metrics.RelayLag{Name: r.Name, Position: r.Position,
-				LastPublishedAt: r.LastPublishedAt, OldestUnpublishedAt: r.OldestUnpublishedAt})
-		}
-		for _, p := range lag.Projections {
-			out.Projections = append(out.Projections, metrics.ProjectionLag{Name: p.Name, Position: p.Position,
-				OldestUnappliedAt: p.OldestUnappliedAt})
-		}
-		return out, nil
-	}
 }

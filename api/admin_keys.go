@@ -2,62 +2,13 @@ package api
 
 import (
 	"net/http"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
-
-// CheckScopes validates a key's scopes: at least one, each known;
-// duplicates are dropped, the order kept.
-func CheckScopes(scopes []string) ([]string, error) {
-	if len(scopes) == 0 {
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: "scopes must list at least one scope: " + strings.Join(AllScopes, ", "),
-			Details: map[string]any{"field": "scopes", "scopes": AllScopes}}
-	}
-	out := make([]string, 0, len(scopes))
-	for _, sc := range scopes {
-		if !slices.Contains(AllScopes, sc) {
-			return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-				Message: "unknown scope " + strconv.Quote(clipWebhookKind(sc)) + "; scopes are " + strings.Join(AllScopes, ", "),
-				Details: map[string]any{"field": "scopes", "scopes": AllScopes}}
-		}
-		if !slices.Contains(out, sc) {
-			out = append(out, sc)
-		}
-	}
-	return out, nil
-}
-
-// CheckKeyLabel accepts a label of at most 100 characters.
-func CheckKeyLabel(label string) error {
-	if !utf8.ValidString(label) || utf8.RuneCountInString(label) > maxKeyLabelLength {
-		return adminFieldError("label", "label must be at most 100 characters")
-	}
-	return nil
-}
-
-// CheckExpiry accepts no expiry or one after now.
-func CheckExpiry(expiresAt *time.Time, now time.Time) error {
-	if expiresAt != nil && !expiresAt.After(now) {
-		return adminFieldError("expires_at", "expires_at must be in the future")
-	}
-	return nil
-}
-
-// CheckGrace accepts a rotation grace period from 0 to MaxRotationGrace.
-func CheckGrace(d time.Duration) error {
-	if d < 0 || d > MaxRotationGrace {
-		return adminFieldError("grace_period_seconds", "grace_period_seconds must be from 0 to 2592000 (30 days)")
-	}
-	return nil
-}
 
 type keyView struct {
 	ID          string   `json:"id"`
@@ -77,7 +28,7 @@ type keyView struct {
 	Key string `json:"key,omitempty"`
 }
 
-func viewOfKey(k APIKey, now time.Time) keyView {
+func viewOfKey(k gateway.APIKey, now time.Time) keyView {
 	v := keyView{ID: k.ID, ClientID: k.ClientID, Prefix: k.Prefix, Label: k.Label, Environment: k.Environment,
 		Scopes: k.Scopes, Status: k.State(now), CreatedAt: adminTime(k.CreatedAt), ExpiresAt: adminTimePtr(k.ExpiresAt),
 		RevokedAt: adminTimePtr(k.RevokedAt), LastUsedAt: adminTimePtr(k.LastUsedAt)}
@@ -153,18 +104,18 @@ func (s *Server) adminIssueKey(c echo.Context) error {
 	if _, err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	scopes, err := CheckScopes(req.Scopes)
+	scopes, err := gateway.CheckScopes(req.Scopes)
 	if err != nil {
 		return err
 	}
-	if err := CheckKeyLabel(req.Label); err != nil {
+	if err := gateway.CheckKeyLabel(req.Label); err != nil {
 		return err
 	}
-	if err := CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
 		return err
 	}
 	k, err := s.deps.Admin.Clients.IssueAPIKey(c.Request().Context(),
-		KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: req.ExpiresAt})
+		gateway.KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: req.ExpiresAt})
 	if err != nil {
 		return err
 	}
@@ -204,18 +155,18 @@ func (s *Server) adminRotateKey(c echo.Context) error {
 	if err := optionalJSON(c, &req); err != nil {
 		return err
 	}
-	grace := DefaultRotationGrace
+	grace := gateway.DefaultRotationGrace
 	if req.GracePeriodSeconds != nil {
-		if *req.GracePeriodSeconds < 0 || *req.GracePeriodSeconds > int64(MaxRotationGrace/time.Second) {
-			return CheckGrace(-1)
+		if *req.GracePeriodSeconds < 0 || *req.GracePeriodSeconds > int64(gateway.MaxRotationGrace/time.Second) {
+			return gateway.CheckGrace(-1)
 		}
 		grace = time.Duration(*req.GracePeriodSeconds) * time.Second
 	}
-	if err := CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
 		return err
 	}
 	k, old, err := s.deps.Admin.Clients.RotateAPIKey(c.Request().Context(),
-		RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: req.ExpiresAt})
+		gateway.RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: req.ExpiresAt})
 	if err != nil {
 		return err
 	}

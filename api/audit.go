@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Paging of GET /api/v1/audit/events.
@@ -18,7 +19,7 @@ const (
 
 // registerAuditRoutes adds the auditor's routes to the /api/v1 group.
 func (s *Server) registerAuditRoutes(v1 *echo.Group) {
-	v1.GET("/audit/events", s.auditEvents, requireScope(ScopeAuditRead))
+	v1.GET("/audit/events", s.auditEvents, requireScope(gateway.ScopeAuditRead))
 }
 
 // auditEventsPage is the envelope of GET /api/v1/audit/events.

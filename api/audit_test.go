@@ -18,11 +18,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // auHarness is the real Echo server with the audit log on a fresh database
@@ -54,12 +56,12 @@ func newAuHarness(t *testing.T) *auHarness {
 			t.Fatal(err)
 		}
 	}
-	h.acme = issue("acme", api.ScopeAuditRead)
-	h.acmeNoScope = issue("acme", api.ScopeTransactionsRead, api.ScopeWalletRead)
-	h.other = issue("other", api.ScopeAuditRead)
+	h.acme = issue("acme", gateway.ScopeAuditRead)
+	h.acmeNoScope = issue("acme", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
+	h.other = issue("other", gateway.ScopeAuditRead)
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func newAuHarness(t *testing.T) *auHarness {
 				continue
 			}
 			amt := domain.FromMinor(int64(100*(i+1)), eur)
-			if _, err := cmd.Deposit(ctx, commands.ClientCall{ClientID: c, PlayerID: "p1", TransactionID: fmt.Sprintf("d%d", i),
+			if _, err := cmd.Deposit(ctx, domain.ClientTx{Client: c, Player: "p1", ExternalTxID: fmt.Sprintf("d%d", i),
 				Currency: eur}, amt); err != nil {
 				t.Fatal(err)
 			}

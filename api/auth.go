@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
 	"errors"
 	"net"
 	"net/http"
@@ -10,16 +9,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 const principalKey = "principal"
-
-// HashKey is how API keys are stored: SHA-256 of the whole key. Keys carry
-// 190 bits of randomness, so a fast hash is enough and lookups stay O(1).
-func HashKey(key string) []byte {
-	h := sha256.Sum256([]byte(key))
-	return h[:]
-}
 
 // environmentOf tells which environment a request reached by its host:
 // sandbox and production are served at different base addresses.
@@ -44,7 +37,7 @@ func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 			return apiError(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
 		}
-		p, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), HashKey(strings.TrimSpace(key)))
+		p, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), gateway.HashKey(strings.TrimSpace(key)))
 		if errors.Is(err, domain.ErrNotFound) {
 			return apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
 		}
@@ -60,8 +53,8 @@ func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func principal(c echo.Context) Principal {
-	p, _ := c.Get(principalKey).(Principal)
+func principal(c echo.Context) gateway.Principal {
+	p, _ := c.Get(principalKey).(gateway.Principal)
 	return p
 }
 

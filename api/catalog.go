@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Paging and filters of GET /api/v1/games (docs/providers-and-games.md).
@@ -26,12 +27,12 @@ const (
 // variants to the authenticated /api/v1 group. Reading the catalog needs
 // the launch scope: a key that may launch games may list them.
 func (s *Server) registerCatalogRoutes(v1 *echo.Group) {
-	read := []echo.MiddlewareFunc{requireScope(ScopeLaunch), s.requireGameCatalog}
+	read := []echo.MiddlewareFunc{requireScope(gateway.ScopeLaunch), s.requireGameCatalog}
 	v1.GET("/providers", s.listProviders, read...)
 	v1.GET("/games", s.listGames, read...)
 	v1.GET("/games/:id", s.getGame, read...)
-	v1.GET("/game/launch", s.launchGameByQuery, requireScope(ScopeLaunch))
-	v1.POST("/game/launch/transfer", s.launchWithTransfer, requireScope(ScopeLaunch), requireScope(ScopeTransactionsWrite))
+	v1.GET("/game/launch", s.launchGameByQuery, requireScope(gateway.ScopeLaunch))
+	v1.POST("/game/launch/transfer", s.launchWithTransfer, requireScope(gateway.ScopeLaunch), requireScope(gateway.ScopeTransactionsWrite))
 }
 
 // requireGameCatalog answers 503 when the server was built without a
@@ -71,7 +72,7 @@ type gameView struct {
 	ProviderName string `json:"provider_name"`
 }
 
-func viewOfGame(g GameListing) gameView {
+func viewOfGame(g gateway.GameListing) gameView {
 	return gameView{ID: g.ID, Name: g.Name, Category: g.Category, Provider: g.ProviderID, ProviderName: g.ProviderName}
 }
 
@@ -87,7 +88,7 @@ func (s *Server) listProviders(c echo.Context) error {
 		h := s.launcher().Health(p.Route)
 		v := providerView{ID: p.ID, Name: p.Name, Kind: p.Route.Kind, Status: h.Status, GamesCount: p.GamesCount,
 			Endpoints: providerEndpoints{Total: h.Endpoints, Available: h.Available}}
-		if h.Status == ProviderUnavailable {
+		if h.Status == gateway.ProviderUnavailable {
 			ra := retryAfterSeconds(h.RetryAfter)
 			v.RetryAfterSeconds = &ra
 		}
@@ -98,7 +99,7 @@ func (s *Server) listProviders(c echo.Context) error {
 
 // listGames is GET /api/v1/games?provider=&category=&search=&page=&per_page=.
 func (s *Server) listGames(c echo.Context) error {
-	f := GameFilter{ProviderID: c.QueryParam("provider"), Category: strings.TrimSpace(c.QueryParam("category")),
+	f := gateway.GameFilter{ProviderID: c.QueryParam("provider"), Category: strings.TrimSpace(c.QueryParam("category")),
 		Search: strings.TrimSpace(c.QueryParam("search"))}
 	if f.ProviderID != "" {
 		if err := domain.ValidateID("provider", f.ProviderID); err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // providerError maps the Launcher's errors (classify calls it): an
@@ -11,7 +13,7 @@ import (
 // seconds until the soonest endpoint breaker half-opens, at least 1), a
 // refusal is 502 PROVIDER_REJECTED. Endpoint URLs are never shown.
 func providerError(err error) (*Error, bool) {
-	var pu *ProviderUnavailableError
+	var pu *gateway.ProviderUnavailableError
 	if errors.As(err, &pu) {
 		endpoints := make([]map[string]any, 0, len(pu.Endpoints))
 		for _, f := range pu.Endpoints {
@@ -26,7 +28,7 @@ func providerError(err error) (*Error, bool) {
 			Message: "provider " + pu.Provider + " is temporarily unavailable; retry after the indicated delay",
 			Details: details, Err: err}, true
 	}
-	var pr *ProviderRejectedError
+	var pr *gateway.ProviderRejectedError
 	if errors.As(err, &pr) {
 		details := map[string]any{"provider": pr.Provider, "provider_status": pr.Status}
 		if pr.Code != "" {

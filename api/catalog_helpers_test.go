@@ -19,7 +19,9 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -27,6 +29,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -40,7 +43,7 @@ type ctHarness struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
 	gw       *postgres.Gateway
-	accounts *postgres.Accounts
+	accounts *eventstore.Accounts
 	base     string
 	http     *http.Client
 }
@@ -64,7 +67,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	}
 	pool, _ := pgtest.NewDatabase(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	gw := postgres.NewGateway(pool)
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Games: gw, Launcher: reg, Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	}
 	if o.noCatalog {
@@ -96,7 +99,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 			t.Errorf("ledger run: %v", err)
 		}
 	})
-	return &ctHarness{t: t, pool: pool, gw: gw, accounts: postgres.NewAccounts(pool), base: base,
+	return &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}}
 }
 
@@ -119,16 +122,16 @@ func (h *ctHarness) newClient(scopes ...string) ctClient {
 
 // addProvider stores an enabled provider with its route; name defaults to
 // the id.
-func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) api.ProviderRoute {
+func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) gateway.ProviderRoute {
 	h.t.Helper()
 	ctx := context.Background()
 	if name == "" {
 		name = id
 	}
-	if err := h.gw.UpsertProvider(ctx, api.Provider{ID: id, Name: name, Secret: "secret-of-" + id, Enabled: true}); err != nil {
+	if err := h.gw.UpsertProvider(ctx, gateway.Provider{ID: id, Name: name, Secret: "secret-of-" + id, Enabled: true}); err != nil {
 		h.t.Fatal(err)
 	}
-	r := api.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: api.BalancingPriority,
+	r := gateway.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: gateway.BalancingPriority,
 		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}
 	if err := h.gw.SetProviderRoute(ctx, r); err != nil {
 		h.t.Fatal(err)
@@ -138,7 +141,7 @@ func (h *ctHarness) addProvider(id, name, kind string, endpoints ...string) api.
 
 func (h *ctHarness) addGame(id, providerID, name, category string, enabled bool) {
 	h.t.Helper()
-	if err := h.gw.UpsertGame(context.Background(), api.Game{ID: id, ProviderID: providerID, Name: name,
+	if err := h.gw.UpsertGame(context.Background(), gateway.Game{ID: id, ProviderID: providerID, Name: name,
 		Category: category, Enabled: enabled}); err != nil {
 		h.t.Fatal(err)
 	}
@@ -332,7 +335,7 @@ func newCTJSONProvider(t *testing.T, status int) *ctProvider {
 
 // startReadModels runs the relay and one projector per projection on a
 // fresh topic with fresh consumer groups until the test ends.
-func startReadModels(t *testing.T, ctx context.Context, pool *pgxpool.Pool, rm *postgres.ReadModels, logger *slog.Logger) {
+func startReadModels(t *testing.T, ctx context.Context, pool *pgxpool.Pool, rm *readstore.ReadModels, logger *slog.Logger) {
 	t.Helper()
 	brokers := kafkatest.Brokers(t)
 	topic := kafkatest.NewTopic(t, brokers, 3)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The launch variants of the bearer API share this flow (see
@@ -30,9 +30,9 @@ const (
 
 // launchTarget is a resolved provider and game with the provider's route.
 type launchTarget struct {
-	prov  Provider
-	game  Game
-	route ProviderRoute
+	prov  gateway.Provider
+	game  gateway.Game
+	route gateway.ProviderRoute
 }
 
 // checkLaunchRequest validates the fields every launch variant has and
@@ -91,13 +91,13 @@ func (s *Server) resolveLaunch(ctx context.Context, providerID, gameID string) (
 
 // providerRoute is the provider's route with its secret. A server built
 // without a GameCatalog knows only demo providers.
-func (s *Server) providerRoute(ctx context.Context, prov Provider) (ProviderRoute, error) {
-	route := ProviderRoute{ProviderID: prov.ID, Kind: ProviderKindDemo, Balancing: BalancingPriority,
-		Timeout: DefaultProviderTimeout, BreakerFailures: DefaultBreakerFailures, BreakerCooldown: DefaultBreakerCooldown}
+func (s *Server) providerRoute(ctx context.Context, prov gateway.Provider) (gateway.ProviderRoute, error) {
+	route := gateway.ProviderRoute{ProviderID: prov.ID, Kind: gateway.ProviderKindDemo, Balancing: gateway.BalancingPriority,
+		Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures, BreakerCooldown: gateway.DefaultBreakerCooldown}
 	if s.deps.Games != nil {
 		var err error
 		if route, err = s.deps.Games.ProviderRoute(ctx, prov.ID); err != nil {
-			return ProviderRoute{}, err
+			return gateway.ProviderRoute{}, err
 		}
 	}
 	route.Secret = prov.Secret
@@ -106,7 +106,7 @@ func (s *Server) providerRoute(ctx context.Context, prov Provider) (ProviderRout
 
 // launcher is the configured Launcher, or one that serves demo providers
 // only (the behaviour before provider adapters existed).
-func (s *Server) launcher() Launcher {
+func (s *Server) launcher() gateway.Launcher {
 	if s.deps.Launcher != nil {
 		return s.deps.Launcher
 	}
@@ -115,25 +115,25 @@ func (s *Server) launcher() Launcher {
 
 type demoOnlyLauncher struct{ s *Server }
 
-func (d demoOnlyLauncher) Launch(_ context.Context, p ProviderRoute, req LaunchRequest) (string, error) {
+func (d demoOnlyLauncher) Launch(_ context.Context, p gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	if err := d.Ready(p); err != nil {
 		return "", err
 	}
-	return d.s.gameURL(GameSession{ID: req.SessionID}, req.Language), nil
+	return d.s.gameURL(gateway.GameSession{ID: req.SessionID}, req.Language), nil
 }
 
-func (d demoOnlyLauncher) Ready(p ProviderRoute) error {
+func (d demoOnlyLauncher) Ready(p gateway.ProviderRoute) error {
 	if p.Outbound() {
-		return &ProviderUnavailableError{Provider: p.ProviderID, RetryAfter: time.Minute, Reason: "not_configured"}
+		return &gateway.ProviderUnavailableError{Provider: p.ProviderID, RetryAfter: time.Minute, Reason: "not_configured"}
 	}
 	return nil
 }
 
-func (d demoOnlyLauncher) Health(p ProviderRoute) ProviderHealth {
+func (d demoOnlyLauncher) Health(p gateway.ProviderRoute) gateway.ProviderHealth {
 	if p.Outbound() {
-		return ProviderHealth{Status: ProviderUnavailable, Endpoints: len(p.Endpoints)}
+		return gateway.ProviderHealth{Status: gateway.ProviderUnavailable, Endpoints: len(p.Endpoints)}
 	}
-	return ProviderHealth{Status: ProviderAvailable}
+	return gateway.ProviderHealth{Status: gateway.ProviderAvailable}
 }
 
 // returnURL is our return address of a session, given to providers as the
@@ -145,7 +145,7 @@ func (s *Server) returnURL(sessionID string) string {
 // launchSession stores sess (or adopts the same session stored by an
 // earlier try of an idempotent launch), asks the provider for the game
 // address and records the launch in the ledger.
-func (s *Server) launchSession(ctx context.Context, t launchTarget, sess GameSession, req launchRequest) (launchResult, error) {
+func (s *Server) launchSession(ctx context.Context, t launchTarget, sess gateway.GameSession, req launchRequest) (launchResult, error) {
 	if err := s.deps.Sessions.CreateSession(ctx, sess); err != nil {
 		have, gerr := s.deps.Sessions.Session(ctx, sess.ID)
 		if gerr != nil {
@@ -156,7 +156,7 @@ func (s *Server) launchSession(ctx context.Context, t launchTarget, sess GameSes
 		}
 		sess = have
 	}
-	gameURL, err := s.launcher().Launch(ctx, t.route, LaunchRequest{SessionID: sess.ID, ClientID: sess.ClientID,
+	gameURL, err := s.launcher().Launch(ctx, t.route, gateway.LaunchRequest{SessionID: sess.ID, ClientID: sess.ClientID,
 		PlayerID: sess.PlayerID, GameID: t.game.ID, GameCode: gameCode(t.game), Currency: sess.Currency,
 		Language: req.Language, ReturnURL: s.returnURL(sess.ID), ClientSessionToken: req.SessionToken,
 		ExpiresAt: sess.ExpiresAt})
@@ -167,17 +167,17 @@ func (s *Server) launchSession(ctx context.Context, t launchTarget, sess GameSes
 	if err != nil {
 		return launchResult{}, err
 	}
-	res, err := s.deps.Commands.RecordLaunch(ctx, commands.Launch{ClientID: sess.ClientID, PlayerID: sess.PlayerID,
-		Provider: sess.ProviderID, GameID: sess.GameID, SessionID: sess.ID, TransactionID: sess.TransactionID,
+	res, err := s.deps.Commands.RecordLaunch(ctx, domain.Launch{Client: sess.ClientID, Player: sess.PlayerID,
+		Provider: sess.ProviderID, Game: sess.GameID, Session: sess.ID, ExternalTxID: sess.TransactionID,
 		Currency: cur, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
 		return launchResult{}, err
 	}
-	return launchResult{GameURL: gameURL, TransactionID: res.TransactionID,
+	return launchResult{GameURL: gameURL, EventID: res.EventID,
 		ExpiresAt: sess.ExpiresAt.UTC().Format(time.RFC3339), SessionID: sess.ID}, nil
 }
 
-func gameCode(g Game) string {
+func gameCode(g gateway.Game) string {
 	if g.Code != "" {
 		return g.Code
 	}
@@ -195,7 +195,7 @@ func (s *Server) launch(c echo.Context, req launchRequest) error {
 	if err != nil {
 		return err
 	}
-	sess := GameSession{ID: newToken("gs_"), ClientID: principal(c).ClientID, PlayerID: req.PlayerID,
+	sess := gateway.GameSession{ID: newToken("gs_"), ClientID: principal(c).ClientID, PlayerID: req.PlayerID,
 		ProviderID: t.prov.ID, GameID: t.game.ID, Currency: cur.Code(), TransactionID: newToken("ln_"),
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 var ctEUR = domain.MustCurrency("EUR")
@@ -51,9 +52,9 @@ func wantLaunched(t *testing.T, h *ctHarness, c ctClient, player, provider, game
 func TestLaunchDemoProvider(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t)
-	h.addProvider("demo", "Demo", api.ProviderKindDemo)
+	h.addProvider("demo", "Demo", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 
 	t.Run("POST", func(t *testing.T) {
 		l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
@@ -73,11 +74,11 @@ func TestLaunchDemoProvider(t *testing.T) {
 	})
 	t.Run("a server without a registry still launches demo providers", func(t *testing.T) {
 		h2 := newCTHarness(t, ctOptions{noCatalog: true})
-		h2.addProvider("demo", "Demo", api.ProviderKindDemo)
+		h2.addProvider("demo", "Demo", gateway.ProviderKindDemo)
 		h2.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-		h2.addProvider("acme", "Acme", api.ProviderKindJSON, "http://127.0.0.1:9")
+		h2.addProvider("acme", "Acme", gateway.ProviderKindJSON, "http://127.0.0.1:9")
 		h2.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
-		c2 := h2.newClient(api.ScopeLaunch)
+		c2 := h2.newClient(gateway.ScopeLaunch)
 		l := ctOK[ctLaunch](t, h2.do(http.MethodPost, "/api/v1/game/launch", c2.key, launchBody("demo", "demo-slot", "p1", "EUR")))
 		if !strings.HasPrefix(l.GameURL, h2.base+"/demo/play?session=") {
 			t.Fatalf("game_url %q", l.GameURL)
@@ -93,13 +94,13 @@ func TestLaunchDemoProvider(t *testing.T) {
 func TestLaunchRefusals(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t)
-	h.addProvider("demo", "Demo", api.ProviderKindDemo)
+	h.addProvider("demo", "Demo", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	h.addGame("demo-off", "demo", "Disabled", "slots", false)
-	h.addProvider("other", "Other", api.ProviderKindDemo)
+	h.addProvider("other", "Other", gateway.ProviderKindDemo)
 	h.addGame("other-slot", "other", "Other Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch)
-	noScope := h.newClient(api.ScopeWalletRead, api.ScopeTransactionsWrite)
+	c := h.newClient(gateway.ScopeLaunch)
+	noScope := h.newClient(gateway.ScopeWalletRead, gateway.ScopeTransactionsWrite)
 
 	post := []struct {
 		name   string
@@ -173,12 +174,12 @@ func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
 	h := newCTHarness(t)
 	down := newCTJSONProvider(t, http.StatusInternalServerError)
 	up := newCTJSONProvider(t, http.StatusOK)
-	h.addProvider("acme", "Acme", api.ProviderKindJSON, down.URL, up.URL)
+	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, down.URL, up.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
 	if err := h.gw.SetProviderGameCode(context.Background(), "acme-slot", "AS-001"); err != nil {
 		t.Fatal(err)
 	}
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 	providerStatus := func() ctProviderView {
 		t.Helper()
 		list := ctOK[[]ctProviderView](t, h.do(http.MethodGet, "/api/v1/providers", c.key, ""))
@@ -204,7 +205,7 @@ func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
 	if n := len(down.calls); n != 2 { // BreakerFailures: then it is skipped
 		t.Fatalf("failing endpoint called %d times, want 2", n)
 	}
-	if p := providerStatus(); p.Status != api.ProviderDegraded || p.Endpoints.Total != 2 || p.Endpoints.Available != 1 {
+	if p := providerStatus(); p.Status != gateway.ProviderDegraded || p.Endpoints.Total != 2 || p.Endpoints.Available != 1 {
 		t.Fatalf("provider %+v, want degraded", p)
 	}
 
@@ -235,7 +236,7 @@ func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
 			t.Fatalf("endpoint detail %v (URLs must not show): %s", ep, r.body)
 		}
 	}
-	if p := providerStatus(); p.Status != api.ProviderUnavailable || p.Endpoints.Available != 0 ||
+	if p := providerStatus(); p.Status != gateway.ProviderUnavailable || p.Endpoints.Available != 0 ||
 		p.RetryAfterSeconds == nil || p.RetryAfterSeconds.String() == "0" {
 		t.Fatalf("provider %+v, want unavailable with retry_after_seconds", p)
 	}
@@ -249,9 +250,9 @@ func TestLaunchRefusedByTheProviderIs502(t *testing.T) {
 	h := newCTHarness(t)
 	refuser := newCTJSONProvider(t, http.StatusForbidden)
 	backup := newCTJSONProvider(t, http.StatusOK)
-	h.addProvider("acme", "Acme", api.ProviderKindJSON, refuser.URL, backup.URL)
+	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, refuser.URL, backup.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 	for range 3 {
 		e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")),
 			http.StatusBadGateway, api.CodeProviderRejected)
@@ -280,13 +281,13 @@ func TestLaunchTimeoutFailsOver(t *testing.T) {
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(release) })
 	fast := newCTJSONProvider(t, http.StatusOK)
-	r := h.addProvider("acme", "Acme", api.ProviderKindJSON, slow.URL, fast.URL)
+	r := h.addProvider("acme", "Acme", gateway.ProviderKindJSON, slow.URL, fast.URL)
 	r.Timeout = time.Second
 	if err := h.gw.SetProviderRoute(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
 	if !strings.HasPrefix(l.GameURL, "https://games.example/") {
 		t.Fatalf("game_url %q", l.GameURL)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type ctProviderView struct {
@@ -46,17 +47,17 @@ type ctGamePage struct {
 // catalogFixture: a demo provider with two games (one disabled), a json
 // provider with four games, and a disabled provider with one game.
 func catalogFixture(h *ctHarness) {
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	h.addGame("demo-old", "demo", "Old Demo", "slots", false)
-	h.addProvider("acme", "Acme Gaming", api.ProviderKindJSON, "http://127.0.0.1:9/")
+	h.addProvider("acme", "Acme Gaming", gateway.ProviderKindJSON, "http://127.0.0.1:9/")
 	h.addGame("acme-roulette", "acme", "Lightning Roulette", "Live", true)
 	h.addGame("acme-fruit", "acme", "Fruit 50% Bonus", "slots", true)
 	h.addGame("acme-fruits", "acme", "fruit_party", "slots", true)
 	h.addGame("acme-hotpot", "acme", "Hot Pot 500", "slots", true) // what unescaped % and _ would also find
-	h.addProvider("gone", "Gone Games", api.ProviderKindDemo)
+	h.addProvider("gone", "Gone Games", gateway.ProviderKindDemo)
 	h.addGame("gone-slot", "gone", "Gone Slot", "slots", true)
-	if err := h.gw.UpsertProvider(context.Background(), api.Provider{ID: "gone", Name: "Gone Games", Secret: "x", Enabled: false}); err != nil {
+	if err := h.gw.UpsertProvider(context.Background(), gateway.Provider{ID: "gone", Name: "Gone Games", Secret: "x", Enabled: false}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -65,19 +66,19 @@ func TestListProviders(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 
 	got := ctOK[[]ctProviderView](t, h.do(http.MethodGet, "/api/v1/providers", c.key, ""))
 	if len(got) != 2 {
 		t.Fatalf("providers %+v, want acme and demo (gone is disabled)", got)
 	}
 	acme, demo := got[0], got[1] // by name
-	if acme.ID != "acme" || acme.Name != "Acme Gaming" || acme.Kind != api.ProviderKindJSON || acme.GamesCount != 4 ||
-		acme.Status != api.ProviderAvailable || acme.Endpoints.Total != 1 || acme.Endpoints.Available != 1 ||
+	if acme.ID != "acme" || acme.Name != "Acme Gaming" || acme.Kind != gateway.ProviderKindJSON || acme.GamesCount != 4 ||
+		acme.Status != gateway.ProviderAvailable || acme.Endpoints.Total != 1 || acme.Endpoints.Available != 1 ||
 		acme.RetryAfterSeconds != nil {
 		t.Fatalf("acme %+v", acme)
 	}
-	if demo.ID != "demo" || demo.Kind != api.ProviderKindDemo || demo.GamesCount != 1 || demo.Status != api.ProviderAvailable {
+	if demo.ID != "demo" || demo.Kind != gateway.ProviderKindDemo || demo.GamesCount != 1 || demo.Status != gateway.ProviderAvailable {
 		t.Fatalf("demo %+v", demo)
 	}
 
@@ -86,9 +87,9 @@ func TestListProviders(t *testing.T) {
 		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "pb_test_nope_nope", ""), http.StatusUnauthorized, api.CodeUnauthorized)
 	})
 	t.Run("403 without the launch scope", func(t *testing.T) {
-		other := h.newClient(api.ScopeWalletRead)
+		other := h.newClient(gateway.ScopeWalletRead)
 		e := ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", other.key, ""), http.StatusForbidden, api.CodeForbidden)
-		if e.Error.Details["scope"] != api.ScopeLaunch {
+		if e.Error.Details["scope"] != gateway.ScopeLaunch {
 			t.Fatalf("details %v", e.Error.Details)
 		}
 	})
@@ -97,7 +98,7 @@ func TestListProviders(t *testing.T) {
 func TestCatalogRoutesWithoutACatalogAre503(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t, ctOptions{noCatalog: true})
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 	for _, p := range []string{"/api/v1/providers", "/api/v1/games", "/api/v1/games/x"} {
 		ctWantError(t, h.do(http.MethodGet, p, c.key, ""), http.StatusServiceUnavailable, api.CodeUnavailable)
 	}
@@ -107,7 +108,7 @@ func TestListGames(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 	list := func(t *testing.T, q url.Values) ctGamePage {
 		t.Helper()
 		r := h.do(http.MethodGet, "/api/v1/games?"+q.Encode(), c.key, "")
@@ -199,7 +200,7 @@ func TestListGames(t *testing.T) {
 	}
 	t.Run("401 and 403", func(t *testing.T) {
 		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
-		other := h.newClient(api.ScopeTransactionsRead)
+		other := h.newClient(gateway.ScopeTransactionsRead)
 		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", other.key, ""), http.StatusForbidden, api.CodeForbidden)
 	})
 }
@@ -208,7 +209,7 @@ func TestGetGame(t *testing.T) {
 	t.Parallel()
 	h := newCTHarness(t)
 	catalogFixture(h)
-	c := h.newClient(api.ScopeLaunch)
+	c := h.newClient(gateway.ScopeLaunch)
 
 	g := ctOK[ctGameView](t, h.do(http.MethodGet, "/api/v1/games/demo-slot", c.key, ""))
 	if g != (ctGameView{ID: "demo-slot", Name: "Demo Slot", Category: "slots", Provider: "demo", ProviderName: "Pitboss Demo Games"}) {
@@ -221,7 +222,7 @@ func TestGetGame(t *testing.T) {
 	}
 	t.Run("401 and 403", func(t *testing.T) {
 		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
-		other := h.newClient(api.ScopeWalletRead)
+		other := h.newClient(gateway.ScopeWalletRead)
 		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", other.key, ""), http.StatusForbidden, api.CodeForbidden)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -28,9 +29,9 @@ const overviewFailedDeliveries = 5
 // to the authenticated /api/v1 group.
 func (s *Server) registerConsoleRoutes(e *echo.Echo, v1 *echo.Group) {
 	v1.GET("/me", s.consoleMe)
-	v1.GET("/console/overview", s.consoleOverview, requireScope(ScopeReportsRead))
-	v1.GET("/transactions/:id", s.transactionDetail, requireScope(ScopeTransactionsRead))
-	v1.GET("/audit/head", s.auditHead, requireScope(ScopeAuditRead))
+	v1.GET("/console/overview", s.consoleOverview, requireScope(gateway.ScopeReportsRead))
+	v1.GET("/transactions/:id", s.transactionDetail, requireScope(gateway.ScopeTransactionsRead))
+	v1.GET("/audit/head", s.auditHead, requireScope(gateway.ScopeAuditRead))
 
 	e.GET("/console", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, ConsolePath) })
 	e.GET(ConsolePath+"*", echo.WrapHandler(http.StripPrefix("/console", console.Handler())))
@@ -146,7 +147,7 @@ func (s *Server) consoleOverview(c echo.Context) error {
 			Wins: rawNum(domain.FormatMinor(r.Wins, r.Scale)), GGR: rawNum(domain.FormatMinor(r.GGR(), r.Scale)),
 			Rounds: r.Rounds, Players: r.Players})
 	}
-	if p.Has(ScopeWalletRead) && s.deps.Wallets != nil {
+	if p.Has(gateway.ScopeWalletRead) && s.deps.Wallets != nil {
 		bals, err := s.deps.Wallets.WalletBalances(ctx, p.ClientID, "")
 		if err != nil {
 			return err
@@ -179,9 +180,9 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		}
 		v.Lag = ov
 	}
-	if p.Has(ScopeDeliveriesRead) && s.deps.Deliveries != nil {
+	if p.Has(gateway.ScopeDeliveriesRead) && s.deps.Deliveries != nil {
 		list, total, err := s.deps.Deliveries.ListDeliveries(ctx, p.ClientID,
-			DeliveryFilter{State: DeliveryParked, Page: 1, PerPage: overviewFailedDeliveries})
+			gateway.DeliveryFilter{State: gateway.DeliveryParked, Page: 1, PerPage: overviewFailedDeliveries})
 		if err != nil {
 			return err
 		}
@@ -207,7 +208,7 @@ func itemOfTransaction(t projections.Transaction) transactionItem {
 	it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: rawNum(domain.FormatMinor(t.Amount, t.Scale)),
 		Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
-		RoundID: optional(t.RoundID), ExternalID: optional(t.ExternalID), ReferenceID: optional(t.ReferenceID),
+		RoundID: optional(t.RoundID), ExternalTxID: optional(t.ExternalTxID), ReferenceID: optional(t.ReferenceID),
 		Promo: t.Promo, Position: t.Position}
 	if t.HasBalanceAfter {
 		it.BalanceAfter = rawNum(domain.FormatMinor(t.BalanceAfter, t.Scale))

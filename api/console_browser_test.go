@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,8 +16,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/console"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestConsoleInABrowser drives the console in headless Chromium against
@@ -36,7 +38,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	start := time.Now()
 	h := newConsoleHarness(t)
-	c := h.newClient(api.AllScopes...)
+	c := h.newClient(gateway.AllScopes...)
 	h.webhook(c)
 	h.deposit(c, "p1", "50.00", "EUR")
 	shots := outDir(t, "console")
@@ -164,19 +166,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	before := h.received.Load()
 	run("re-send", chromedp.Click(chromedp.CSS(sel+` button`)))
 	wait("re-sent", `document.querySelector('#del-status').textContent.includes('re-sent')`)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, "the re-sent delivery to succeed", func() error {
 		d := ctOK[struct {
 			Status string `json:"status"`
 		}](t, h.do(http.MethodGet, "/api/v1/deliveries/"+parked, c.key, ""))
-		if d.Status == api.DeliverySucceeded {
-			break
+		if d.Status != gateway.DeliverySucceeded {
+			return fmt.Errorf("the delivery is %s", d.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the re-sent delivery is %s after 30 s", d.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if h.received.Load() <= before {
 		t.Fatal("the receiver got nothing after the re-send")
 	}
@@ -241,8 +239,8 @@ func TestConsoleInABrowser(t *testing.T) {
 // returns its content, removing it.
 func waitDownload(t *testing.T, dir, ext string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var content string
+	eventually.NoError(t, 30*time.Second, "a "+ext+" download in "+dir, func() error {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -252,13 +250,12 @@ func waitDownload(t *testing.T, dir, ext string) string {
 				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 				if err == nil && len(b) > 0 {
 					_ = os.Remove(filepath.Join(dir, e.Name()))
-					return string(b)
+					content = string(b)
+					return nil
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s download in %s after 30 s (%v)", ext, dir, entries)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("the directory holds %v", entries)
+	})
+	return content
 }

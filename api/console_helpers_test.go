@@ -19,13 +19,17 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -55,7 +59,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	var runners []func(context.Context) error
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,16 +104,16 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		t.Fatal(err)
 	}
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	startReadModels(t, ctx, pool, rm, logger)
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
 		AllowPrivateCallbacks: true, AdminToken: csAdminToken}, api.Deps{
 		Admin:    api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Games: gw, Launcher: reg, Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 		Deliveries: deliveries, Webhooks: deliveries, LaunchClients: launchClients,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   h.audit,
 		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: h.audit,
 			Details: postgres.NewConsole(pool)},
@@ -130,9 +134,9 @@ func newConsoleHarness(t *testing.T) *csHarness {
 			}
 		}
 	})
-	h.ctHarness = &ctHarness{t: t, pool: pool, gw: gw, accounts: postgres.NewAccounts(pool), base: base,
+	h.ctHarness = &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}}
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	return h
 }
@@ -197,7 +201,7 @@ func (h *csHarness) webhook(c ctClient) string {
 func (h *csHarness) park(c ctClient) string {
 	h.t.Helper()
 	ctx := context.Background()
-	var o delivery.Outgoing
+	var o gateway.Outgoing
 	var body string
 	err := h.pool.QueryRow(ctx, `
 SELECT event_id::text, event_type, stream_id, stream_version, position, occurred_at, body::text FROM events
@@ -207,27 +211,26 @@ SELECT event_id::text, event_type, stream_id, stream_version, position, occurred
 	if err != nil {
 		h.t.Fatalf("find the bet event: %v", err)
 	}
-	o.ClientID, o.Kind = c.id, api.KindBet
+	o.ClientID, o.Kind = c.id, gateway.KindBet
 	o.Webhook = []byte(`{"event_id":"` + o.EventID + `","type":"` + o.EventType + `","data":` + body + `}`)
 	if n, err := h.deliveries.Enqueue(ctx, o); err != nil || n != 1 {
 		h.t.Fatalf("enqueue: %d deliveries, %v", n, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var id string
+	eventually.True(h.t, 30*time.Second, "the delivery to park", func() bool {
 		type item struct {
 			ID      string `json:"id"`
 			EventID string `json:"event_id"`
 		}
 		for _, d := range ctOK[[]item](h.t, h.do(http.MethodGet, "/api/v1/deliveries?status=parked", c.key, "")) {
 			if d.EventID == o.EventID {
-				return d.ID
+				id = d.ID
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("the delivery did not park within 30 s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false
+	})
+	return id
 }
 
 // waitHistory waits until the history read model has reached position.

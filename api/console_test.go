@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestConsoleRoutes covers every status of the routes the console added
@@ -24,10 +25,10 @@ import (
 func TestConsoleRoutes(t *testing.T) {
 	t.Parallel()
 	h := newConsoleHarness(t)
-	full := h.newClient(api.AllScopes...)
-	other := h.newClient(api.AllScopes...)
-	reportsOnly := h.newClient(api.ScopeReportsRead)
-	walletOnly := h.newClient(api.ScopeWalletRead)
+	full := h.newClient(gateway.AllScopes...)
+	other := h.newClient(gateway.AllScopes...)
+	reportsOnly := h.newClient(gateway.ScopeReportsRead)
+	walletOnly := h.newClient(gateway.ScopeWalletRead)
 	h.webhook(full)
 	h.deposit(full, "p1", "20.00", "EUR")
 	h.deposit(full, "", "100.00", "EUR")
@@ -46,7 +47,7 @@ func TestConsoleRoutes(t *testing.T) {
 		for _, c := range []struct {
 			key    ctClient
 			scopes []string
-		}{{full, api.AllScopes}, {walletOnly, []string{api.ScopeWalletRead}}} {
+		}{{full, gateway.AllScopes}, {walletOnly, []string{gateway.ScopeWalletRead}}} {
 			got := ctOK[me](t, h.do(http.MethodGet, "/api/v1/me", c.key.key, ""))
 			if got.ClientID != c.key.id || got.Environment != "sandbox" || got.KeyID == "" || !strings.Contains(c.key.key, got.KeyID) ||
 				!slices.Equal(slices.Sorted(slices.Values(got.Scopes)), slices.Sorted(slices.Values(c.scopes))) {
@@ -97,7 +98,7 @@ func TestConsoleRoutes(t *testing.T) {
 			t.Errorf("lag %+v", o.Lag)
 		}
 		if o.FailedTotal == nil || *o.FailedTotal != 1 || len(o.FailedDeliveries) != 1 || o.FailedDeliveries[0].ID != parked ||
-			o.FailedDeliveries[0].Status != api.DeliveryParked {
+			o.FailedDeliveries[0].Status != gateway.DeliveryParked {
 			t.Errorf("failed deliveries %+v (total %v), want %s", o.FailedDeliveries, o.FailedTotal, parked)
 		}
 		if r.header.Get(api.HeaderLedgerPosition) == "" {

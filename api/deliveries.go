@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Paging of GET /api/v1/deliveries.
@@ -24,8 +25,8 @@ const (
 func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 	// The scope is checked before the stores: a key without it is 403 on
 	// any server.
-	read := []echo.MiddlewareFunc{requireScope(ScopeDeliveriesRead), s.requireDeliveryStores}
-	write := []echo.MiddlewareFunc{requireScope(ScopeDeliveriesWrite), s.requireDeliveryStores}
+	read := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesRead), s.requireDeliveryStores}
+	write := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesWrite), s.requireDeliveryStores}
 	v1.GET("/deliveries", s.listDeliveries, read...)
 	v1.GET("/deliveries/:id", s.getDelivery, read...)
 	v1.POST("/deliveries/:id/resend", s.resendDelivery, write...)
@@ -111,7 +112,7 @@ func deliveryStatusCode(code int) *int {
 	return &code
 }
 
-func viewOfDelivery(d Delivery, withPayload bool) deliveryView {
+func viewOfDelivery(d gateway.Delivery, withPayload bool) deliveryView {
 	v := deliveryView{ID: d.ID, Target: d.Target, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Kind: d.Kind, StreamID: d.StreamID, StreamVersion: d.StreamVersion, Status: d.State, Attempts: d.Attempts,
 		NextAttemptAt: deliveryTime(d.NextAttemptAt), LastAttemptAt: deliveryTime(d.LastAttemptAt),
@@ -165,10 +166,10 @@ func deliveryIsUUID(s string) bool {
 
 // GET /api/v1/deliveries?status=&endpoint_id=&event_id=&page=&per_page=
 func (s *Server) listDeliveries(c echo.Context) error {
-	f := DeliveryFilter{State: c.QueryParam("status"), EndpointID: c.QueryParam("endpoint_id"), EventID: c.QueryParam("event_id")}
-	if f.State != "" && !slices.Contains(DeliveryStates, f.State) {
+	f := gateway.DeliveryFilter{State: c.QueryParam("status"), EndpointID: c.QueryParam("endpoint_id"), EventID: c.QueryParam("event_id")}
+	if f.State != "" && !slices.Contains(gateway.DeliveryStates, f.State) {
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: "status must be one of " + strings.Join(DeliveryStates, ", "), Details: map[string]any{"field": "status"}}
+			Message: "status must be one of " + strings.Join(gateway.DeliveryStates, ", "), Details: map[string]any{"field": "status"}}
 	}
 	if f.EventID != "" && !deliveryIsUUID(f.EventID) {
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "event_id must be a UUID",

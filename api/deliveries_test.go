@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // dvHarness is the real Echo server on a fresh Postgres database with the
@@ -64,10 +64,10 @@ func newDVHarness(t *testing.T) *dvHarness {
 		}
 		return k
 	}
-	h.full = issue("acme", api.ScopeDeliveriesRead, api.ScopeDeliveriesWrite)
-	h.readOnly = issue("acme", api.ScopeDeliveriesRead)
-	h.none = issue("acme", api.ScopeWalletRead)
-	h.other = issue("other", api.ScopeDeliveriesRead, api.ScopeDeliveriesWrite)
+	h.full = issue("acme", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
+	h.readOnly = issue("acme", gateway.ScopeDeliveriesRead)
+	h.none = issue("acme", gateway.ScopeWalletRead)
+	h.other = issue("other", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Deliveries: store, Webhooks: store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h.handler = srv.Handler()
@@ -152,7 +152,7 @@ func (h *dvHarness) seed() (parked, pending, otherClient string) {
 	h.t.Helper()
 	enqueue := func(client, stream string) string {
 		id := uuid.NewString()
-		_, err := h.store.Enqueue(h.ctx, delivery.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: "bet",
+		_, err := h.store.Enqueue(h.ctx, gateway.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: "bet",
 			ClientID: client, StreamID: stream, StreamVersion: 1, Position: 1, OccurredAt: time.Now(),
 			Callback: []byte(`{"member_account":"p1","bet_amount":10.00}`), Webhook: []byte(`{}`)})
 		if err != nil {
@@ -171,8 +171,8 @@ func (h *dvHarness) seed() (parked, pending, otherClient string) {
 	for _, j := range jobs {
 		ids[j.EventID] = j.ID
 		if j.EventID == parkedEvent {
-			err := h.store.Finish(h.ctx, j, delivery.Outcome{URL: j.URL, Park: true,
-				Result: delivery.Result{StartedAt: time.Now(), Latency: 1500 * time.Microsecond, StatusCode: 500,
+			err := h.store.Finish(h.ctx, j, gateway.DeliveryOutcome{URL: j.URL, Park: true,
+				Result: gateway.AttemptResult{StartedAt: time.Now(), Latency: 1500 * time.Microsecond, StatusCode: 500,
 					Error: "HTTP 500 is not 2xx", Excerpt: "oops"}})
 			if err != nil {
 				h.t.Fatal(err)
@@ -306,7 +306,7 @@ func TestDeliveriesUnconfigured(t *testing.T) {
 	if _, err := gw.CreateClient(t.Context(), "acme", "acme", "sandbox"); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := gw.IssueKey(t.Context(), "acme", api.AllScopes, nil)
+	key, _, err := gw.IssueKey(t.Context(), "acme", gateway.AllScopes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

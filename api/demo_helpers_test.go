@@ -7,6 +7,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/demogame"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The built-in demo game is its own package, mounted on the server by
@@ -18,8 +19,8 @@ var _ demogame.Host = (*api.Server)(nil)
 // routes from the server's own stores and calling the wallet at walletURL.
 // A nil games is a server without a game catalog: every provider is the
 // demo kind.
-func mountDemo(t testing.TB, srv *api.Server, walletURL string, sessions api.Sessions, catalog api.Catalog,
-	games api.GameCatalog, logger *slog.Logger) {
+func mountDemo(t testing.TB, srv *api.Server, walletURL string, sessions gateway.Sessions, catalog gateway.Catalog,
+	games gateway.GameCatalog, logger *slog.Logger) {
 	t.Helper()
 	cfg := demogame.Config{WalletURL: walletURL, Host: srv, Sessions: demoSessions{sessions},
 		Catalog: demoCatalog{catalog}, Logger: logger}
@@ -35,7 +36,7 @@ func mountDemo(t testing.TB, srv *api.Server, walletURL string, sessions api.Ses
 
 // demoSessions, demoCatalog and demoRoutes read the api stores for the
 // demo game, as cmd/pitboss's demo wiring does.
-type demoSessions struct{ s api.Sessions }
+type demoSessions struct{ s gateway.Sessions }
 
 func (d demoSessions) Session(ctx context.Context, id string) (demogame.Session, error) {
 	s, err := d.s.Session(ctx, id)
@@ -46,7 +47,7 @@ func (d demoSessions) Session(ctx context.Context, id string) (demogame.Session,
 		ExpiresAt: s.ExpiresAt}, nil
 }
 
-type demoCatalog struct{ c api.Catalog }
+type demoCatalog struct{ c gateway.Catalog }
 
 func (d demoCatalog) Provider(ctx context.Context, id string) (demogame.Provider, error) {
 	p, err := d.c.Provider(ctx, id)
@@ -64,7 +65,7 @@ func (d demoCatalog) Game(ctx context.Context, id string) (demogame.GameInfo, er
 	return demogame.GameInfo{Name: g.Name}, nil
 }
 
-type demoRoutes struct{ g api.GameCatalog }
+type demoRoutes struct{ g gateway.GameCatalog }
 
 func (d demoRoutes) ProviderRoute(ctx context.Context, providerID string) (demogame.ProviderRoute, error) {
 	r, err := d.g.ProviderRoute(ctx, providerID)

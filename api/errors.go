@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Error codes of the structured error body. They are part of the contract:
@@ -112,6 +113,16 @@ func apiError(status int, code, msg string) *Error {
 	return &Error{Status: status, Code: code, Message: msg}
 }
 
+// fieldError answers a rule's verdict on one field (package gateway's
+// rules): 400 INVALID_REQUEST with details.field and the rule's other
+// details. The one place a *gateway.FieldError becomes HTTP.
+func fieldError(fe *gateway.FieldError) *Error {
+	d := make(map[string]any, len(fe.Details)+1)
+	maps.Copy(d, fe.Details)
+	d["field"] = fe.Field
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fe.Message, Details: d}
+}
+
 // errorBody is {success:false, error:{code,message,request_id,details?}}.
 type errorBody struct {
 	Success bool        `json:"success"`
@@ -147,9 +158,9 @@ var domainErrors = []struct {
 	{domain.ErrNotRollbackable, http.StatusConflict, CodeNotRollbackable},
 	{domain.ErrDuplicateTransaction, http.StatusConflict, CodeDuplicateTx},
 	{domain.ErrNotFound, http.StatusNotFound, CodeNotFound},
-	{ErrDeliveryInProgress, http.StatusConflict, CodeDeliveryInProgress},
-	{ErrKeyNotActive, http.StatusConflict, CodeKeyNotActive},
-	{ErrKeyAlreadyRotated, http.StatusConflict, CodeKeyAlreadyRotated},
+	{gateway.ErrDeliveryInProgress, http.StatusConflict, CodeDeliveryInProgress},
+	{gateway.ErrKeyNotActive, http.StatusConflict, CodeKeyNotActive},
+	{gateway.ErrKeyAlreadyRotated, http.StatusConflict, CodeKeyAlreadyRotated},
 	{commands.ErrSessionExpired, http.StatusConflict, CodeSessionExpired},
 }
 
@@ -160,6 +171,10 @@ func classify(err error) (*Error, bool) {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae, true
+	}
+	var fe *gateway.FieldError
+	if errors.As(err, &fe) {
+		return fieldError(fe), true
 	}
 	if be, ok := behindError(err); ok {
 		return be, true
@@ -172,7 +187,7 @@ func classify(err error) (*Error, bool) {
 		return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict, Message: ic.Error(),
 			Details: map[string]any{"field": ic.Field, "original": ic.Original, "given": ic.Given}}, true
 	}
-	var ce *ClientExistsError
+	var ce *gateway.ClientExistsError
 	if errors.As(err, &ce) {
 		return &Error{Status: http.StatusConflict, Code: CodeClientExists, Message: ce.Error(),
 			Details: map[string]any{"field": ce.Field, "existing": ce.Existing, "given": ce.Given}}, true

@@ -18,12 +18,15 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -69,7 +72,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
 		client: "fzclient", logs: logs}
 	srv := api.NewServer(api.Config{PublicURL: base, AdminToken: s.adminToken,
@@ -102,10 +105,10 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)},
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
 	})
 	mountDemo(t, srv, base, gw, gw, gw, logger)
@@ -117,18 +120,18 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if _, err := gw.CreateClient(ctx, s.client, "Fuzz operator", "sandbox"); err != nil {
 		return nil, err
 	}
-	if s.key, s.keyID, err = gw.IssueKey(ctx, s.client, api.AllScopes, nil); err != nil {
+	if s.key, s.keyID, err = gw.IssueKey(ctx, s.client, gateway.AllScopes, nil); err != nil {
 		return nil, err
 	}
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: s.provider, Name: "Fuzz games", Secret: s.providerSecret, Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: s.provider, Name: "Fuzz games", Secret: s.providerSecret, Enabled: true}); err != nil {
 		return nil, err
 	}
-	if err := gw.UpsertGame(ctx, api.Game{ID: "fzgame", ProviderID: s.provider, Name: "Fuzz slot", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "fzgame", ProviderID: s.provider, Name: "Fuzz slot", Category: "slots", Enabled: true}); err != nil {
 		return nil, err
 	}
-	if err := gw.SetProviderRoute(ctx, api.ProviderRoute{ProviderID: s.provider, Kind: api.ProviderKindDemo,
-		Balancing: api.BalancingPriority, Timeout: api.DefaultProviderTimeout, BreakerFailures: api.DefaultBreakerFailures,
-		BreakerCooldown: api.DefaultBreakerCooldown}); err != nil {
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: s.provider, Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures,
+		BreakerCooldown: gateway.DefaultBreakerCooldown}); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{

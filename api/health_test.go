@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 func pingCheck(pool *pgxpool.Pool) []api.ReadyCheck {
@@ -97,8 +98,8 @@ func metricValue(t *testing.T, body, series string) float64 {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	_, key := h.newClient("sandbox", "", api.AllScopes...)
-	_, readOnly := h.newClient("sandbox", "", api.ScopeWalletRead)
+	_, key := h.newClient("sandbox", "", gateway.AllScopes...)
+	_, readOnly := h.newClient("sandbox", "", gateway.ScopeWalletRead)
 
 	dep := h.call(http.MethodPost, "/api/v1/transactions", key.Key, map[string]any{
 		"type": "deposit", "transaction_id": "dep-1", "player_id": "p1", "amount": "10.00", "currency": "EUR"})

@@ -20,10 +20,10 @@ type launchRequest struct {
 
 // launchResult is the spec's game launch result.
 type launchResult struct {
-	GameURL       string `json:"game_url"`
-	TransactionID string `json:"transaction_id"`
-	ExpiresAt     string `json:"expires_at"`
-	SessionID     string `json:"session_id"`
+	GameURL   string `json:"game_url"`
+	EventID   string `json:"transaction_id"` // the id of the game.launched event
+	ExpiresAt string `json:"expires_at"`
+	SessionID string `json:"session_id"`
 }
 
 func newToken(prefix string) string {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // transferLaunchRequest is the body of POST /api/v1/game/launch/transfer:
@@ -77,14 +77,14 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 		return err
 	}
 	p := principal(c)
-	tr, err := s.deps.Commands.Transfer(ctx, commands.ClientCall{ClientID: p.ClientID, PlayerID: req.PlayerID,
-		TransactionID: req.TransferID, Currency: cur, Reason: "game launch " + t.prov.ID + "/" + t.game.ID},
+	tr, err := s.deps.Commands.Transfer(ctx, domain.ClientTx{Client: p.ClientID, Player: req.PlayerID,
+		ExternalTxID: req.TransferID, Currency: cur, Reason: "game launch " + t.prov.ID + "/" + t.game.ID},
 		amount, domain.ToPlayer)
 	if err != nil {
 		return err
 	}
 	sessID, launchTx := transferLaunchIDs(p.ClientID, req.TransferID)
-	sess := GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: req.PlayerID, ProviderID: t.prov.ID,
+	sess := gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: req.PlayerID, ProviderID: t.prov.ID,
 		GameID: t.game.ID, Currency: cur.Code(), TransactionID: launchTx,
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req.launchRequest)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type ctTransferLaunch struct {
@@ -47,10 +49,10 @@ func transferBody(t *testing.T, fields map[string]any) string {
 // scopes whose own wallet holds 100 EUR.
 func transferFixture(t *testing.T) (*ctHarness, ctClient) {
 	h := newCTHarness(t)
-	h.addProvider("demo", "Demo", api.ProviderKindDemo)
+	h.addProvider("demo", "Demo", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
 	h.addGame("demo-slot-2", "demo", "Demo Slot 2", "slots", true)
-	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite)
+	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
 	h.deposit(c, "", "100.00", "EUR")
 	return h, c
 }
@@ -129,8 +131,8 @@ func TestTransferLaunchIsIdempotent(t *testing.T) {
 func TestTransferLaunchRefusals(t *testing.T) {
 	t.Parallel()
 	h, c := transferFixture(t)
-	launchOnly := h.newClient(api.ScopeLaunch)
-	writeOnly := h.newClient(api.ScopeTransactionsWrite)
+	launchOnly := h.newClient(gateway.ScopeLaunch)
+	writeOnly := h.newClient(gateway.ScopeTransactionsWrite)
 	tests := []struct {
 		name   string
 		key    string
@@ -191,7 +193,7 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 		_, _ = io.WriteString(w, `{"launchUrl":"https://acme.example/?t=`+body["token"].(string)+`"}`)
 	}))
 	t.Cleanup(p.Close)
-	r := h.addProvider("acme", "Acme", api.ProviderKindJSON, p.URL)
+	r := h.addProvider("acme", "Acme", gateway.ProviderKindJSON, p.URL)
 	r.BreakerCooldown = 2 * time.Second
 	if err := h.gw.SetProviderRoute(context.Background(), r); err != nil {
 		t.Fatal(err)
@@ -230,23 +232,20 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	}
 
 	healthy.Store(true)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		l := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
-		if l.status == http.StatusOK {
-			got := ctOK[ctTransferLaunch](t, l)
-			if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
-				t.Fatalf("completed launch %+v", got)
-			}
-			wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
-			break
+	var l ctResponse
+	eventually.True(t, 20*time.Second, "the launch to complete after the provider recovered", func() bool {
+		l = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
+		if l.status != http.StatusOK {
+			ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
+			return false
 		}
-		ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
-		if time.Now().After(deadline) {
-			t.Fatal("the launch did not complete after the provider recovered")
-		}
-		time.Sleep(200 * time.Millisecond)
+		return true
+	})
+	got := ctOK[ctTransferLaunch](t, l)
+	if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
+		t.Fatalf("completed launch %+v", got)
 	}
+	wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
 	n := 0
 	for _, e := range h.events(playerWallet, domain.EventTransferred) {
 		if e.Data.ExternalTxID == "tr-1" {

@@ -34,13 +34,17 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -79,12 +83,12 @@ type oaHarness struct {
 	release  chan struct{}
 
 	// What pump feeds, and the last position it fed.
-	readModels *postgres.ReadModels
+	readModels *readstore.ReadModels
 	deliveries *postgres.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
 
-	keys api.Keys // for bareSweep's server
+	keys gateway.Keys // for bareSweep's server
 
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
@@ -107,7 +111,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 
 	var runners []func(context.Context) error
 	reg := metrics.New()
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{Observer: reg}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: reg}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +134,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	usage := postgres.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
 	reg.WatchUsage(h.meter)
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 
 	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
 	brokers := kafkatest.Brokers(t)
@@ -167,13 +171,13 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tiers, err := api.ParseRateTiers(rateTiers)
+	tiers, err := gateway.ParseRateTiers(rateTiers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := api.NewServer(api.Config{
 		PublicURL: h.base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox", AllowPrivateCallbacks: true,
-		AdminToken: oaAdminToken, RateLimits: api.RateLimits{Tiers: tiers},
+		AdminToken: oaAdminToken, RateLimits: gateway.RateLimits{Tiers: tiers},
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
 		Usage: usage, Meter: h.meter, Metrics: reg,
@@ -190,10 +194,10 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		},
 		Games: gw, Launcher: registry,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool),
+		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
 		Audit: postgres.NewAudit(pool),
 		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
@@ -236,13 +240,13 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	_ = closed.Close()
 	for _, p := range []struct {
 		id, kind, endpoint, game string
-	}{{"demo", api.ProviderKindDemo, "", "demo-slot"}, {"refuser", api.ProviderKindJSON, refuser.URL, "refused-slot"},
-		{"down", api.ProviderKindJSON, downURL, "down-slot"}} {
-		if err := gw.UpsertProvider(ctx, api.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
+	}{{"demo", gateway.ProviderKindDemo, "", "demo-slot"}, {"refuser", gateway.ProviderKindJSON, refuser.URL, "refused-slot"},
+		{"down", gateway.ProviderKindJSON, downURL, "down-slot"}} {
+		if err := gw.UpsertProvider(ctx, gateway.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
 			Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
-		r := api.ProviderRoute{ProviderID: p.id, Kind: p.kind, Balancing: api.BalancingPriority, Timeout: 2 * time.Second,
+		r := gateway.ProviderRoute{ProviderID: p.id, Kind: p.kind, Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second,
 			BreakerFailures: 3, BreakerCooldown: 30 * time.Second}
 		if p.endpoint != "" {
 			r.Endpoints = []string{p.endpoint}
@@ -250,7 +254,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		if err := gw.SetProviderRoute(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := gw.UpsertGame(ctx, api.Game{ID: p.game, ProviderID: p.id, Name: "Game " + p.game, Category: "slots",
+		if err := gw.UpsertGame(ctx, gateway.Game{ID: p.game, ProviderID: p.id, Name: "Game " + p.game, Category: "slots",
 			Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -615,11 +619,11 @@ func (h *oaHarness) session() {
 			body: map[string]any{"scopes": scopes, "label": "conformance"}})
 		return r.str("data", "key"), r.str("data", "id")
 	}
-	full, fullID := issue("acme", api.AllScopes...)
-	walletOnly, _ := issue("acme", api.ScopeWalletRead)
-	tinyKey, _ := issue("tiny", api.ScopeWalletRead)
-	_, rotID := issue("acme", api.ScopeLaunch)
-	_, revID := issue("acme", api.ScopeLaunch)
+	full, fullID := issue("acme", gateway.AllScopes...)
+	walletOnly, _ := issue("acme", gateway.ScopeWalletRead)
+	tinyKey, _ := issue("tiny", gateway.ScopeWalletRead)
+	_, rotID := issue("acme", gateway.ScopeLaunch)
+	_, revID := issue("acme", gateway.ScopeLaunch)
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
 		body: map[string]any{"scopes": []string{}}})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant()})
@@ -883,27 +887,15 @@ func (h *oaHarness) session() {
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
 	var parked string
-	deadline := time.Now().Add(30 * time.Second)
-	for parked == "" {
+	eventually.True(t, 30*time.Second, "a parked webhook delivery", func() bool {
 		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=parked&endpoint_id=" + ownWH + "&per_page=100", auth: full, want: oaWant()})
 		parked = oaString(r.json, "data", "0", "id")
-		if parked == "" {
-			if time.Now().After(deadline) {
-				t.Fatal("no webhook delivery was parked within 30 s")
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+		return parked != ""
+	})
+	eventually.True(t, 30*time.Second, "a delivered callback", func() bool {
 		r := do(oaReq{method: "GET", path: "/api/v1/deliveries?status=succeeded&endpoint_id=callback", auth: full, want: oaWant()})
-		if oaString(r.json, "data", "0", "id") != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no callback was delivered within 30 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return oaString(r.json, "data", "0", "id") != ""
+	})
 	event := do(oaReq{method: "GET", path: "/api/v1/deliveries/" + parked, auth: full, want: oaWant()}).str("data", "event_id")
 	do(oaReq{method: "GET", path: "/api/v1/deliveries?" + oaQuery("event_id", event, "page", "1"), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/deliveries?status=lost", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
@@ -941,7 +933,7 @@ func (h *oaHarness) session() {
 
 	// Every operation refuses a request without credentials (401), with a
 	// credential lacking the permission (403), and over the limit (429).
-	launchOnly, _ := issue("acme", api.ScopeLaunch)
+	launchOnly, _ := issue("acme", gateway.ScopeLaunch)
 	for _, op := range h.spec.operations() {
 		method, tmpl, _ := strings.Cut(op, " ")
 		path := oaDocParam.ReplaceAllString(tmpl, "x")
@@ -961,7 +953,7 @@ func (h *oaHarness) session() {
 		}
 		if scopes, _ := scheme["ApiKey"].([]any); len(scopes) > 0 {
 			lacking := walletOnly
-			if slices.Contains(scopes, any(api.ScopeWalletRead)) {
+			if slices.Contains(scopes, any(gateway.ScopeWalletRead)) {
 				lacking = launchOnly
 			}
 			do(oaReq{method: method, path: path, auth: lacking, want: oaWant(403), code: api.CodeForbidden})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Provider wallet protocol: what game providers call during play. Each call
@@ -27,7 +28,7 @@ const (
 type walletCall struct {
 	SessionID              string `json:"session_id"`
 	PlayerID               string `json:"player_id"`
-	TransactionID          string `json:"transaction_id"`
+	ExternalTxID           string `json:"transaction_id"`
 	RoundID                string `json:"round_id"`
 	RoundClosed            bool   `json:"round_closed"`
 	GameID                 string `json:"game_id"`
@@ -38,14 +39,14 @@ type walletCall struct {
 }
 
 type walletAnswer struct {
-	Status        string `json:"status"`
-	Balance       rawNum `json:"balance"`
-	Currency      string `json:"currency"`
-	TransactionID string `json:"transaction_id,omitempty"`
-	ExternalID    string `json:"external_transaction_id,omitempty"`
-	RoundID       string `json:"round_id,omitempty"`
-	RoundClosed   bool   `json:"round_closed,omitempty"`
-	Replayed      bool   `json:"replayed,omitempty"`
+	Status       string `json:"status"`
+	Balance      rawNum `json:"balance"`
+	Currency     string `json:"currency"`
+	EventID      string `json:"transaction_id,omitempty"`
+	ExternalTxID string `json:"external_transaction_id,omitempty"`
+	RoundID      string `json:"round_id,omitempty"`
+	RoundClosed  bool   `json:"round_closed,omitempty"`
+	Replayed     bool   `json:"replayed,omitempty"`
 }
 
 // providerCall authenticates the provider, decodes the call and resolves
@@ -53,45 +54,45 @@ type walletAnswer struct {
 // rollbacks are accepted after it, and a bet's expiry is decided by the
 // ledger after the idempotency check (PlaceBetInSession), so a retried bet
 // still gets its original answer. See docs/provider-wallet.md.
-func (s *Server) providerCall(c echo.Context) (walletCall, GameSession, domain.Currency, error) {
+func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
 	var call walletCall
 	raw, err := readBody(c)
 	if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	ctx := c.Request().Context()
 	pid := c.Request().Header.Get(headerProviderID)
 	if pid == "" {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
 			"missing "+headerProviderID+" header")
 	}
 	prov, err := s.deps.Catalog.Provider(ctx, pid)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "unknown provider")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "unknown provider")
 	} else if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if !validSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeInvalidSignature,
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeInvalidSignature,
 			"X-Signature does not match the body (HMAC-SHA256 with the provider secret, lowercase hex)")
 	}
 	if err := decodeJSON(raw, &call); err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if err := requireField("session_id", call.SessionID); err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	sess, err := s.deps.Sessions.Session(ctx, call.SessionID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusNotFound, CodeNotFound, "unknown session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusNotFound, CodeNotFound, "unknown session")
 	} else if err != nil {
-		return call, GameSession{}, domain.Currency{}, err
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if call.PlayerID != "" && call.PlayerID != sess.PlayerID {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusConflict, CodePlayerMismatch, "player_id does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusConflict, CodePlayerMismatch, "player_id does not match the session")
 	}
 	if call.Currency != "" && call.Currency != sess.Currency {
-		return call, GameSession{}, domain.Currency{}, apiError(http.StatusBadRequest, CodeCurrencyMismatch, "currency does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusBadRequest, CodeCurrencyMismatch, "currency does not match the session")
 	}
 	cur, err := domain.ParseCurrency(sess.Currency)
 	return call, sess, cur, err
@@ -107,19 +108,20 @@ func validSignature(secret string, body []byte, sig string) bool {
 	return hmac.Equal(m.Sum(nil), want)
 }
 
-func (call walletCall) game(sess GameSession, cur domain.Currency) commands.GameCall {
+func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domain.GameTx {
 	game := call.GameID
 	if game == "" {
 		game = sess.GameID
 	}
-	return commands.GameCall{ClientID: sess.ClientID, PlayerID: sess.PlayerID, Provider: sess.ProviderID,
-		GameID: game, RoundID: call.RoundID, SessionID: sess.ID, TransactionID: call.TransactionID,
+	return domain.GameTx{Client: sess.ClientID, Player: sess.PlayerID, Provider: sess.ProviderID,
+		Game: game, Round: call.RoundID, Session: sess.ID, ExternalTxID: call.ExternalTxID,
 		Currency: cur, RoundClosed: call.RoundClosed, Promo: call.Promo}
 }
 
 func answer(c echo.Context, call walletCall, r commands.Result) error {
-	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: rawNum(r.BalanceAfter), Currency: r.Currency,
-		TransactionID: r.TransactionID, ExternalID: r.ExternalID, RoundID: call.RoundID, RoundClosed: call.RoundClosed,
+	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: rawNum(r.BalanceAfter.String()),
+		Currency: r.BalanceAfter.Currency().Code(), EventID: r.EventID, ExternalTxID: r.ExternalTxID,
+		RoundID: call.RoundID, RoundClosed: call.RoundClosed,
 		Replayed: r.Replayed})
 }
 
@@ -145,7 +147,7 @@ func (s *Server) providerBalance(c echo.Context) error {
 }
 
 // moneyCall is a provider call that moves an amount: bet or win.
-type moneyCall func(ctx context.Context, call walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error)
+type moneyCall func(ctx context.Context, call walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error)
 
 // providerMoneyCall authenticates, validates and runs a bet or a win.
 func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
@@ -153,7 +155,7 @@ func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 	if err != nil {
 		return err
 	}
-	if err := requireField("transaction_id", call.TransactionID); err != nil {
+	if err := requireField("transaction_id", call.ExternalTxID); err != nil {
 		return err
 	}
 	amount, err := walletAmount(call, cur)
@@ -168,13 +170,13 @@ func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 }
 
 func (s *Server) providerBet(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
 		return s.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
 	})
 }
 
 func (s *Server) providerWin(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ GameSession, g commands.GameCall, amount domain.Money) (commands.Result, error) {
+	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
 		return s.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
 	})
 }
@@ -184,7 +186,7 @@ func (s *Server) providerRollback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct{ n, v string }{{"transaction_id", call.TransactionID},
+	for _, f := range []struct{ n, v string }{{"transaction_id", call.ExternalTxID},
 		{"reference_transaction_id", call.ReferenceTransactionID}} {
 		if err := requireField(f.n, f.v); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // slWallet is one launched session as a provider sees it.
@@ -22,7 +23,7 @@ type slWallet struct {
 // balance.
 func newSLWallet(t *testing.T, h *slHarness, balance string) slWallet {
 	t.Helper()
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	user := slUID("player")
 	a := h.mustLaunch(c, user, balance, nil)
 	return slWallet{h: h, session: a.SessionID, wallet: domain.PlayerWallet(c.id, user, slEUR)}

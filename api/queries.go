@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -35,9 +36,9 @@ const MaxReportDays = 1096
 
 // registerQueryRoutes adds the read-model queries to the /api/v1 group.
 func (s *Server) registerQueryRoutes(v1 *echo.Group) {
-	v1.GET("/transactions", s.listTransactions, requireScope(ScopeTransactionsRead))
-	v1.GET("/reports/ggr", s.ggrReport, requireScope(ScopeReportsRead))
-	v1.GET("/reports/commission", s.commissionReport, requireScope(ScopeReportsRead))
+	v1.GET("/transactions", s.listTransactions, requireScope(gateway.ScopeTransactionsRead))
+	v1.GET("/reports/ggr", s.ggrReport, requireScope(gateway.ScopeReportsRead))
+	v1.GET("/reports/commission", s.commissionReport, requireScope(gateway.ScopeReportsRead))
 }
 
 // badParam is a 400 naming the query parameter.
@@ -168,7 +169,7 @@ type transactionItem struct {
 	Game         *string `json:"game"`
 	PlayerID     *string `json:"player_id"`
 	RoundID      *string `json:"round_id"`
-	ExternalID   *string `json:"external_id"`
+	ExternalTxID *string `json:"external_id"`
 	ReferenceID  *string `json:"reference_id"`
 	BalanceAfter rawNum  `json:"balance_after"`
 	Promo        bool    `json:"promo"`

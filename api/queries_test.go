@@ -18,11 +18,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -33,14 +36,14 @@ type rqHarness struct {
 	handler             http.Handler
 	full, noRead, other string
 	pool                *pgxpool.Pool
-	store               *postgres.ReadModels
+	store               *readstore.ReadModels
 }
 
 func newRQHarness(t *testing.T) *rqHarness {
 	t.Helper()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, slog.New(slog.DiscardHandler))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func newRQHarness(t *testing.T) *rqHarness {
 	}
 	// The projector's store path, without Kafka: every stored event into
 	// both projections.
-	store := postgres.NewReadModels(pool)
+	store := readstore.NewReadModels(pool)
 	rows, _ := pool.Query(ctx, `SELECT body FROM events ORDER BY position`)
 	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) {
 		var b []byte
@@ -98,11 +101,11 @@ func newRQHarness(t *testing.T) *rqHarness {
 		}
 		return k
 	}
-	h.full = issue(projectortest.Client, api.ScopeTransactionsRead, api.ScopeReportsRead, api.ScopeWalletRead)
-	h.noRead = issue(projectortest.Client, api.ScopeWalletRead, api.ScopeTransactionsWrite)
-	h.other = issue("other", api.ScopeTransactionsRead, api.ScopeReportsRead)
+	h.full = issue(projectortest.Client, gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead)
+	h.noRead = issue(projectortest.Client, gateway.ScopeWalletRead, gateway.ScopeTransactionsWrite)
+	h.other = issue("other", gateway.ScopeTransactionsRead, gateway.ScopeReportsRead)
 	queries := &projections.Queries{Transactions: store, Reports: store, Positions: store,
-		Ledger: postgres.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
+		Ledger: eventstore.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
 	reportClock := &projectortest.Clock{}
 	reportClock.Set(projectortest.Day2)
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw, Queries: queries,

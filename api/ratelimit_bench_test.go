@@ -11,14 +11,14 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The cost of counting one request, per store: `go test -run XXX -bench
 // RateStore ./api/` (docs/keys-and-admin.md has the numbers). keys spreads
 // the requests over that many API keys (1: one hot key).
-func benchmarkRateStore(b *testing.B, s api.RateStore, keys int) {
-	tier := api.RateTier{Name: "b", Limit: 1 << 30, Window: time.Hour}
+func benchmarkRateStore(b *testing.B, s gateway.RateStore, keys int) {
+	tier := gateway.RateTier{Name: "b", Limit: 1 << 30, Window: time.Hour}
 	var n atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -36,7 +36,7 @@ func benchmarkRateStore(b *testing.B, s api.RateStore, keys int) {
 func BenchmarkRateStore(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	for _, keys := range []int{1, 100} {
-		b.Run("memory/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, api.NewMemoryRateStore(), keys) })
+		b.Run("memory/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, gateway.NewMemoryRateStore(), keys) })
 		b.Run("postgres/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, postgres.NewRateWindows(pool), keys) })
 	}
 }
@@ -45,14 +45,14 @@ func BenchmarkRateStore(b *testing.B) {
 // request (GET /api/v1/wallet/balance) through the real server, with each
 // rate store: what the shared window adds to a whole request.
 func BenchmarkAPIRequest(b *testing.B) {
-	stores := map[string]func(*pgxpool.Pool) api.RateStore{
+	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
 		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) api.RateStore { return postgres.NewRateWindows(p) },
+		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return postgres.NewRateWindows(p) },
 	}
 	for _, name := range []string{"memory", "postgres"} {
 		b.Run(name, func(b *testing.B) {
 			h := newAdmHarness(b, admOptions{adminToken: admToken, tiers: "huge:1000000000/1h", rateStore: stores[name]})
-			_, key := h.newClient("sandbox", "huge", api.ScopeWalletRead)
+			_, key := h.newClient("sandbox", "huge", gateway.ScopeWalletRead)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

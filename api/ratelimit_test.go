@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -11,131 +10,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
-
-func TestParseRateTiers(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in      string
-		want    string // tiers joined by spaces, or "" when an error is expected
-		errText string
-	}{
-		{in: api.DefaultRateTiers, want: "sandbox:100/1m0s standard:1000/1m0s enterprise:10000/1m0s"},
-		{in: " Gold:5/1h , tiny:1/1s,", want: "gold:5/1h0m0s tiny:1/1s"},
-		{in: "", errText: "no rate tier"},
-		{in: "gold", errText: "not name:limit/window"},
-		{in: "gold:5", errText: "not name:limit/window"},
-		{in: ":5/1s", errText: "not name:limit/window"},
-		{in: "gold:0/1s", errText: "positive integer"},
-		{in: "gold:x/1s", errText: "positive integer"},
-		{in: "gold:5/500ms", errText: "at least 1s"},
-		{in: "gold:5/soon", errText: "at least 1s"},
-		{in: "gold:5/1s,GOLD:6/1s", errText: "listed twice"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			tiers, err := api.ParseRateTiers(tc.in)
-			if tc.errText != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.errText) {
-					t.Fatalf("error %v, want one saying %q", err, tc.errText)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, x := range tiers {
-				got = append(got, x.String())
-			}
-			if strings.Join(got, " ") != tc.want {
-				t.Fatalf("tiers %v, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestRateLimitsValidate(t *testing.T) {
-	t.Parallel()
-	tiers, err := api.ParseRateTiers("gold:5/1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (api.RateLimits{Tiers: tiers}).Validate(); err != nil {
-		t.Fatalf("a single tier is its own default: %v", err)
-	}
-	if err := (api.RateLimits{Tiers: tiers, DefaultTier: "silver"}).Validate(); err == nil {
-		t.Fatal("a default tier that is not configured was accepted")
-	}
-}
-
-// rateStores are the RateStore implementations: one contract for both.
-func rateStores(t *testing.T) map[string]func(t *testing.T) api.RateStore {
-	return map[string]func(t *testing.T) api.RateStore{
-		"memory": func(*testing.T) api.RateStore { return api.NewMemoryRateStore() },
-		"postgres": func(t *testing.T) api.RateStore {
-			pool, _ := pgtest.NewDatabase(t)
-			return postgres.NewRateWindows(pool)
-		},
-	}
-}
-
-// TestRateStoreContract: given a window's requests, when one more comes,
-// then the decision, the remaining count and the reset time.
-func TestRateStoreContract(t *testing.T) {
-	t.Parallel()
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	tier := api.RateTier{Name: "t", Limit: 3, Window: time.Minute}
-	for name, newStore := range rateStores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s := newStore(t)
-			ctx := context.Background()
-			take := func(key string, tr api.RateTier, at time.Time) api.RateDecision {
-				t.Helper()
-				d, err := s.Take(ctx, key, tr, at)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return d
-			}
-			want := func(d api.RateDecision, allowed bool, remaining int, reset time.Time) {
-				t.Helper()
-				if d.Allowed != allowed || d.Remaining != remaining || !d.ResetAt.Equal(reset) || d.Limit != tier.Limit {
-					t.Fatalf("decision %+v, want allowed %v remaining %d reset %s", d, allowed, remaining, reset)
-				}
-			}
-			key := admUID("key")
-			// the window starts at the first request and lasts a minute
-			want(take(key, tier, t0), true, 2, t0.Add(time.Minute))
-			want(take(key, tier, t0.Add(10*time.Second)), true, 1, t0.Add(time.Minute))
-			want(take(key, tier, t0.Add(20*time.Second)), true, 0, t0.Add(time.Minute))
-			// the fourth is refused, and so are the ones after it
-			for i := range 5 {
-				want(take(key, tier, t0.Add(time.Duration(30+i)*time.Second)), false, 0, t0.Add(time.Minute))
-			}
-			// another key has its own window
-			want(take(admUID("key"), tier, t0.Add(30*time.Second)), true, 2, t0.Add(90*time.Second))
-			// when the window ends a new one starts at the next request
-			t1 := t0.Add(time.Minute)
-			want(take(key, tier, t1), true, 2, t1.Add(time.Minute))
-			// a tier shortened meanwhile ends the running window early
-			short := api.RateTier{Name: "t", Limit: 3, Window: 10 * time.Second}
-			want(take(key, short, t1.Add(time.Second)), true, 1, t1.Add(11*time.Second))
-		})
-	}
-}
 
 // TestRateLimitHTTP: a 100-per-window tier answers 100 requests with the
 // headers counting down, the 101st with 429 RATE_LIMITED, Retry-After and
 // the headers, and requests again once the window ends; limits are per key.
 func TestRateLimitHTTP(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(*pgxpool.Pool) api.RateStore{
+	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
 		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) api.RateStore { return postgres.NewRateWindows(p) },
+		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return postgres.NewRateWindows(p) },
 	}
 	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -143,7 +29,7 @@ func TestRateLimitHTTP(t *testing.T) {
 			h := newAdmHarness(t, admOptions{adminToken: admToken, tiers: "sandbox:100/60s,standard:1000/60s", rateStore: store})
 			t0 := time.Now().UTC().Truncate(time.Second).Add(500 * time.Millisecond)
 			h.clock.Freeze(t0)
-			clientID, key := h.newClient("sandbox", "sandbox", api.ScopeWalletRead)
+			clientID, key := h.newClient("sandbox", "sandbox", gateway.ScopeWalletRead)
 			reset := t0.Add(time.Minute).Unix() + 1 // rounded up to a whole second
 
 			for i := 1; i <= 100; i++ {
@@ -176,7 +62,7 @@ func TestRateLimitHTTP(t *testing.T) {
 			}
 
 			// another key of the same client has its own window
-			other := h.issueKey(clientID, api.ScopeWalletRead)
+			other := h.issueKey(clientID, gateway.ScopeWalletRead)
 			if rec := h.call(http.MethodGet, "/api/v1/wallet/balance", other.Key, nil); rec.Code != http.StatusOK ||
 				admIntHeader(t, rec, api.HeaderRateRemaining) != 99 {
 				t.Fatalf("second key: %d %v", rec.Code, rec.Header())

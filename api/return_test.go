@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestReturnAddress: GET /v1/return?session=<id> sends the player to the
@@ -15,8 +16,8 @@ import (
 // the default game-closed page otherwise.
 func TestReturnAddress(t *testing.T) {
 	h := newSLHarness(t)
-	settings := api.LaunchSettings{AllowedReturnHosts: []string{"casino.example", "LOBBY.example:8443"}}
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, settings)
+	settings := gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example", "LOBBY.example:8443"}}
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, settings)
 
 	withURL := h.mustLaunch(c, "ret-1", "10", url.Values{"return_url": {"https://casino.example/lobby?from=game&x=1"}})
 	withPort := h.mustLaunch(c, "ret-2", "10", url.Values{"return_url": {"http://lobby.example:8443/back"}})
@@ -25,7 +26,7 @@ func TestReturnAddress(t *testing.T) {
 	// The client drops casino.example after withURL was launched: the
 	// return address checks again.
 	if err := h.launch.SetLaunchSettings(context.Background(), c.id,
-		api.LaunchSettings{AllowedReturnHosts: []string{"lobby.example:8443"}}); err != nil {
+		gateway.LaunchSettings{AllowedReturnHosts: []string{"lobby.example:8443"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -73,7 +74,7 @@ func TestReturnAddress(t *testing.T) {
 // client gave, and only after the host check at launch.
 func TestReturnAddressExactRedirect(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
 	given := "https://casino.example/lobby?from=game&x=1#top"
 	a := h.mustLaunch(c, "ret-exact", "10", url.Values{"return_url": {given}})
 	rec := h.get("/v1/return", url.Values{"session": {a.SessionID}}, slRequest{})

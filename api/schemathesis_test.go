@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // schemathesisChecks are the properties every generated request must keep:
@@ -49,7 +50,7 @@ func TestSchemathesis(t *testing.T) {
 	h.do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(),
 		body: map[string]any{"id": "fuzz", "name": "Fuzz Casino", "environment": "sandbox", "plan": "fuzz"}})
 	key := h.do(oaReq{method: "POST", path: "/admin/v1/clients/fuzz/keys", auth: admin, want: oaWant(),
-		body: map[string]any{"scopes": api.AllScopes, "label": "schemathesis"}}).str("data", "key")
+		body: map[string]any{"scopes": gateway.AllScopes, "label": "schemathesis"}}).str("data", "key")
 	if key == "" {
 		t.Fatal("no key issued for the fuzzer")
 	}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -42,7 +44,7 @@ type Config struct {
 	// it (404). See docs/keys-and-admin.md.
 	AdminToken string
 	// RateLimits are the plan tiers; zero: DefaultRateTiers.
-	RateLimits RateLimits
+	RateLimits gateway.RateLimits
 	// ReadyTimeout bounds each /readyz check; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
 }
@@ -57,7 +59,7 @@ func (c *Config) setDefaults() {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 4 * time.Hour
 	}
-	c.RateLimits.setDefaults()
+	c.RateLimits.SetDefaults()
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -67,23 +69,23 @@ func (c *Config) setDefaults() {
 type Deps struct {
 	Commands *commands.Handler
 	Balances commands.Balances
-	Wallets  Wallets
-	Keys     Keys
-	Catalog  Catalog
-	Sessions Sessions
+	Wallets  gateway.Wallets
+	Keys     gateway.Keys
+	Catalog  gateway.Catalog
+	Sessions gateway.Sessions
 	// LaunchClients serves the signed launch (GET /v1/launch) and the
 	// return address; without it those routes answer 503.
-	LaunchClients LaunchClients
+	LaunchClients gateway.LaunchClients
 	// Deliveries and Webhooks serve the delivery log, webhook endpoints and
 	// the forwarded-callback setting; without them those routes answer 503.
-	Deliveries Deliveries
-	Webhooks   Webhooks
+	Deliveries gateway.Deliveries
+	Webhooks   gateway.Webhooks
 	// Games lists providers and games and gives each provider's launch
 	// route; without it the catalog routes answer 503 and every provider
 	// launches as the demo kind. Launcher opens games at providers
 	// (adapters/providers); without it only demo providers launch.
-	Games    GameCatalog
-	Launcher Launcher
+	Games    gateway.GameCatalog
+	Launcher gateway.Launcher
 	// Queries answer the read-model routes (transactions, reports) and the
 	// ledger position of reads; without it those routes answer 503.
 	Queries *projections.Queries
@@ -93,7 +95,7 @@ type Deps struct {
 
 	// Audit pages the event log for auditors (GET /api/v1/audit/events);
 	// without it that route answers 503.
-	Audit AuditLog
+	Audit audit.Log
 	// Console serves the console's own routes (docs/console.md).
 	Console ConsoleDeps
 
@@ -104,9 +106,9 @@ type Deps struct {
 	// process's memory). Metrics is the metrics registry (nil: nothing is
 	// counted and GET /metrics answers an empty exposition). Ready are the
 	// /readyz checks.
-	Usage     UsageStore
+	Usage     gateway.UsageStore
 	Meter     *UsageMeter
-	RateStore RateStore
+	RateStore gateway.RateStore
 	Metrics   Metrics
 	Ready     []ReadyCheck
 }
@@ -118,7 +120,7 @@ type Server struct {
 	log  *slog.Logger
 	echo *echo.Echo
 
-	rates, localRates RateStore
+	rates, localRates gateway.RateStore
 	metrics           Metrics
 	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
 }
@@ -138,9 +140,9 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	v1 := e.Group("/api/v1", s.authMiddleware, s.usageMiddleware, s.rateLimitMiddleware)
 	v1.GET("/usage", s.clientUsage)
-	v1.POST("/transactions", s.createTransaction, requireScope(ScopeTransactionsWrite))
-	v1.GET("/wallet/balance", s.walletBalance, requireScope(ScopeWalletRead))
-	v1.POST("/game/launch", s.launchGame, requireScope(ScopeLaunch))
+	v1.POST("/transactions", s.createTransaction, requireScope(gateway.ScopeTransactionsWrite))
+	v1.GET("/wallet/balance", s.walletBalance, requireScope(gateway.ScopeWalletRead))
+	v1.POST("/game/launch", s.launchGame, requireScope(gateway.ScopeLaunch))
 	s.registerCatalogRoutes(v1)
 	s.registerDeliveryRoutes(v1)
 	s.registerQueryRoutes(v1)

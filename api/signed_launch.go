@@ -16,8 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The signed-query launch, GET /v1/launch (spec: signed-launch-api.md;
@@ -116,7 +116,7 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 	if apiKey == "" {
 		return signedLaunchAnswer{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "api_key is required")
 	}
-	p, err := s.deps.Keys.AuthenticateKey(ctx, HashKey(apiKey))
+	p, err := s.deps.Keys.AuthenticateKey(ctx, gateway.HashKey(apiKey))
 	if errors.Is(err, domain.ErrNotFound) {
 		return signedLaunchAnswer{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid api_key")
 	} else if err != nil {
@@ -145,9 +145,9 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 	if err := s.checkSignature(q, client); err != nil {
 		return signedLaunchAnswer{}, err
 	}
-	if !p.Has(ScopeLaunch) {
+	if !p.Has(gateway.ScopeLaunch) {
 		return signedLaunchAnswer{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
-			Message: "this api_key lacks the " + ScopeLaunch + " scope", Details: map[string]any{"scope": ScopeLaunch}}
+			Message: "this api_key lacks the " + gateway.ScopeLaunch + " scope", Details: map[string]any{"scope": gateway.ScopeLaunch}}
 	}
 	req, err := launchValues(q, client)
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 
 // checkSignature verifies sig when it is sent (a sent signature is always
 // checked) and requires it when the client does. ts is checked with sig.
-func (s *Server) checkSignature(q url.Values, client LaunchClient) error {
+func (s *Server) checkSignature(q url.Values, client gateway.LaunchClient) error {
 	sig := q.Get("sig")
 	if sig == "" {
 		if client.SignatureRequired() {
@@ -256,7 +256,7 @@ type signedLaunchRequest struct {
 	balance                              domain.Money
 }
 
-func launchValues(q url.Values, client LaunchClient) (signedLaunchRequest, error) {
+func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchRequest, error) {
 	r := signedLaunchRequest{user: q.Get("user_id"), game: q.Get("game_uid"), language: q.Get("language"),
 		returnURL: q.Get("return_url"), sig: q.Get("sig")}
 	for _, f := range []struct{ name, v string }{{"user_id", r.user}, {"game_uid", r.game}} {
@@ -314,7 +314,7 @@ func launchValues(q url.Values, client LaunchClient) (signedLaunchRequest, error
 // answers the same session and moves no money again, and a retry that
 // changed an unsigned parameter (currency_code, return_url) is refused as
 // an idempotency conflict. An unsigned launch gets fresh ids every time.
-func (s *Server) launchSigned(c echo.Context, p Principal, r signedLaunchRequest, game Game, prov Provider) (signedLaunchAnswer, error) {
+func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunchRequest, game gateway.Game, prov gateway.Provider) (signedLaunchAnswer, error) {
 	ctx := c.Request().Context()
 	sessID, syncTx, launchTx := newToken("gs_"), newToken("sl_"), newToken("ln_")
 	if r.sig != "" {
@@ -325,8 +325,9 @@ func (s *Server) launchSigned(c echo.Context, p Principal, r signedLaunchRequest
 		sessID = "gs_" + hex.EncodeToString(d[:16])
 		syncTx, launchTx = "sl_"+r.sig, "ln_"+r.sig
 	}
-	sync, err := s.deps.Commands.SyncBalance(ctx, commands.ClientCall{ClientID: p.ClientID, PlayerID: r.user,
-		TransactionID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance, prov.ID, game.ID, sessID)
+	sync, err := s.deps.Commands.SyncBalance(ctx, domain.ClientTx{Client: p.ClientID, Player: r.user,
+		ExternalTxID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance,
+		domain.GameTx{Provider: prov.ID, Game: game.ID, Session: sessID})
 	if err != nil {
 		return signedLaunchAnswer{}, launchConflict(err)
 	}
@@ -337,7 +338,7 @@ func (s *Server) launchSigned(c echo.Context, p Principal, r signedLaunchRequest
 	// The same flow as the bearer launch: store the session, ask the
 	// provider's adapter for the game address, record the launch.
 	res, err := s.launchSession(ctx, launchTarget{prov: prov, game: game, route: route},
-		GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user, ProviderID: prov.ID, GameID: game.ID,
+		gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user, ProviderID: prov.ID, GameID: game.ID,
 			Currency: r.currency.Code(), TransactionID: launchTx, ReturnURL: r.returnURL,
 			ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)},
 		launchRequest{Language: r.language})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestSignedLaunchErrorDetails: the signed launch's failure carries the
@@ -18,7 +19,7 @@ import (
 // IP_NOT_ALLOWED, parameter on a bad parameter.
 func TestSignedLaunchErrorDetails(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{DefaultCurrency: "EUR",
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR",
 		IPAllowList: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
 	now := h.clock.Now()
 	signed := func(user, ts string) url.Values {

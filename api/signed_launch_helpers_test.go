@@ -22,12 +22,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Helpers of the signed-launch, return-address and provider-wallet tests.
@@ -94,7 +96,7 @@ type slHarness struct {
 	clock    *slClock
 	gw       *postgres.Gateway
 	launch   *postgres.LaunchClients
-	accounts *postgres.Accounts
+	accounts *eventstore.Accounts
 
 	provider, providerSecret, game string
 }
@@ -103,7 +105,7 @@ func newSLHarness(t *testing.T) *slHarness {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,17 +140,17 @@ func newSLHarness(t *testing.T) *slHarness {
 		TrustedProxies:     []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	}, api.Deps{
 		Commands: commands.NewHandler(ledger, clock, slIDs{}),
-		Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Games: gw, Launcher: reg, Clock: clock, IDs: slIDs{}, Logger: logger,
 	})
 	h := &slHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, launch: lc,
-		accounts: postgres.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),
+		accounts: eventstore.NewAccounts(pool), provider: slUID("prov"), providerSecret: "provider-secret-" + slUID("s"),
 		game: slUID("game")}
-	if err := gw.UpsertProvider(context.Background(), api.Provider{ID: h.provider, Name: "Test provider",
+	if err := gw.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Test provider",
 		Secret: h.providerSecret, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.UpsertGame(context.Background(), api.Game{ID: h.game, ProviderID: h.provider, Name: "Test slot",
+	if err := gw.UpsertGame(context.Background(), gateway.Game{ID: h.game, ProviderID: h.provider, Name: "Test slot",
 		Category: "slots", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func newSLHarness(t *testing.T) *slHarness {
 
 // newClient creates a client in env with a key holding scopes, issues its
 // client secret and applies settings.
-func (h *slHarness) newClient(env string, scopes []string, settings api.LaunchSettings) slClient {
+func (h *slHarness) newClient(env string, scopes []string, settings gateway.LaunchSettings) slClient {
 	h.t.Helper()
 	ctx := context.Background()
 	c := slClient{id: slUID("client"), host: slSandboxHost}

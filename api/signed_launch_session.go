@@ -4,9 +4,10 @@ import (
 	"net/url"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
-func sameSession(have, want GameSession) error {
+func sameSession(have, want gateway.GameSession) error {
 	for _, f := range []struct{ name, have, want string }{
 		{"client_id", have.ClientID, want.ClientID}, {"player_id", have.PlayerID, want.PlayerID},
 		{"provider", have.ProviderID, want.ProviderID}, {"game_id", have.GameID, want.GameID},
@@ -23,7 +24,7 @@ func sameSession(have, want GameSession) error {
 // gameURL is where the player plays a session. The game knows its session
 // by the session parameter, and sends the player to
 // {PublicURL}/v1/return?session=<id> when it closes.
-func (s *Server) gameURL(sess GameSession, language string) string {
+func (s *Server) gameURL(sess gateway.GameSession, language string) string {
 	u := s.cfg.PublicURL + "/demo/play?session=" + url.QueryEscape(sess.ID)
 	if language != "" {
 		u += "&lang=" + url.QueryEscape(language)

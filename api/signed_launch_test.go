@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 var slEUR = domain.MustCurrency("EUR")
@@ -23,10 +24,10 @@ func boolp(b bool) *bool { return &b }
 // per rule, each with the status and code the client sees.
 func TestSignedLaunch(t *testing.T) {
 	h := newSLHarness(t)
-	sandbox := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{DefaultCurrency: "EUR"})
-	strict := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{RequireSignature: boolp(true)})
-	prod := h.newClient("production", []string{api.ScopeLaunch}, api.LaunchSettings{})
-	noScope := h.newClient("sandbox", []string{api.ScopeWalletRead}, api.LaunchSettings{})
+	sandbox := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	strict := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{RequireSignature: boolp(true)})
+	prod := h.newClient("production", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	noScope := h.newClient("sandbox", []string{gateway.ScopeWalletRead}, gateway.LaunchSettings{})
 
 	now := h.clock.Now()
 	sec := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
@@ -150,7 +151,7 @@ func TestSignedLaunch(t *testing.T) {
 // decoding, whatever escaping the sender used.
 func TestSignedLaunchURLDecoding(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	ts := strconv.FormatInt(h.clock.Now().Unix(), 10)
 	user := "jane.doe@casino.example"
 	sig := slSign(c.secret, c.key, user, h.game, "25.5", ts)
@@ -177,7 +178,7 @@ func TestSignedLaunchURLDecoding(t *testing.T) {
 // proxy (10.0.0.0/8 in the harness).
 func TestSignedLaunchIPAllowList(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{
 		IPAllowList: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}})
 	cases := []struct {
 		name, peer, xff string
@@ -217,7 +218,7 @@ func TestSignedLaunchIPAllowList(t *testing.T) {
 // failure is a small HTML page with the same status, not JSON.
 func TestSignedLaunchRedirectForm(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 
 	q := h.signedQuery(c, "redir-1", "12.34")
 	q.Set("redirect", "1")
@@ -260,7 +261,7 @@ func TestSignedLaunchRedirectForm(t *testing.T) {
 // external account and the wallet) sum to zero; launches are recorded.
 func TestSignedLaunchBalanceSync(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	user := "sync-user"
 	wallet, external := domain.PlayerWallet(c.id, user, slEUR), domain.ExternalAccount(c.id, slEUR)
 
@@ -320,7 +321,7 @@ func TestSignedLaunchBalanceSync(t *testing.T) {
 // parameter is refused.
 func TestSignedLaunchRetry(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
 	user := "retry-user"
 	q := h.signedQuery(c, user, "50")
 	q.Set("return_url", "https://casino.example/lobby")
@@ -366,8 +367,8 @@ func TestSignedLaunchRetry(t *testing.T) {
 // is 503.
 func TestSignedLaunchProviderUnavailable(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
-	if err := h.gw.UpsertProvider(context.Background(), api.Provider{ID: h.provider, Name: "Off", Secret: h.providerSecret}); err != nil {
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	if err := h.gw.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Off", Secret: h.providerSecret}); err != nil {
 		t.Fatal(err)
 	}
 	rec := h.launchAs(c, h.signedQuery(c, "u1", "1"))
@@ -386,10 +387,10 @@ func TestSignedLaunchProviderUnavailable(t *testing.T) {
 // address that provider's adapter returned, not our demo page.
 func TestSignedLaunchUsesTheProviderAdapter(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{api.ScopeLaunch}, api.LaunchSettings{})
+	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	prov := newCTJSONProvider(t, http.StatusOK)
-	if err := h.gw.SetProviderRoute(context.Background(), api.ProviderRoute{ProviderID: h.provider,
-		Kind: api.ProviderKindJSON, Endpoints: []string{prov.URL}, Balancing: api.BalancingPriority,
+	if err := h.gw.SetProviderRoute(context.Background(), gateway.ProviderRoute{ProviderID: h.provider,
+		Kind: gateway.ProviderKindJSON, Endpoints: []string{prov.URL}, Balancing: gateway.BalancingPriority,
 		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}

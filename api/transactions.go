@@ -13,31 +13,31 @@ import (
 // createTransactionRequest is the body of POST /api/v1/transactions: an
 // operator's own money movement, idempotent by transaction_id.
 type createTransactionRequest struct {
-	Type          string `json:"type"` // deposit | withdrawal | adjustment | transfer
-	TransactionID string `json:"transaction_id"`
-	PlayerID      string `json:"player_id"`
-	Amount        Amount `json:"amount"`
-	Currency      string `json:"currency"`
-	Direction     string `json:"direction"` // transfer only: to_player | from_player
-	Reason        string `json:"reason"`
+	Type         string `json:"type"` // deposit | withdrawal | adjustment | transfer
+	ExternalTxID string `json:"transaction_id"`
+	PlayerID     string `json:"player_id"`
+	Amount       Amount `json:"amount"`
+	Currency     string `json:"currency"`
+	Direction    string `json:"direction"` // transfer only: to_player | from_player
+	Reason       string `json:"reason"`
 }
 
 // transactionView is the spec's alternative transaction shape, plus the
 // fields an operator needs to reconcile.
 type transactionView struct {
-	TransactionID string  `json:"transaction_id"`
-	ExternalID    string  `json:"external_id,omitempty"`
-	Type          string  `json:"type"`
-	Amount        rawNum  `json:"amount"`
-	Currency      string  `json:"currency"`
-	Provider      *string `json:"provider"`
-	Game          *string `json:"game"`
-	Status        string  `json:"status"`
-	Timestamp     string  `json:"timestamp"`
-	PlayerID      string  `json:"player_id,omitempty"`
-	BalanceAfter  rawNum  `json:"balance_after"`
-	Position      int64   `json:"position"`
-	Replayed      bool    `json:"replayed"`
+	EventID      string  `json:"transaction_id"`
+	ExternalTxID string  `json:"external_id,omitempty"`
+	Type         string  `json:"type"`
+	Amount       rawNum  `json:"amount"`
+	Currency     string  `json:"currency"`
+	Provider     *string `json:"provider"`
+	Game         *string `json:"game"`
+	Status       string  `json:"status"`
+	Timestamp    string  `json:"timestamp"`
+	PlayerID     string  `json:"player_id,omitempty"`
+	BalanceAfter rawNum  `json:"balance_after"`
+	Position     int64   `json:"position"`
+	Replayed     bool    `json:"replayed"`
 }
 
 // rawNum writes decimal text as a JSON number without a float in between.
@@ -56,7 +56,7 @@ func (s *Server) createTransaction(c echo.Context) error {
 	if _, err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	for _, f := range []struct{ n, v string }{{"type", req.Type}, {"transaction_id", req.TransactionID},
+	for _, f := range []struct{ n, v string }{{"type", req.Type}, {"transaction_id", req.ExternalTxID},
 		{"currency", req.Currency}, {"amount", string(req.Amount)}} {
 		if err := requireField(f.n, f.v); err != nil {
 			return err
@@ -70,8 +70,8 @@ func (s *Server) createTransaction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	call := commands.ClientCall{ClientID: principal(c).ClientID, PlayerID: req.PlayerID,
-		TransactionID: req.TransactionID, Currency: cur, Reason: req.Reason}
+	call := domain.ClientTx{Client: principal(c).ClientID, Player: req.PlayerID,
+		ExternalTxID: req.ExternalTxID, Currency: cur, Reason: req.Reason}
 	ctx := c.Request().Context()
 	var res commands.Result
 	switch req.Type {
@@ -95,21 +95,21 @@ func (s *Server) createTransaction(c echo.Context) error {
 }
 
 // signedFor gives the amount its sign from the wallet's point of view:
-// money out of the wallet is negative.
-func signedFor(typ, direction, amount string) string {
-	if amount == "" || amount[0] == '-' {
-		return amount
-	}
-	if typ == "withdrawal" || (typ == "transfer" && direction == domain.FromPlayer) {
-		return "-" + amount
+// money out of the wallet is negative. Withdrawals and transfers move more
+// than zero, so no "-0" can come out of it.
+func signedFor(typ, direction string, amount domain.Money) domain.Money {
+	if amount.IsPositive() && (typ == "withdrawal" || (typ == "transfer" && direction == domain.FromPlayer)) {
+		return amount.Neg()
 	}
 	return amount
 }
 
-func viewOf(r commands.Result, typ, player, amount string) transactionView {
-	v := transactionView{TransactionID: r.TransactionID, ExternalID: r.ExternalID, Type: typ, Amount: rawNum(amount),
-		Currency: r.Currency, Status: "settled", PlayerID: player, BalanceAfter: rawNum(r.BalanceAfter),
-		Position: r.Position, Replayed: r.Replayed}
+// viewOf formats a command's answer for the wire: amounts become decimal
+// text here, and only here.
+func viewOf(r commands.Result, typ, player string, amount domain.Money) transactionView {
+	v := transactionView{EventID: r.EventID, ExternalTxID: r.ExternalTxID, Type: typ, Amount: rawNum(amount.String()),
+		Currency: amount.Currency().Code(), Status: "settled", PlayerID: player,
+		BalanceAfter: rawNum(r.BalanceAfter.String()), Position: r.Position, Replayed: r.Replayed}
 	if !r.OccurredAt.IsZero() {
 		v.Timestamp = r.OccurredAt.UTC().Format(time.RFC3339)
 	}

@@ -14,61 +14,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Usage monitoring: every authenticated /api/v1 request is counted in
 // memory per client, key, minute and status class, and flushed to the
-// usage store periodically and on shutdown. See docs/keys-and-admin.md.
-
-// UsageCount is the requests of one key in one minute with one status
-// class (2 for 2xx ... 5 for 5xx).
-type UsageCount struct {
-	ClientID    string
-	KeyID       string
-	Minute      time.Time
-	StatusClass int
-	Requests    int64
-}
-
-// Usage granularities.
-const (
-	GranularityMinute = "minute"
-	GranularityHour   = "hour"
-	GranularityDay    = "day"
-)
-
-var granularities = map[string]time.Duration{
-	GranularityMinute: time.Minute, GranularityHour: time.Hour, GranularityDay: 24 * time.Hour,
-}
-
-// MaxUsageBuckets bounds the buckets one usage query may span.
-const MaxUsageBuckets = 1500
-
-// UsageQuery selects a client's usage in [From, To), both on a bucket
-// boundary (UTC), optionally of one key.
-type UsageQuery struct {
-	ClientID    string
-	KeyID       string // empty: every key of the client
-	From, To    time.Time
-	Granularity string
-}
-
-// UsageBucket is the requests of one period. ByClass[2] counts 2xx and so
-// on; Requests is their sum.
-type UsageBucket struct {
-	Start    time.Time
-	Requests int64
-	ByClass  [6]int64
-}
-
-// UsageStore keeps usage counts and the keys' last use.
-type UsageStore interface {
-	// AddUsage adds counts to the stored ones and moves each key's
-	// last-used time forward to lastUsed (never back).
-	AddUsage(ctx context.Context, counts []UsageCount, lastUsed map[string]time.Time) error
-	// Usage returns the buckets of q that saw requests, oldest first.
-	Usage(ctx context.Context, q UsageQuery) ([]UsageBucket, error)
-}
+// usage store (gateway.UsageStore) periodically and on shutdown. See
+// docs/keys-and-admin.md.
 
 // Usage meter defaults.
 const (
@@ -82,10 +34,11 @@ type usageKey struct {
 	class           int
 }
 
-// UsageMeter counts requests in memory and flushes them to a UsageStore.
+// UsageMeter counts requests in memory and flushes them to a
+// gateway.UsageStore.
 // Build it with NewUsageMeter and call Run once.
 type UsageMeter struct {
-	store    UsageStore
+	store    gateway.UsageStore
 	interval time.Duration
 	log      *slog.Logger
 
@@ -98,7 +51,7 @@ type UsageMeter struct {
 
 // NewUsageMeter returns a meter flushing to store every interval (zero:
 // DefaultUsageFlushInterval).
-func NewUsageMeter(store UsageStore, interval time.Duration, logger *slog.Logger) *UsageMeter {
+func NewUsageMeter(store gateway.UsageStore, interval time.Duration, logger *slog.Logger) *UsageMeter {
 	if interval <= 0 {
 		interval = DefaultUsageFlushInterval
 	}
@@ -145,9 +98,9 @@ func (m *UsageMeter) Flush(ctx context.Context) error {
 	if len(counts) == 0 && len(lastUsed) == 0 {
 		return nil
 	}
-	rows := make([]UsageCount, 0, len(counts))
+	rows := make([]gateway.UsageCount, 0, len(counts))
 	for k, n := range counts {
-		rows = append(rows, UsageCount{ClientID: k.clientID, KeyID: k.keyID, Minute: time.Unix(k.minute*60, 0).UTC(),
+		rows = append(rows, gateway.UsageCount{ClientID: k.clientID, KeyID: k.keyID, Minute: time.Unix(k.minute*60, 0).UTC(),
 			StatusClass: k.class, Requests: n})
 	}
 	err := m.store.AddUsage(ctx, rows, lastUsed)
@@ -264,12 +217,12 @@ func parseUsageTime(field, v string) (time.Time, error) {
 // usageQuery reads ?from=&to=&granularity=&key_id= for clientID. Defaults:
 // granularity hour, to now, from 24 hours before to. from is rounded down
 // and to up to the granularity (UTC).
-func (s *Server) usageQuery(c echo.Context, clientID string) (UsageQuery, error) {
-	q := UsageQuery{ClientID: clientID, Granularity: c.QueryParam("granularity"), KeyID: c.QueryParam("key_id")}
+func (s *Server) usageQuery(c echo.Context, clientID string) (gateway.UsageQuery, error) {
+	q := gateway.UsageQuery{ClientID: clientID, Granularity: c.QueryParam("granularity"), KeyID: c.QueryParam("key_id")}
 	if q.Granularity == "" {
-		q.Granularity = GranularityHour
+		q.Granularity = gateway.GranularityHour
 	}
-	step, ok := granularities[q.Granularity]
+	step, ok := gateway.GranularityStep(q.Granularity)
 	if !ok {
 		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 			Message: "granularity must be minute, hour or day", Details: map[string]any{"field": "granularity"}}
@@ -301,11 +254,11 @@ func (s *Server) usageQuery(c echo.Context, clientID string) (UsageQuery, error)
 		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 			Message: "from must be before to", Details: map[string]any{"field": "from"}}
 	}
-	if n := q.To.Sub(q.From) / step; n > MaxUsageBuckets {
+	if n := q.To.Sub(q.From) / step; n > gateway.MaxUsageBuckets {
 		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 			Message: fmt.Sprintf("the range spans %d %ss; at most %d per query: narrow it or use a coarser granularity",
-				n, q.Granularity, MaxUsageBuckets),
-			Details: map[string]any{"field": "from", "max_buckets": MaxUsageBuckets}}
+				n, q.Granularity, gateway.MaxUsageBuckets),
+			Details: map[string]any{"field": "from", "max_buckets": gateway.MaxUsageBuckets}}
 	}
 	return q, nil
 }
@@ -350,7 +303,7 @@ func (s *Server) clientUsage(c echo.Context) error {
 // initMetering sets up what the metering middlewares use: the rate-limit
 // stores, the metrics registry and the admin token's digest.
 func (s *Server) initMetering() {
-	s.localRates = NewMemoryRateStore()
+	s.localRates = gateway.NewMemoryRateStore()
 	s.rates = s.deps.RateStore
 	if s.rates == nil {
 		s.rates = s.localRates

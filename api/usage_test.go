@@ -14,6 +14,8 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type admUsage struct {
@@ -54,9 +56,9 @@ func TestUsage(t *testing.T) {
 	h := newAdmHarness(t, admOptions{adminToken: admToken})
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	h.clock.Freeze(t0)
-	clientID, key1 := h.newClient("sandbox", "", api.AllScopes...)
-	key2 := h.issueKey(clientID, api.ScopeWalletRead)
-	otherID, keyB := h.newClient("sandbox", "", api.ScopeWalletRead)
+	clientID, key1 := h.newClient("sandbox", "", gateway.AllScopes...)
+	key2 := h.issueKey(clientID, gateway.ScopeWalletRead)
+	otherID, keyB := h.newClient("sandbox", "", gateway.ScopeWalletRead)
 
 	get := func(key string) { h.call(http.MethodGet, "/api/v1/wallet/balance", key, nil) }
 	// 15:09: key1 3x 200, a 404 and a 400; key2 a 403
@@ -172,10 +174,10 @@ func TestUsage(t *testing.T) {
 type switchStore struct {
 	mu        sync.Mutex
 	broken    bool
-	bad, good api.UsageStore
+	bad, good gateway.UsageStore
 }
 
-func (s *switchStore) cur() api.UsageStore {
+func (s *switchStore) cur() gateway.UsageStore {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken {
@@ -184,11 +186,11 @@ func (s *switchStore) cur() api.UsageStore {
 	return s.good
 }
 
-func (s *switchStore) AddUsage(ctx context.Context, c []api.UsageCount, l map[string]time.Time) error {
+func (s *switchStore) AddUsage(ctx context.Context, c []gateway.UsageCount, l map[string]time.Time) error {
 	return s.cur().AddUsage(ctx, c, l)
 }
 
-func (s *switchStore) Usage(ctx context.Context, q api.UsageQuery) ([]api.UsageBucket, error) {
+func (s *switchStore) Usage(ctx context.Context, q gateway.UsageQuery) ([]gateway.UsageBucket, error) {
 	return s.cur().Usage(ctx, q)
 }
 
@@ -211,7 +213,7 @@ func TestUsageMeter(t *testing.T) {
 	minute := time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC)
 	total := func(t *testing.T, client string) int64 {
 		t.Helper()
-		b, err := good.Usage(t.Context(), api.UsageQuery{ClientID: client, From: minute, To: minute.Add(time.Hour), Granularity: "hour"})
+		b, err := good.Usage(t.Context(), gateway.UsageQuery{ClientID: client, From: minute, To: minute.Add(time.Hour), Granularity: "hour"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,13 +262,7 @@ func TestUsageMeter(t *testing.T) {
 		stop := run(m)
 		defer stop(t)
 		m.Record("c-tick", "k1", minute, 200)
-		deadline := time.Now().Add(30 * time.Second)
-		for total(t, "c-tick") != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("no periodic flush within 30 s")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		eventually.True(t, 30*time.Second, "a periodic flush", func() bool { return total(t, "c-tick") == 1 })
 	})
 	t.Run("run flushes once more when it stops", func(t *testing.T) {
 		m := api.NewUsageMeter(good, time.Hour, nil)

@@ -19,12 +19,14 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // BenchmarkProviderBet is the whole provider bet in one process: the real
@@ -35,12 +37,12 @@ import (
 //
 //	go test -run '^$' -bench ProviderBet -benchtime 5000x ./api/
 //
-// Compare with BenchmarkLedgerExecute (adapters/postgres): the ledger
+// Compare with BenchmarkLedgerExecute (adapters/postgres/eventstore): the ledger
 // alone, without HTTP and lookups.
 func BenchmarkProviderBet(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	logger := slog.New(slog.DiscardHandler)
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, logger)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,14 +62,14 @@ func BenchmarkProviderBet(b *testing.B) {
 	gw := postgres.NewGateway(pool).WithSecretBox(box)
 	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
-		Commands: h, Balances: postgres.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Commands: h, Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
 	const provider, secret, client, game = "bench-prov", "bench-provider-secret", "bench-client", "bench-slot"
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true}); err != nil {
 		b.Fatal(err)
 	}
-	if err := gw.UpsertGame(ctx, api.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := gw.CreateClient(ctx, client, "Bench operator", "sandbox"); err != nil {
@@ -77,12 +79,12 @@ func BenchmarkProviderBet(b *testing.B) {
 	sessions := make([]string, 256)
 	for i := range sessions {
 		player := "player-" + strconv.Itoa(i)
-		if _, err := h.Deposit(ctx, commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: "dep-" + player,
+		if _, err := h.Deposit(ctx, domain.ClientTx{Client: client, Player: player, ExternalTxID: "dep-" + player,
 			Currency: eur}, domain.FromMinor(1_000_000_00, eur)); err != nil {
 			b.Fatal(err)
 		}
 		sessions[i] = "sess-" + strconv.Itoa(i)
-		if err := gw.CreateSession(ctx, api.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
+		if err := gw.CreateSession(ctx, gateway.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
 			ProviderID: provider, GameID: game, Currency: "EUR", TransactionID: "launch-" + player,
 			ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			b.Fatal(err)

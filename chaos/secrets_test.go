@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/chaos/stack"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestSecretsNeverLoggedOrStoredInClear runs the real binary at debug log
@@ -141,13 +142,12 @@ func TestSecretsNeverLoggedOrStoredInClear(t *testing.T) {
 		t.Fatalf("signed launch: %v %d %s", err, rep.Status, rep.Body)
 	}
 	// Wait for the signed deliveries (callbacks and webhooks).
-	deadline := time.Now().Add(3 * time.Minute)
-	for len(rcv.Receipts()) < 8 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if n := len(rcv.Receipts()); n < 8 {
-		t.Fatalf("only %d deliveries arrived", n)
-	}
+	eventually.NoError(t, 3*time.Minute, "eight deliveries", func() error {
+		if n := len(rcv.Receipts()); n < 8 {
+			return fmt.Errorf("only %d deliveries arrived", n)
+		}
+		return nil
+	})
 	for _, rc := range rcv.Receipts() {
 		if !rc.SignatureOK {
 			t.Fatalf("a delivery with a bad signature: %+v", rc)

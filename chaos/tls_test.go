@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/chaos/stack"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestServeTLS: with PITBOSS_TLS_CERT and PITBOSS_TLS_KEY the api role
@@ -64,17 +66,12 @@ func TestServeTLS(t *testing.T) {
 	addr := strings.TrimPrefix(svc.BaseURL(), "http://")
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	var resp *http.Response
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err = c.Get("https://" + addr + "/healthz")
-		if err == nil || time.Now().After(deadline) {
-			break
+	eventually.NoError(t, 60*time.Second, "an answer over https", func() (err error) {
+		if resp, err = c.Get("https://" + addr + "/healthz"); err != nil {
+			return fmt.Errorf("%w\n%s", err, p.LogTail(10))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("https: %v\n%s", err, p.LogTail(10))
-	}
+		return nil
+	})
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
 		t.Fatalf("https answered %d, TLS %+v", resp.StatusCode, resp.TLS)

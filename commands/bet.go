@@ -7,49 +7,39 @@ import (
 	"github.com/pitboss/pitboss/domain"
 )
 
-// GameCall is the part every provider wallet call shares.
-type GameCall struct {
-	ClientID, PlayerID, Provider, GameID, RoundID, SessionID string
-	TransactionID                                            string // the provider's id: the idempotency key
-	Currency                                                 domain.Currency
-	RoundClosed, Promo                                       bool
-}
+// gameKey is the idempotency key of a provider's wallet call.
+func gameKey(g domain.GameTx) string { return domain.GameTxKey(g.Client, g.Provider, g.ExternalTxID) }
 
-func (g GameCall) tx() domain.GameTx {
-	return domain.GameTx{Client: g.ClientID, Player: g.PlayerID, Provider: g.Provider, Game: g.GameID,
-		Round: g.RoundID, Session: g.SessionID, ExternalTx: g.TransactionID, Currency: g.Currency,
-		RoundClosed: g.RoundClosed, Promo: g.Promo}
-}
-
-func (g GameCall) key() string { return domain.GameTxKey(g.ClientID, g.Provider, g.TransactionID) }
-
-func (g GameCall) request(kind domain.TxKind, amount string) map[string]string {
+// gameRequest is the fingerprint of a provider's wallet call: the fields a
+// retry must repeat. The keys are stored with the original call, so they
+// never change.
+func gameRequest(g domain.GameTx, kind domain.TxKind, amount string) map[string]string {
 	return map[string]string{
-		"kind": string(kind), "player_id": g.PlayerID, "game_id": g.GameID, "round_id": g.RoundID,
-		"currency": g.Currency.Code(), "amount": amount, "transaction_id": g.TransactionID,
+		"kind": string(kind), "player_id": g.Player, "game_id": g.Game, "round_id": g.Round,
+		"currency": g.Currency.Code(), "amount": amount, "transaction_id": g.ExternalTxID,
 		"promo": strconv.FormatBool(g.Promo),
 	}
 }
 
-func (g GameCall) accounts() []domain.AccountID {
+func gameAccounts(g domain.GameTx) []domain.AccountID {
 	return []domain.AccountID{
-		domain.PlayerWallet(g.ClientID, g.PlayerID, g.Currency),
-		domain.HouseAccount(g.ClientID, g.Provider, g.Currency),
+		domain.PlayerWallet(g.Client, g.Player, g.Currency),
+		domain.HouseAccount(g.Client, g.Provider, g.Currency),
 	}
 }
 
-func (g GameCall) roundRefs() []string {
-	if g.RoundID == "" {
+func roundRefs(g domain.GameTx) []string {
+	if g.Round == "" {
 		return nil
 	}
-	return []string{domain.RoundKey(g.ClientID, g.Provider, g.RoundID)}
+	return []string{domain.RoundKey(g.Client, g.Provider, g.Round)}
 }
 
 // PlaceBet debits a player's wallet for a bet (a provider's debit call).
-// Retrying with the same transaction id answers the original result.
-func (h *Handler) PlaceBet(ctx context.Context, g GameCall, amount domain.Money) (Result, error) {
-	return h.run(ctx, g.key(), g.request(domain.TxBet, amount.String()), g.accounts(), g.roundRefs(),
+// Retrying with the same g.ExternalTxID answers the original result.
+func (h *Handler) PlaceBet(ctx context.Context, g domain.GameTx, amount domain.Money) (Result, error) {
+	return h.run(ctx, gameKey(g), gameRequest(g, domain.TxBet, amount.String()), gameAccounts(g), roundRefs(g),
 		func(r domain.Reader, env domain.Env) (domain.Change, error) {
-			return domain.DecideBet(r, g.tx(), amount, env)
+			return domain.DecideBet(r, g, amount, env)
 		})
 }

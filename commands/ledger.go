@@ -50,17 +50,20 @@ type Clock interface{ Now() time.Time }
 type IDs interface{ NewID() string }
 
 // Result is what a money command answers, the same on every retry.
+// Amounts are domain.Money: the API formats them as decimal text at its
+// edge. Both carry the call's currency.
 type Result struct {
-	TransactionID string // our id: the id of the event that recorded it
-	ExternalID    string
-	Kind          domain.TxKind
-	Account       domain.AccountID
-	Currency      string
-	Amount        string // decimal text
-	BalanceAfter  string // decimal text
-	Position      int64
-	Replayed      bool
-	OccurredAt    time.Time
+	EventID      string // our id: the id of the event that recorded the call
+	ExternalTxID string // the caller's id of the call: its idempotency key
+	Kind         domain.TxKind
+	Account      domain.AccountID
+	// Amount is what the call moved: a rollback's is the amount it undid,
+	// a launch's is zero, an adjustment's is signed.
+	Amount       domain.Money
+	BalanceAfter domain.Money // of the wallet the call booked on
+	Position     int64
+	Replayed     bool
+	OccurredAt   time.Time
 }
 
 // MaxConcurrencyRetries bounds how often a command is retried after another
@@ -147,7 +150,7 @@ func (h *Handler) run(ctx context.Context, key string, request map[string]string
 		if err != nil {
 			return Result{}, err
 		}
-		return resultOf(out, request), nil
+		return resultOf(out, request)
 	}
 	return Result{}, fmt.Errorf("after %d attempts: %w", MaxConcurrencyRetries, err)
 }
@@ -172,20 +175,35 @@ func backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-func resultOf(out Outcome, request map[string]string) Result {
+// resultOf reads the answer of a call out of its outcome. The record keeps
+// the balance after the call as decimal text (it is stored as JSON in that
+// form), and the amount is the event's, or on a replay the request's; both
+// were formatted from a domain.Money of the record's currency, so parsing
+// them back is exact. A replayed rollback or launch has no amount in its
+// request: the record holds it in minor units.
+func resultOf(out Outcome, request map[string]string) (Result, error) {
 	r := out.Record
+	cur, err := domain.ParseCurrency(r.Currency)
+	if err != nil {
+		return Result{}, fmt.Errorf("answer of %s: %w", r.Key, err)
+	}
 	res := Result{
-		TransactionID: r.EventID, Kind: r.Kind, Account: r.Account, Currency: r.Currency,
-		Amount: request["amount"], BalanceAfter: r.BalanceAfter, Position: r.Position,
-		Replayed: out.Replayed, ExternalID: request["transaction_id"], OccurredAt: r.CreatedAt,
+		EventID: r.EventID, ExternalTxID: request["transaction_id"], Kind: r.Kind, Account: r.Account,
+		Amount: domain.FromMinor(r.Amount, cur), Position: r.Position, Replayed: out.Replayed, OccurredAt: r.CreatedAt,
 	}
-	if cur, err := domain.ParseCurrency(r.Currency); err == nil && res.Amount == "" {
-		res.Amount = domain.FromMinor(r.Amount, cur).String()
-	}
+	amount := request["amount"]
 	if out.Event != nil {
-		res.Amount = out.Event.Data.Amount
+		amount = out.Event.Data.Amount
 	}
-	return res
+	if amount != "" {
+		if res.Amount, err = domain.ParseMoney(amount, cur); err != nil {
+			return Result{}, fmt.Errorf("amount of %s: %w", r.Key, err)
+		}
+	}
+	if res.BalanceAfter, err = domain.ParseMoney(r.BalanceAfter, cur); err != nil {
+		return Result{}, fmt.Errorf("balance after %s: %w", r.Key, err)
+	}
+	return res, nil
 }
 
 // sameRequest compares a retry with the original request field by field, in

@@ -7,9 +7,9 @@ import (
 )
 
 // Withdraw takes money out of the client's wallet, or a player's.
-func (h *Handler) Withdraw(ctx context.Context, c ClientCall, amount domain.Money) (Result, error) {
-	return h.run(ctx, c.key(), c.request(domain.TxWithdrawal, amount.String()), c.accounts(), nil,
+func (h *Handler) Withdraw(ctx context.Context, c domain.ClientTx, amount domain.Money) (Result, error) {
+	return h.run(ctx, clientKey(c), clientRequest(c, domain.TxWithdrawal, amount.String()), clientAccounts(c), nil,
 		func(r domain.Reader, env domain.Env) (domain.Change, error) {
-			return domain.DecideWithdrawal(r, c.tx(), amount, env)
+			return domain.DecideWithdrawal(r, c, amount, env)
 		})
 }

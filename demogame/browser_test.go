@@ -3,6 +3,7 @@ package demogame_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,8 +16,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
@@ -58,9 +60,9 @@ func TestDemoGameInABrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	start := time.Now()
 	h := newCTHarness(t, ctOptions{readModels: true})
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite, api.ScopeTransactionsRead, api.ScopeWalletRead)
+	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
 	h.deposit(c, "p1", "20.00", "EUR")
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
 	shots := outDir(t, "screenshots")
@@ -180,8 +182,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	for _, id := range roundIDs {
 		want[id+"/bet"], want[id+"/win"] = true, true
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually.NoError(t, 90*time.Second, "every bet and win in GET /api/v1/transactions", func() error {
 		q := url.Values{"player_id": {"p1"}, "provider": {"demo"}, "per_page": {"500"}}
 		r := h.do(http.MethodGet, "/api/v1/transactions?"+q.Encode(), c.key, "")
 		if r.status != http.StatusOK {
@@ -203,15 +204,12 @@ func TestDemoGameInABrowser(t *testing.T) {
 				found++
 			}
 		}
-		if found == len(want) {
-			t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
-			break
+		if found != len(want) {
+			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history has %d of the %d bets and wins after 90 s: %s", found, len(want), r.body)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
+	t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
 	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
 	if len(bets) != len(roundIDs) || len(wins) != len(roundIDs) {
 		t.Fatalf("%d bet and %d win events for %d rounds", len(bets), len(wins), len(roundIDs))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type ctDemoState struct {
@@ -52,9 +53,9 @@ type ctSpin struct {
 func demoFixture(t *testing.T, funds string) (*ctHarness, ctClient, ctLaunch) {
 	t.Helper()
 	h := newCTHarness(t)
-	h.addProvider("demo", "Pitboss Demo Games", api.ProviderKindDemo)
+	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
 	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(api.ScopeLaunch, api.ScopeTransactionsWrite)
+	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
 	h.deposit(c, "p1", funds, "EUR")
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
 	return h, c, l
@@ -226,7 +227,7 @@ func TestDemoRefusals(t *testing.T) {
 
 	// A session of an outside provider is not the demo game's to play.
 	up := newCTJSONProvider(t)
-	h.addProvider("acme", "Acme", api.ProviderKindJSON, up.URL)
+	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, up.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
 	other := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
 	ctWantError(t, spin(`{"session":"`+other.SessionID+`","stake":"0.10"}`), http.StatusNotFound, api.CodeNotFound)

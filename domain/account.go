@@ -73,6 +73,99 @@ func (a AccountID) CurrencyCode() string {
 	return s[strings.LastIndexByte(s, ':')+1:]
 }
 
+// ParseAccountID reads s as an account id: a kind ("client", "player",
+// "house" or "external"), the client, for a player wallet the player and
+// for a house account the provider, and a currency code, separated by ':'.
+// Every id in it must pass ValidateID (the rule each one passed on its way
+// into the ledger) and the code must look like a currency code. Whether
+// the currency is configured is not checked: ids read back from the store
+// outlive the configuration that made them. Read the parts with Kind,
+// Client, Player, Provider and CurrencyCode instead of splitting the text.
+func ParseAccountID(s string) (AccountID, error) {
+	a := AccountID(s)
+	kind, client, owner, code, ok := a.split()
+	if !ok {
+		return "", fmt.Errorf("account id %q is not kind:client[:player|provider]:currency: %w", clip(s), ErrInvalidArgument)
+	}
+	if err := ValidateID("client", client); err != nil {
+		return "", fmt.Errorf("account id %q: %w", clip(s), err)
+	}
+	switch kind {
+	case KindPlayerWallet:
+		if err := ValidateID("player", owner); err != nil {
+			return "", fmt.Errorf("account id %q: %w", clip(s), err)
+		}
+	case KindHouse:
+		if err := ValidateID("provider", owner); err != nil {
+			return "", fmt.Errorf("account id %q: %w", clip(s), err)
+		}
+	}
+	if !validCode(code) {
+		return "", fmt.Errorf("account id %q: currency code %q: %w", clip(s), clip(code), ErrInvalidArgument)
+	}
+	return a, nil
+}
+
+// Client returns the client the account belongs to; "" when a is not a
+// well-formed id.
+func (a AccountID) Client() string {
+	_, client, _, _, _ := a.split()
+	return client
+}
+
+// Player returns the player of a player wallet; "" for any other account.
+func (a AccountID) Player() string {
+	if kind, _, owner, _, ok := a.split(); ok && kind == KindPlayerWallet {
+		return owner
+	}
+	return ""
+}
+
+// Provider returns the provider of a house account; "" for any other
+// account.
+func (a AccountID) Provider() string {
+	if kind, _, owner, _, ok := a.split(); ok && kind == KindHouse {
+		return owner
+	}
+	return ""
+}
+
+// split cuts a into its parts without allocating. owner is the player or
+// the provider for the kinds that have one. ok is false when the kind is
+// unknown or the number of parts does not fit it; the parts themselves are
+// not checked.
+func (a AccountID) split() (kind AccountKind, client, owner, code string, ok bool) {
+	prefix, rest, found := strings.Cut(string(a), ":")
+	if !found {
+		return KindUnknown, "", "", "", false
+	}
+	hasOwner := false
+	switch prefix {
+	case "client":
+		kind = KindClientWallet
+	case "external":
+		kind = KindExternal
+	case "player":
+		kind, hasOwner = KindPlayerWallet, true
+	case "house":
+		kind, hasOwner = KindHouse, true
+	default:
+		return KindUnknown, "", "", "", false
+	}
+	if client, rest, found = strings.Cut(rest, ":"); !found {
+		return KindUnknown, "", "", "", false
+	}
+	if hasOwner {
+		if owner, rest, found = strings.Cut(rest, ":"); !found {
+			return KindUnknown, "", "", "", false
+		}
+	}
+	if strings.IndexByte(rest, ':') >= 0 {
+		return KindUnknown, "", "", "", false
+	}
+	return kind, client, owner, rest, true
+}
+
 // MaxIDLength bounds client, player, provider, game, round and external
 // transaction ids.
 const MaxIDLength = 128

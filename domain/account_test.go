@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +61,86 @@ func TestAccountIDsAreDistinctPerOwnerAndCurrency(t *testing.T) {
 			t.Errorf("%s names two accounts", id)
 		}
 		seen[id] = true
+	}
+}
+
+func TestParseAccountID(t *testing.T) {
+	tests := []struct {
+		name                           string
+		s                              string
+		kind                           domain.AccountKind
+		client, player, provider, code string
+		wantErr                        bool
+	}{
+		{name: "client wallet", s: "client:acme:EUR", kind: domain.KindClientWallet, client: "acme", code: "EUR"},
+		{name: "player wallet", s: "player:acme:p-17:BTC", kind: domain.KindPlayerWallet, client: "acme",
+			player: "p-17", code: "BTC"},
+		{name: "house", s: "house:acme:pragmatic:JPY", kind: domain.KindHouse, client: "acme",
+			provider: "pragmatic", code: "JPY"},
+		{name: "external", s: "external:acme:USD", kind: domain.KindExternal, client: "acme", code: "USD"},
+		{name: "ids with every allowed character", s: "player:a.b_c-d@e:P.1_x-y@z:USDT",
+			kind: domain.KindPlayerWallet, client: "a.b_c-d@e", player: "P.1_x-y@z", code: "USDT"},
+		{name: "a currency that is not configured still parses", s: "client:acme:ZZZ",
+			kind: domain.KindClientWallet, client: "acme", code: "ZZZ"},
+		{name: "empty", s: "", wantErr: true},
+		{name: "kind only", s: "player", wantErr: true},
+		{name: "unknown kind", s: "bank:acme:EUR", wantErr: true},
+		{name: "kind in upper case", s: "CLIENT:acme:EUR", wantErr: true},
+		{name: "player wallet without its player", s: "player:acme:EUR", wantErr: true},
+		{name: "house without its provider", s: "house:acme:EUR", wantErr: true},
+		{name: "client wallet with a player", s: "client:acme:p1:EUR", wantErr: true},
+		{name: "external with a provider", s: "external:acme:prov:EUR", wantErr: true},
+		{name: "player wallet with one part too many", s: "player:acme:p1:x:EUR", wantErr: true},
+		{name: "empty client", s: "client::EUR", wantErr: true},
+		{name: "empty player", s: "player:acme::EUR", wantErr: true},
+		{name: "empty provider", s: "house:acme::EUR", wantErr: true},
+		{name: "empty currency", s: "client:acme:", wantErr: true},
+		{name: "currency in lower case", s: "client:acme:eur", wantErr: true},
+		{name: "currency code too long", s: "client:acme:EURUSDT", wantErr: true},
+		{name: "client with a space", s: "client:ac me:EUR", wantErr: true},
+		{name: "player with a pipe", s: "player:acme:p|1:EUR", wantErr: true},
+		{name: "client longer than an id may be", s: "client:" + strings.Repeat("c", domain.MaxIDLength+1) + ":EUR",
+			wantErr: true},
+		{name: "trailing colon", s: "client:acme:EUR:", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, err := domain.ParseAccountID(tt.s)
+			if tt.wantErr {
+				if !errors.Is(err, domain.ErrInvalidArgument) {
+					t.Fatalf("ParseAccountID(%q) = %q, %v; want ErrInvalidArgument", tt.s, id, err)
+				}
+				if id != "" {
+					t.Errorf("ParseAccountID(%q) returned %q with its error", tt.s, id)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseAccountID(%q): %v", tt.s, err)
+			}
+			if string(id) != tt.s {
+				t.Errorf("id %q, want %q", id, tt.s)
+			}
+			got := []string{id.Kind().String(), id.Client(), id.Player(), id.Provider(), id.CurrencyCode()}
+			want := []string{tt.kind.String(), tt.client, tt.player, tt.provider, tt.code}
+			if !slices.Equal(got, want) {
+				t.Errorf("kind, client, player, provider, currency = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// The constructors and the parser agree: every id a constructor makes from
+// valid parts parses back into those parts.
+func TestParseAccountIDReadsWhatTheConstructorsMake(t *testing.T) {
+	for _, id := range []domain.AccountID{
+		domain.ClientWallet("acme", eur), domain.PlayerWallet("acme", "p-1", btc),
+		domain.HouseAccount("acme", "prov", jpy), domain.ExternalAccount("acme", usd),
+	} {
+		got, err := domain.ParseAccountID(string(id))
+		if err != nil || got != id {
+			t.Errorf("ParseAccountID(%q) = %q, %v", id, got, err)
+		}
 	}
 }
 

@@ -79,6 +79,25 @@ func TestDecodeCanonicalRefuses(t *testing.T) {
 	}
 }
 
+// oddBodies are bodies the ledger never writes but a decoder must not get
+// wrong: escapes and non-ASCII text, lone surrogates, nulls, another key
+// spelling, numbers with a leading zero or a fraction, trailing bytes, bad
+// UTF-8, repeated keys, truncations. They seeded the differential fuzz test
+// of the read store's own decoder, which DecodeBody replaced.
+var oddBodies = []string{
+	`{"position":3,"id":"00000000-0000-4000-8000-000000000003","type":"wallet.bet_placed.v1","stream_id":"player:c:p:EUR","version":2,"occurred_at":"2025-03-01T10:00:00.000004Z","data":{"client_id":"c","player_id":"p","provider":"x","currency":"EUR","amount":"1.00","round_closed":true,"promo":true,"postings":[{"account":"player:c:p:EUR","amount":"-1.00"},{"account":"house:c:x:EUR","amount":"1.00"}]},"meta":{"request_id":"r","correlation_id":"c","actor":"a"}}`,
+	`{"position":1,"id":"a","type":"t","stream_id":"s","version":1,"occurred_at":"2025-03-01T10:00:00Z","data":{"client_id":"caf\u00e9 \ud83d\ude00 \\ \" \/ \b\f\n\r\t","currency":"EUR","amount":"0","postings":[]},"meta":{}}`,
+	`{"position":1,"id":"a","type":"t","stream_id":"s","version":1,"occurred_at":"2025-03-01T10:00:00Z","data":{"reason":"lone \ud800 and \udc00\u0041","postings":null},"meta":{}}`,
+	`{"Position":1,"id":"a","occurred_at":"2025-03-01T10:00:00Z","data":{},"meta":{}}`,
+	`{"position":01,"occurred_at":"2025-03-01T10:00:00Z"}`,
+	`{"position":1.5,"occurred_at":"2025-03-01T10:00:00Z"}`,
+	`{"position":1,"occurred_at":"2025-03-01T10:00:00Z"} x`,
+	`{"position":1,"occurred_at":"yesterday"}`,
+	"{\"id\":\"\xff\",\"occurred_at\":\"2025-03-01T10:00:00Z\"}",
+	`{"id":"a","id":"b","occurred_at":"2025-03-01T10:00:00Z","data":{"postings":[{"account":"x"}],"postings":[{"amount":"1"}]}}`,
+	`[]`, ``, `{`, `{"position":`, `{"id":"\u12"}`,
+}
+
 // FuzzDecodeCanonical is the fast path's contract: whatever it accepts,
 // encoding/json accepts too and decodes to the same value.
 func FuzzDecodeCanonical(f *testing.F) {
@@ -92,6 +111,9 @@ func FuzzDecodeCanonical(f *testing.F) {
 	f.Add([]byte(`{"position":-9223372036854775808,"version":0}`))
 	f.Add([]byte(`{"data":{},"meta":{}}`))
 	f.Add([]byte(`{}`))
+	for _, s := range oddBodies {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast body
 		if !decodeCanonical(b, &fast) {

@@ -63,7 +63,7 @@ func gameWith(f func(*domain.GameTx)) gameOpt { return f }
 
 func game(id string, opts ...gameOpt) domain.GameTx {
 	g := domain.GameTx{Client: client, Player: player, Provider: provider, Game: "sweet-bonanza",
-		Session: "s-1", ExternalTx: id, Currency: eur}
+		Session: "s-1", ExternalTxID: id, Currency: eur}
 	for _, o := range opts {
 		o(&g)
 	}
@@ -97,7 +97,7 @@ func clientWith(f func(*domain.ClientTx)) clientOpt { return f }
 // ctx is an operator transaction on the client's own wallet unless
 // forPlayer names a player.
 func ctx(id string, opts ...clientOpt) domain.ClientTx {
-	c := domain.ClientTx{Client: client, ExternalTx: id, Currency: eur}
+	c := domain.ClientTx{Client: client, ExternalTxID: id, Currency: eur}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -137,7 +137,7 @@ func balanceSync(id string, target domain.Money, opts ...clientOpt) decision {
 func launch(id string, expires time.Time, mods ...func(*domain.Launch)) decision {
 	return func(r domain.Reader, env domain.Env) (domain.Change, error) {
 		l := domain.Launch{Client: client, Player: player, Provider: provider,
-			Game: "sweet-bonanza", Session: "s-1", ExternalTx: id, Currency: eur, ExpiresAt: expires}
+			Game: "sweet-bonanza", Session: "s-1", ExternalTxID: id, Currency: eur, ExpiresAt: expires}
 		for _, m := range mods {
 			m(&l)
 		}

@@ -210,3 +210,70 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAccountID holds ParseAccountID to two rules: whatever it accepts
+// is exactly the text its parts spell, with a known kind; and an id made by
+// a constructor parses back into its parts exactly when every part is a
+// valid id (a part with a ':' must never parse as some other account).
+func FuzzParseAccountID(f *testing.F) {
+	f.Add("player:acme:p-17:EUR", "acme", "p-17", uint8(1), uint8(0))
+	f.Add("house:acme:prov:BTC", "acme", "prov", uint8(2), uint8(2))
+	f.Add("client:acme:EUR", "acme", "", uint8(0), uint8(1))
+	f.Add("external:acme:JPY", "acme", "", uint8(3), uint8(3))
+	f.Add("player:acme:EUR", "ac:me", "p", uint8(1), uint8(0))
+	f.Add("client::", "", "x:y", uint8(0), uint8(0))
+	f.Add("house:a:b:c:EUR", "a b", "\xff", uint8(2), uint8(1))
+	currencies := []domain.Currency{eur, usd, jpy, btc}
+	f.Fuzz(func(t *testing.T, s, clientID, owner string, kind, cur uint8) {
+		if id, err := domain.ParseAccountID(s); err == nil {
+			if string(id) != s {
+				t.Fatalf("ParseAccountID(%q) = %q", s, id)
+			}
+			parts := []string{id.Kind().String(), id.Client()}
+			switch id.Kind() {
+			case domain.KindPlayerWallet:
+				parts = append(parts, id.Player())
+			case domain.KindHouse:
+				parts = append(parts, id.Provider())
+			case domain.KindUnknown:
+				t.Fatalf("ParseAccountID accepted %q of unknown kind", s)
+			}
+			if rebuilt := strings.Join(append(parts, id.CurrencyCode()), ":"); rebuilt != s {
+				t.Fatalf("ParseAccountID(%q): the parts spell %q", s, rebuilt)
+			}
+		} else if !errors.Is(err, domain.ErrInvalidArgument) {
+			t.Fatalf("ParseAccountID(%q): %v, want ErrInvalidArgument", s, err)
+		}
+
+		c := currencies[int(cur)%len(currencies)]
+		var id domain.AccountID
+		var player, provider string
+		valid := domain.ValidateID("client", clientID) == nil
+		switch kind % 4 {
+		case 0:
+			id = domain.ClientWallet(clientID, c)
+		case 1:
+			id, player = domain.PlayerWallet(clientID, owner, c), owner
+			valid = valid && domain.ValidateID("player", owner) == nil
+		case 2:
+			id, provider = domain.HouseAccount(clientID, owner, c), owner
+			valid = valid && domain.ValidateID("provider", owner) == nil
+		case 3:
+			id = domain.ExternalAccount(clientID, c)
+		}
+		got, err := domain.ParseAccountID(string(id))
+		if !valid {
+			if err == nil {
+				t.Fatalf("ParseAccountID(%q) accepted an id made of invalid parts (client %q, owner %q)", id, clientID, owner)
+			}
+			return
+		}
+		if err != nil || got != id {
+			t.Fatalf("ParseAccountID(%q) = %q, %v", id, got, err)
+		}
+		if got.Client() != clientID || got.Player() != player || got.Provider() != provider || got.CurrencyCode() != c.Code() {
+			t.Fatalf("%q: client %q, player %q, provider %q, currency %q", id, got.Client(), got.Player(),
+				got.Provider(), got.CurrencyCode())
+		}
+	})
+}

@@ -17,7 +17,7 @@ func TestLateRollbackAfterItsOwnRollbackIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := domain.GameTx{Client: "c1", Player: "p1", Provider: "prov", ExternalTx: "rb-late", Currency: eur}
+	g := domain.GameTx{Client: "c1", Player: "p1", Provider: "prov", ExternalTxID: "rb-late", Currency: eur}
 	w := domain.PlayerWallet("c1", "p1", eur)
 	v := domain.NewView()
 	v.LoadAccount(w, domain.AccountState{Balance: 500, Version: 3})

@@ -14,15 +14,18 @@ type Env struct {
 }
 
 // GameTx identifies a provider's wallet call: whose money, which game.
+// ExternalTxID is the provider's id of the call, its idempotency key; it is
+// spelled the same from the HTTP handler to the event (EventData) and the
+// read model, whatever the wire calls it ("transaction_id").
 type GameTx struct {
-	Client, Player, Provider, Game, Round, Session, ExternalTx string
-	Currency                                                   Currency
-	RoundClosed, Promo                                         bool
+	Client, Player, Provider, Game, Round, Session, ExternalTxID string
+	Currency                                                     Currency
+	RoundClosed, Promo                                           bool
 }
 
 func (g GameTx) validate() error {
 	for _, f := range []struct{ name, v string }{
-		{"client_id", g.Client}, {"player_id", g.Player}, {"provider", g.Provider}, {"transaction_id", g.ExternalTx},
+		{"client_id", g.Client}, {"player_id", g.Player}, {"provider", g.Provider}, {"transaction_id", g.ExternalTxID},
 	} {
 		if err := ValidateID(f.name, f.v); err != nil {
 			return err
@@ -44,7 +47,7 @@ func (g GameTx) validate() error {
 func (g GameTx) data(amount Money, balanceAfter int64) EventData {
 	return EventData{
 		ClientID: g.Client, PlayerID: g.Player, Provider: g.Provider, GameID: g.Game, RoundID: g.Round,
-		SessionID: g.Session, ExternalTxID: g.ExternalTx, Currency: g.Currency.code, Amount: amount.String(),
+		SessionID: g.Session, ExternalTxID: g.ExternalTxID, Currency: g.Currency.code, Amount: amount.String(),
 		BalanceAfter: FormatMinor(balanceAfter, g.Currency.Exponent()), RoundClosed: g.RoundClosed, Promo: g.Promo,
 	}
 }
@@ -94,8 +97,8 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 	if err := checkAmount(amount, g.Currency, g.Promo); err != nil {
 		return Change{}, err
 	}
-	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
-	if err := unusedID(r, key, "bet", g.ExternalTx); err != nil {
+	key := GameTxKey(g.Client, g.Provider, g.ExternalTxID)
+	if err := unusedID(r, key, "bet", g.ExternalTxID); err != nil {
 		return Change{}, err
 	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
@@ -150,8 +153,8 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 	if err := checkAmount(amount, g.Currency, true); err != nil {
 		return Change{}, err
 	}
-	key := GameTxKey(g.Client, g.Provider, g.ExternalTx)
-	if err := unusedID(r, key, "win", g.ExternalTx); err != nil {
+	key := GameTxKey(g.Client, g.Provider, g.ExternalTxID)
+	if err := unusedID(r, key, "win", g.ExternalTxID); err != nil {
 		return Change{}, err
 	}
 	if betRef != "" {
@@ -208,17 +211,17 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	}
 	// A rollback naming itself would write its own record and a tombstone
 	// under one key, and its retry would then fail instead of replaying.
-	if ref == g.ExternalTx {
+	if ref == g.ExternalTxID {
 		return Change{}, fmt.Errorf("rollback %s refers to itself: %w", ref, ErrInvalidArgument)
 	}
 	// A rollback whose own id was rolled back before it arrived is refused
 	// like a late bet or win: the provider was told it would not count.
-	if err := unusedID(r, GameTxKey(g.Client, g.Provider, g.ExternalTx), "rollback", g.ExternalTx); err != nil {
+	if err := unusedID(r, GameTxKey(g.Client, g.Provider, g.ExternalTxID), "rollback", g.ExternalTxID); err != nil {
 		return Change{}, err
 	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
 	house := HouseAccount(g.Client, g.Provider, g.Currency)
-	own := TxRecord{Key: GameTxKey(g.Client, g.Provider, g.ExternalTx), Kind: TxRollback, Account: player,
+	own := TxRecord{Key: GameTxKey(g.Client, g.Provider, g.ExternalTxID), Kind: TxRollback, Account: player,
 		PlayerID: g.Player, Currency: g.Currency.code, RoundID: g.Round, EventID: env.EventID}
 	refKey := GameTxKey(g.Client, g.Provider, ref)
 	orig, ok := r.Record(refKey)
@@ -278,17 +281,19 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	return Change{Event: newEvent(typ, player, env, d), Records: recs}, nil
 }
 
-// ClientTx identifies an operator's own money movement.
+// ClientTx identifies an operator's own money movement. Player is empty
+// for the client's own wallet; ExternalTxID is the client's id of the
+// call, its idempotency key.
 type ClientTx struct {
-	Client, Player, ExternalTx, Reason string
-	Currency                           Currency
+	Client, Player, ExternalTxID, Reason string
+	Currency                             Currency
 }
 
 func (c ClientTx) validate() error {
 	if err := ValidateID("client_id", c.Client); err != nil {
 		return err
 	}
-	if err := ValidateID("transaction_id", c.ExternalTx); err != nil {
+	if err := ValidateID("transaction_id", c.ExternalTxID); err != nil {
 		return err
 	}
 	if c.Player != "" {
@@ -312,10 +317,10 @@ func (c ClientTx) wallet() AccountID {
 
 func (c ClientTx) change(r Reader, kind TxKind, typ EventType, amount Money, after int64, post []Posting, dir string, env Env) Change {
 	w := c.wallet()
-	d := EventData{ClientID: c.Client, PlayerID: c.Player, ExternalTxID: c.ExternalTx, Currency: c.Currency.code,
+	d := EventData{ClientID: c.Client, PlayerID: c.Player, ExternalTxID: c.ExternalTxID, Currency: c.Currency.code,
 		Amount: amount.String(), BalanceAfter: FormatMinor(after, c.Currency.Exponent()), Direction: dir,
 		Reason: c.Reason, Postings: post}
-	rec := TxRecord{Key: ClientTxKey(c.Client, c.ExternalTx), Kind: kind, Account: w, PlayerID: c.Player,
+	rec := TxRecord{Key: ClientTxKey(c.Client, c.ExternalTxID), Kind: kind, Account: w, PlayerID: c.Player,
 		Currency: c.Currency.code, Amount: amount.minor, EventID: env.EventID}
 	return Change{Event: newEvent(typ, w, env, d), Records: []TxRecord{rec}}
 }
@@ -450,18 +455,19 @@ func DecideBalanceSync(r Reader, c ClientTx, target Money, g GameTx, env Env) (C
 	return ch, nil
 }
 
-// Launch describes a game session opened for a player.
+// Launch describes a game session opened for a player. ExternalTxID makes
+// recording it idempotent.
 type Launch struct {
-	Client, Player, Provider, Game, Session, ExternalTx string
-	Currency                                            Currency
-	ExpiresAt                                           time.Time
+	Client, Player, Provider, Game, Session, ExternalTxID string
+	Currency                                              Currency
+	ExpiresAt                                             time.Time
 }
 
 // DecideLaunch records a game launch. It moves no money.
 func DecideLaunch(r Reader, l Launch, env Env) (Change, error) {
 	for _, f := range []struct{ name, v string }{
 		{"client_id", l.Client}, {"player_id", l.Player}, {"provider", l.Provider}, {"game_id", l.Game},
-		{"session_id", l.Session}, {"transaction_id", l.ExternalTx},
+		{"session_id", l.Session}, {"transaction_id", l.ExternalTxID},
 	} {
 		if err := ValidateID(f.name, f.v); err != nil {
 			return Change{}, err
@@ -472,10 +478,10 @@ func DecideLaunch(r Reader, l Launch, env Env) (Change, error) {
 	}
 	w := PlayerWallet(l.Client, l.Player, l.Currency)
 	d := EventData{ClientID: l.Client, PlayerID: l.Player, Provider: l.Provider, GameID: l.Game, SessionID: l.Session,
-		ExternalTxID: l.ExternalTx, Currency: l.Currency.code, Amount: Zero(l.Currency).String(),
+		ExternalTxID: l.ExternalTxID, Currency: l.Currency.code, Amount: Zero(l.Currency).String(),
 		BalanceAfter: FormatMinor(r.Account(w).Balance, l.Currency.Exponent()),
 		ExpiresAt:    l.ExpiresAt.UTC().Format(time.RFC3339), Postings: []Posting{}}
-	rec := TxRecord{Key: ClientTxKey(l.Client, l.ExternalTx), Kind: TxLaunch, Account: w, PlayerID: l.Player,
+	rec := TxRecord{Key: ClientTxKey(l.Client, l.ExternalTxID), Kind: TxLaunch, Account: w, PlayerID: l.Player,
 		Currency: l.Currency.code, EventID: env.EventID}
 	return Change{Event: newEvent(EventGameLaunched, w, env, d), Records: []TxRecord{rec}}, nil
 }

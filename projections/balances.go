@@ -38,16 +38,12 @@ func (balances) Apply(e domain.Event, _ Lookup) (Changes, error) {
 		if err != nil {
 			return Changes{}, invalid(e, "posting on %s: %v", p.Account, err)
 		}
-		parts := strings.Split(string(p.Account), ":")
-		b := Balance{Account: p.Account, Kind: kind.String(), ClientID: parts[1], Currency: cur.Code(),
-			Scale: cur.Exponent(), Balance: m.Minor(), Position: e.Position}
-		switch {
-		case kind == domain.KindPlayerWallet && len(parts) == 4:
-			b.PlayerID = parts[2]
-		case kind == domain.KindClientWallet && len(parts) == 3:
-		default:
+		id, err := domain.ParseAccountID(string(p.Account))
+		if err != nil {
 			return Changes{}, invalid(e, "malformed account id %q", p.Account)
 		}
+		b := Balance{Account: id, Kind: kind.String(), ClientID: id.Client(), PlayerID: id.Player(),
+			Currency: cur.Code(), Scale: cur.Exponent(), Balance: m.Minor(), Position: e.Position}
 		if i := slices.IndexFunc(out, func(x Balance) bool { return x.Account == b.Account }); i >= 0 {
 			out[i].Balance += b.Balance
 			continue

@@ -45,7 +45,7 @@ var historyTypes = map[domain.EventType]TxType{
 
 func (history) Lookups(e domain.Event) []GameTxKey {
 	if e.Type == domain.EventBetRolledBack || e.Type == domain.EventWinReversed {
-		return []GameTxKey{{ClientID: e.Data.ClientID, Provider: e.Data.Provider, ExternalID: e.Data.ReferenceTx}}
+		return []GameTxKey{{ClientID: e.Data.ClientID, Provider: e.Data.Provider, ExternalTxID: e.Data.ReferenceTx}}
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 	row := Transaction{
 		ID: e.ID, ClientID: d.ClientID, Type: typ, Amount: signed, Currency: cur.Code(), Scale: cur.Exponent(),
 		Status: StatusSettled, CreatedAt: eventTime(e), Provider: d.Provider, Game: d.GameID, PlayerID: d.PlayerID,
-		RoundID: d.RoundID, ExternalID: d.ExternalTxID, ReferenceID: d.ReferenceTx, Seq: e.Position,
+		RoundID: d.RoundID, ExternalTxID: d.ExternalTxID, ReferenceID: d.ReferenceTx, Seq: e.Position,
 		Position: e.Position, Promo: d.Promo,
 	}
 	if d.BalanceAfter != "" {
@@ -124,7 +124,7 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 		}
 		result.Wins = 1
 	case domain.EventBetRolledBack, domain.EventWinReversed:
-		ref := GameTxKey{ClientID: d.ClientID, Provider: d.Provider, ExternalID: d.ReferenceTx}
+		ref := GameTxKey{ClientID: d.ClientID, Provider: d.Provider, ExternalTxID: d.ReferenceTx}
 		orig, ok := find(ref)
 		want := TypeBet
 		if e.Type == domain.EventWinReversed {

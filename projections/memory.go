@@ -203,7 +203,7 @@ func (m *Memory) ApplyChanges(ch Changes) {
 	for _, t := range ch.Transactions {
 		r := m.add(t)
 		if r.Type == TypeBet || r.Type == TypeWin {
-			m.gameTx[GameTxKey{ClientID: r.ClientID, Provider: r.Provider, ExternalID: r.ExternalID}] = r
+			m.gameTx[GameTxKey{ClientID: r.ClientID, Provider: r.Provider, ExternalTxID: r.ExternalTxID}] = r
 		}
 	}
 	for _, mk := range ch.RolledBack {

@@ -1,7 +1,7 @@
 // Package projections builds the read models from ledger events and answers
 // queries over them. A projection is a pure function from one event (and the
 // few facts it looks up) to Changes; a store applies Changes. The live store
-// is Postgres (adapters/postgres), fed by a Kafka consumer group per
+// is Postgres (adapters/postgres/readstore), fed by a Kafka consumer group per
 // projection (adapters/projector); Memory applies the same Changes in memory
 // for a rebuild (`pitboss replay`). Both use the per-stream checkpoint rule
 // of Checkpoint, so a redelivered event has no second effect.
@@ -92,14 +92,14 @@ type Transaction struct {
 	Scale    int
 	// Status is the stored status; for a game result it is derived from
 	// OpenBets, RolledBets, Wins and Closed (GameResultStatus).
-	Status      Status
-	CreatedAt   time.Time
-	Provider    string // "" when none
-	Game        string
-	PlayerID    string
-	RoundID     string
-	ExternalID  string
-	ReferenceID string
+	Status       Status
+	CreatedAt    time.Time
+	Provider     string // "" when none
+	Game         string
+	PlayerID     string
+	RoundID      string
+	ExternalTxID string
+	ReferenceID  string
 	// Seq and Sub order the history: the position of the creating event
 	// (for a game result, the lowest position of its events), then 0 for
 	// event rows and 1 for game results.
@@ -134,7 +134,7 @@ func GameResultStatus(openBets, rolledBets, wins int64, closed bool) Status {
 // stays, and seq, time, game and player come from the lowest seq (the
 // earlier of equal ones). The order of changes therefore does not matter
 // but for ties. Memory applies it, and Postgres's game-result upsert is
-// the same rule in SQL (adapters/postgres, upsertGameResults), which also
+// the same rule in SQL (adapters/postgres/readstore, upsertGameResults), which also
 // merges a batch's changes with it first. Status is left to the caller.
 func (t *Transaction) AddGameResult(d Transaction) {
 	t.Amount += d.Amount
@@ -150,7 +150,7 @@ func (t *Transaction) AddGameResult(d Transaction) {
 
 // GameTxKey names a provider's bet or win: provider transaction ids are
 // single-use per client and provider.
-type GameTxKey struct{ ClientID, Provider, ExternalID string }
+type GameTxKey struct{ ClientID, Provider, ExternalTxID string }
 
 // GameTx is what a rollback needs to know about the transaction it undoes.
 type GameTx struct {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/schemas"
 )
 
@@ -75,13 +75,13 @@ func realBodies(t *testing.T) []struct {
 				body []byte
 			}{code + " " + name, body})
 		}
-		client := domain.ClientTx{Client: "acme", ExternalTx: "d-client", Currency: c}
+		client := domain.ClientTx{Client: "acme", ExternalTxID: "d-client", Currency: c}
 		player := func(tx string) domain.ClientTx {
-			return domain.ClientTx{Client: "acme", Player: "p.17@x", ExternalTx: tx, Currency: c, Reason: "test"}
+			return domain.ClientTx{Client: "acme", Player: "p.17@x", ExternalTxID: tx, Currency: c, Reason: "test"}
 		}
 		game := func(tx, round string) domain.GameTx {
 			return domain.GameTx{Client: "acme", Player: "p.17@x", Provider: "demo", Game: "book-1", Round: round,
-				Session: "gs_1", ExternalTx: tx, Currency: c}
+				Session: "gs_1", ExternalTxID: tx, Currency: c}
 		}
 		add("deposit to the client wallet", l.apply(domain.DecideDeposit(l.v, client, money(t, "1000", c), env())))
 		add("deposit to a player", l.apply(domain.DecideDeposit(l.v, player("d-player"), money(t, "100", c), env())))
@@ -91,7 +91,7 @@ func realBodies(t *testing.T) []struct {
 		add("adjustment up", l.apply(domain.DecideAdjustment(l.v, player("a1"), money(t, "3", c), env())))
 		add("adjustment down", l.apply(domain.DecideAdjustment(l.v, player("a2"), money(t, "-2", c), env())))
 		add("launch", l.apply(domain.DecideLaunch(l.v, domain.Launch{Client: "acme", Player: "p.17@x", Provider: "demo",
-			Game: "book-1", Session: "gs_1", ExternalTx: "ln_1", Currency: c, ExpiresAt: time.Now().Add(time.Hour)}, env())))
+			Game: "book-1", Session: "gs_1", ExternalTxID: "ln_1", Currency: c, ExpiresAt: time.Now().Add(time.Hour)}, env())))
 		add("balance sync", l.apply(domain.DecideBalanceSync(l.v, player("s1"), money(t, "200", c),
 			domain.GameTx{Provider: "demo", Game: "book-1", Session: "gs_1"}, env())))
 		add("balance sync to the same balance", l.apply(domain.DecideBalanceSync(l.v, player("s2"), money(t, "200", c),
@@ -151,7 +151,7 @@ func TestRealEventBodiesMatchTheirSchemas(t *testing.T) {
 		t.Fatalf("schemas for %v, events made of types %v", files, types)
 	}
 	for _, typ := range types {
-		if _, ok := api.KindOfEvent(domain.EventType(typ)); !ok {
+		if _, ok := gateway.KindOfEvent(domain.EventType(typ)); !ok {
 			t.Fatalf("event type %s has no webhook kind", typ)
 		}
 	}

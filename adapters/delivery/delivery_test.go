@@ -60,14 +60,6 @@ func TestSignAndVerify(t *testing.T) {
 	}
 }
 
-func TestNewSecret(t *testing.T) {
-	t.Parallel()
-	a, b := delivery.NewSecret(), delivery.NewSecret()
-	if a == b || !strings.HasPrefix(a, delivery.SecretPrefix) || len(a) != len(delivery.SecretPrefix)+43 {
-		t.Fatalf("secrets %q %q", a, b)
-	}
-}
-
 func TestScheduleCeilings(t *testing.T) {
 	t.Parallel()
 	s := delivery.Schedule{Base: 10 * time.Second, Factor: 3, Cap: 6 * time.Hour, MaxAttempts: 15, MaxAge: 24 * time.Hour}
@@ -215,9 +207,14 @@ func TestSender(t *testing.T) {
 	redirect, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ok.URL, http.StatusFound)
 	})
+	// slow answers 200 only after 30 s, or never when the sender hangs up
+	// first: a result without a status proves the sender gave up at its
+	// timeout, however slow this machine is. (The body is read first: only
+	// then does the server watch the connection and see the hang-up.)
 	slow, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
-		case <-time.After(2 * time.Second):
+		case <-time.After(30 * time.Second):
 		case <-r.Context().Done():
 		}
 	})
@@ -257,10 +254,9 @@ func TestSender(t *testing.T) {
 		}
 	})
 	t.Run("a receiver slower than the timeout fails", func(t *testing.T) {
-		start := time.Now()
 		r := s.Send(t.Context(), req(slow.URL))
-		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "timeout") || time.Since(start) > 1500*time.Millisecond {
-			t.Fatalf("result %+v after %v", r, time.Since(start))
+		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "timeout") {
+			t.Fatalf("result %+v", r)
 		}
 	})
 	t.Run("a refused connection fails", func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Headers of every delivery besides SignatureHeader.
@@ -99,26 +101,13 @@ type Request struct {
 	Attempt        int
 }
 
-// Result is what one attempt did. StatusCode is 0 when no response came
-// (refused address, network error, timeout); Error is empty on success.
-type Result struct {
-	StartedAt  time.Time
-	Latency    time.Duration
-	StatusCode int
-	Error      string
-	Excerpt    string
-}
-
-// Succeeded reports whether the receiver acknowledged: any 2xx.
-func (r Result) Succeeded() bool { return r.Error == "" && r.StatusCode >= 200 && r.StatusCode < 300 }
-
 // Send makes the attempt. It never returns an error: every failure is a
-// Result for the delivery log.
-func (s *Sender) Send(ctx context.Context, r Request) Result {
+// gateway.AttemptResult for the delivery log.
+func (s *Sender) Send(ctx context.Context, r Request) gateway.AttemptResult {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
-	res := Result{StartedAt: start}
+	res := gateway.AttemptResult{StartedAt: start}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		res.Error = clipText("invalid url: "+err.Error(), 500)

@@ -2,9 +2,7 @@ package delivery
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,18 +19,6 @@ import (
 // "whsec_" prefix included). t is the time of the attempt, so every retry
 // carries a fresh signature over the same body.
 const SignatureHeader = "X-Pitboss-Signature"
-
-// SecretPrefix starts every signing secret, so one is recognised in a leak
-// scan.
-const SecretPrefix = "whsec_"
-
-// NewSecret returns a new signing secret: "whsec_" and 32 random bytes in
-// unpadded base64url.
-func NewSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails (crypto/rand panics on a broken source)
-	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b)
-}
 
 // Sign returns the X-Pitboss-Signature value for body sent at t.
 func Sign(secret string, t time.Time, body []byte) string {

@@ -18,73 +18,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pitboss/pitboss/gateway"
 )
-
-// Targets of a delivery.
-const (
-	TargetCallback = "callback" // the client's forward callback URL
-	TargetWebhook  = "webhook"  // one of the client's webhook endpoints
-)
-
-// CallbackEndpointID is the endpoint id of every client's forwarded
-// callback (webhook endpoints have ids of their own).
-const CallbackEndpointID = "callback"
-
-// Job is a delivery a worker has claimed: the head of its queue, leased to
-// the worker until its lease ends.
-type Job struct {
-	ID         string
-	ClientID   string
-	Target     string
-	EndpointID string
-	EventID    string
-	EventType  string
-	Kind       string
-	Payload    []byte
-	// Attempt numbers this attempt among all of the delivery's attempts
-	// (1 = the first ever). It is also the lease token: Finish applies
-	// only while the delivery's attempt counter still equals it.
-	Attempt int
-	// RoundAttempt numbers this attempt within the current round (a
-	// re-send starts a new round); the schedule counts these.
-	RoundAttempt   int
-	RoundStartedAt time.Time
-	// URL and Secret are the endpoint's as of the claim. Gone, when not
-	// empty, says why the endpoint cannot be sent to (deleted, disabled,
-	// no callback URL): the delivery is parked without a request.
-	URL    string
-	Secret string
-	Gone   string
-	// Fault, when not empty, is a failure on our side found at claim time
-	// (a secret that does not open): the attempt fails without a request
-	// and is retried on the schedule.
-	Fault string
-}
-
-// IdempotencyKey is the delivery's Idempotency-Key header value.
-func (j Job) IdempotencyKey() string { return j.EventID + ":" + j.EndpointID }
-
-// Outcome is how an attempt ends.
-type Outcome struct {
-	Result Result
-	URL    string
-	// Succeeded, or else Park, or else retry after RetryAfter.
-	Succeeded  bool
-	Park       bool
-	RetryAfter time.Duration
-}
-
-// Queue is the delivery store as a worker sees it.
-type Queue interface {
-	// Claim leases up to max due deliveries (heads of their queues) for
-	// lease, counting an attempt on each.
-	Claim(ctx context.Context, max int, lease time.Duration) ([]Job, error)
-	// Finish logs the attempt and moves the delivery on: succeeded, parked
-	// or due again after RetryAfter; a finished head hands its queue to the
-	// next delivery. A Job whose lease was taken over does not move the
-	// delivery (its attempt is still logged).
-	Finish(ctx context.Context, job Job, o Outcome) error
-}
 
 // Defaults of WorkerConfig.
 const (
@@ -111,7 +47,7 @@ type WorkerConfig struct {
 // Worker sends due deliveries until its context ends.
 type Worker struct {
 	cfg    WorkerConfig
-	queue  Queue
+	queue  gateway.DeliveryQueue
 	sender *Sender
 	log    *slog.Logger
 	wake   chan struct{}
@@ -126,7 +62,7 @@ type Stats struct {
 }
 
 // NewWorker checks cfg (after defaults) and returns a worker.
-func NewWorker(queue Queue, sender *Sender, cfg WorkerConfig) (*Worker, error) {
+func NewWorker(queue gateway.DeliveryQueue, sender *Sender, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
@@ -218,15 +154,15 @@ func (w *Worker) poke() {
 // process makes one attempt of j and records it. The attempt is not cut
 // short by ctx: a stopping worker lets it end within the timeout, so its
 // outcome is known and logged.
-func (w *Worker) process(ctx context.Context, j Job) {
+func (w *Worker) process(ctx context.Context, j gateway.DeliveryJob) {
 	actx := context.WithoutCancel(ctx)
-	o := Outcome{URL: j.URL}
+	o := gateway.DeliveryOutcome{URL: j.URL}
 	switch {
 	case j.Gone != "":
-		o.Result = Result{StartedAt: time.Now(), Error: j.Gone}
+		o.Result = gateway.AttemptResult{StartedAt: time.Now(), Error: j.Gone}
 		o.Park = true
 	case j.Fault != "":
-		o.Result = Result{StartedAt: time.Now(), Error: j.Fault}
+		o.Result = gateway.AttemptResult{StartedAt: time.Now(), Error: j.Fault}
 		o.RetryAfter, o.Park = w.cfg.Schedule.Next(j.RoundAttempt, j.RoundStartedAt, time.Now())
 	default:
 		o.Result = w.sender.Send(actx, Request{URL: j.URL, Body: j.Payload, Secret: j.Secret, DeliveryID: j.ID,

@@ -17,7 +17,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // BenchmarkEnqueueAndDeliver measures the Postgres queue and the worker
@@ -55,7 +55,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 		wg.Go(func() {
 			for i := w; i < b.N; i += enqueuers {
 				id := uuid.NewString()
-				_, err := store.Enqueue(ctx, delivery.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: api.KindBet,
+				_, err := store.Enqueue(ctx, gateway.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: gateway.KindBet,
 					ClientID: "acme", StreamID: fmt.Sprintf("player:acme:p%d:EUR", i%100), StreamVersion: int64(i + 1),
 					Position: int64(i + 1), OccurredAt: time.Now(), Callback: []byte(`{"event_id":"` + id + `"}`), Webhook: []byte(`{}`)})
 				if err != nil {

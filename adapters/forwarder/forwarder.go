@@ -23,23 +23,14 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // ConsumerGroup is the forwarder's Kafka consumer group. Frozen: a renamed
 // group consumes the topic again (and enqueueing is idempotent only while
 // the deliveries table still holds the old rows).
 const ConsumerGroup = "pitboss.forwarder.v1"
-
-// Enqueuer stores deliveries.
-type Enqueuer interface {
-	// EnqueueBatch inserts, in one transaction, a delivery for every
-	// endpoint of each event's client that takes the event, once per
-	// (event, endpoint), in the order of outs within each delivery queue,
-	// and returns how many it added.
-	EnqueueBatch(ctx context.Context, outs []delivery.Outgoing) (int, error)
-}
 
 // Defaults of Config.
 const (
@@ -71,7 +62,7 @@ type Stats struct {
 
 // Forwarder consumes the ledger topic and enqueues deliveries.
 type Forwarder struct {
-	store Enqueuer
+	store gateway.DeliveryEnqueuer
 	cfg   Config
 	log   *slog.Logger
 
@@ -79,7 +70,7 @@ type Forwarder struct {
 }
 
 // New returns a forwarder.
-func New(store Enqueuer, cfg Config) (*Forwarder, error) {
+func New(store gateway.DeliveryEnqueuer, cfg Config) (*Forwarder, error) {
 	if cfg.Topic == "" {
 		cfg.Topic = kafka.DefaultTopic
 	}
@@ -136,7 +127,7 @@ func (f *Forwarder) Run(ctx context.Context) error {
 // event of its streams. A failing store is retried until it works or ctx
 // ends.
 func (f *Forwarder) handleBatch(ctx context.Context, batch []*sarama.ConsumerMessage) bool {
-	outs := make([]delivery.Outgoing, 0, len(batch))
+	outs := make([]gateway.Outgoing, 0, len(batch))
 	for _, m := range batch {
 		out, ok, err := Prepare(m.Value)
 		if err != nil {

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/schemas"
 )
 
@@ -33,13 +34,19 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	win := h.win(t, "acme", "p1", "w1", "r1", "25.50", "b1")
 	h.bet(t, "acme", "p1", "b2", "r2", "5.00")
 	rb := h.rollback(t, "acme", "p1", "rb1", "r2", "b2")
+	// and, as an end marker, one more bet: a player's callbacks are sent in
+	// order, so once the marker is delivered everything before it has come
+	h.bet(t, "acme", "p1", "end", "r3", "1.00")
 
-	// then four callbacks arrive, in the order they happened
-	eventually(t, 60*time.Second, "four callbacks delivered", func() bool { return len(rs.succeeded()) >= 4 })
-	time.Sleep(200 * time.Millisecond) // nothing more may come
+	// then four callbacks arrive, in the order they happened, and nothing more
+	eventually.True(t, 60*time.Second, "the end marker delivered", func() bool {
+		ok := rs.succeeded()
+		return len(ok) > 0 && ok[len(ok)-1].json(t)["external_transaction_id"] == "end"
+	})
 	all, ok := rs.requests(), rs.succeeded()
+	all, ok = all[:len(all)-1], ok[:len(ok)-1] // without the marker
 	if len(ok) != 4 || len(all) != 7 {
-		t.Fatalf("%d requests, %d succeeded; want 7 and 4 (three failures first)", len(all), len(ok))
+		t.Fatalf("%d requests, %d succeeded before the end marker; want 7 and 4 (three failures first)", len(all), len(ok))
 	}
 	wantOrder := []string{"b1", "w1", "b2", "rb1"}
 	for i, r := range ok {
@@ -52,8 +59,8 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		if got := r.json(t)["external_transaction_id"]; got != "b1" {
 			t.Fatalf("request %d is for %v before b1 succeeded", i+1, got)
 		}
-		if r.header.Get("Idempotency-Key") != bet.TransactionID+":callback" {
-			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.TransactionID)
+		if r.header.Get("Idempotency-Key") != bet.EventID+":callback" {
+			t.Fatalf("request %d Idempotency-Key %q, want %s:callback", i+1, r.header.Get("Idempotency-Key"), bet.EventID)
 		}
 		if r.header.Get("X-Pitboss-Attempt") != fmt.Sprint(i+1) {
 			t.Fatalf("request %d X-Pitboss-Attempt %q", i+1, r.header.Get("X-Pitboss-Attempt"))
@@ -73,10 +80,10 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 		bet, win, credit, balance, reference string
 		txID                                 string
 	}{
-		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.TransactionID},
-		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.TransactionID},
+		{"bet", ok[0], "10.00", "0.00", "-10.00", "90.00", "", bet.EventID},
+		{"win", ok[1], "0.00", "25.50", "25.50", "115.50", "b1", win.EventID},
 		{"bet 2", ok[2], "5.00", "0.00", "-5.00", "110.50", "", ""},
-		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.TransactionID},
+		{"rollback of bet 2", ok[3], "-5.00", "0.00", "5.00", "115.50", "b2", rb.EventID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,12 +108,12 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	}
 
 	// and the delivery log shows three failed attempts and one success
-	list, total, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
+	list, total, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
 	if err != nil || total != 1 {
 		t.Fatalf("deliveries of the first bet: %d, %v", total, err)
 	}
 	d := list[0]
-	if d.State != api.DeliverySucceeded || d.Attempts != 4 || len(d.Log) != 4 || d.DeliveredAt == nil {
+	if d.State != gateway.DeliverySucceeded || d.Attempts != 4 || len(d.Log) != 4 || d.DeliveredAt == nil {
 		t.Fatalf("delivery %+v", d)
 	}
 	for i, a := range d.Log {
@@ -119,9 +126,9 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 			t.Fatalf("log entry %d: %+v", i+1, a)
 		}
 	}
-	succeeded, _, _ := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{State: api.DeliverySucceeded, PerPage: 10})
-	if len(succeeded) != 4 {
-		t.Fatalf("%d succeeded deliveries, want 4 (the deposit is not forwarded)", len(succeeded))
+	succeeded, _, _ := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliverySucceeded, PerPage: 10})
+	if len(succeeded) != 5 {
+		t.Fatalf("%d succeeded deliveries, want 4 and the end marker (the deposit is not forwarded)", len(succeeded))
 	}
 }
 
@@ -146,7 +153,7 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 		h.bet(t, "acme", "bob", fmt.Sprintf("b%d", i), "", "1.00")
 	}
 	// then bob's callbacks are delivered
-	eventually(t, 60*time.Second, "bob's three callbacks", func() bool {
+	eventually.True(t, 60*time.Second, "bob's three callbacks", func() bool {
 		n := 0
 		for _, r := range rs.succeeded() {
 			if r.json(t)["member_account"] == "bob" {
@@ -157,35 +164,41 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 	})
 	// and alice's is parked after three attempts
 	var parkedID string
-	eventually(t, 30*time.Second, "alice's callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{State: api.DeliveryParked, PerPage: 10})
+	eventually.True(t, 30*time.Second, "alice's callback parked", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliveryParked, PerPage: 10})
 		if err != nil || len(list) != 1 {
 			return false
 		}
 		parkedID = list[0].ID
-		return list[0].EventID == aliceBet.TransactionID && list[0].Attempts == 3 && len(list[0].Log) == 3
+		return list[0].EventID == aliceBet.EventID && list[0].Attempts == 3 && len(list[0].Log) == 3
 	})
-	time.Sleep(100 * time.Millisecond)
-	failed := 0
+	// and not tried again: her next callback, an end marker, becomes the
+	// head of her queue only once the first has left it for good
+	marker := h.bet(t, "acme", "alice", "a-end", "", "1.00")
+	eventually.True(t, 30*time.Second, "alice's end marker parked", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: marker.EventID, PerPage: 10})
+		return err == nil && len(list) == 1 && list[0].State == gateway.DeliveryParked
+	})
+	tried := map[any]int{}
 	for _, r := range rs.requests() {
-		if r.json(t)["member_account"] == "alice" {
-			failed++
+		if m := r.json(t); m["member_account"] == "alice" {
+			tried[m["external_transaction_id"]]++
 		}
 	}
-	if failed != 3 {
-		t.Fatalf("alice's callback was tried %d times, want 3", failed)
+	if tried["a1"] != 3 || tried["a-end"] != 3 {
+		t.Fatalf("alice's callback was tried %d times (the end marker %d), want 3", tried["a1"], tried["a-end"])
 	}
 
 	// when the receiver is fixed and the parked delivery re-sent
 	acceptA.Store(true)
 	d, err := h.store.ResendDelivery(h.ctx, "acme", parkedID)
-	if err != nil || d.State != api.DeliveryPending {
+	if err != nil || d.State != gateway.DeliveryPending {
 		t.Fatalf("resend: %+v, %v", d, err)
 	}
 	// then it arrives, as attempt 4, and is logged as a success
-	eventually(t, 30*time.Second, "the re-sent callback", func() bool {
+	eventually.True(t, 30*time.Second, "the re-sent callback", func() bool {
 		d, err := h.store.Delivery(h.ctx, "acme", parkedID)
-		return err == nil && d.State == api.DeliverySucceeded && d.Attempts == 4 && len(d.Log) == 4 && d.Log[3].StatusCode == 200
+		return err == nil && d.State == gateway.DeliverySucceeded && d.Attempts == 4 && len(d.Log) == 4 && d.Log[3].StatusCode == 200
 	})
 	last := rs.succeeded()[len(rs.succeeded())-1]
 	if last.json(t)["member_account"] != "alice" || last.header.Get("X-Pitboss-Attempt") != "4" {
@@ -209,10 +222,10 @@ func TestSlowReceiverIsRetried(t *testing.T) {
 	bet := h.bet(t, "acme", "p1", "b1", "", "1.00")
 
 	// then the callback is sent again and the second answer counts
-	var logged []api.DeliveryAttempt
-	eventually(t, 60*time.Second, "the callback delivered on the second attempt", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
-		if err != nil || len(list) != 1 || list[0].State != api.DeliverySucceeded {
+	var logged []gateway.DeliveryAttempt
+	eventually.True(t, 60*time.Second, "the callback delivered on the second attempt", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
+		if err != nil || len(list) != 1 || list[0].State != gateway.DeliverySucceeded {
 			return false
 		}
 		logged = list[0].Log
@@ -240,12 +253,12 @@ func TestWebhookSubscriptionsFilterByKind(t *testing.T) {
 		id     string
 	}
 	eps := []*endpoint{
-		{rs: bets, kinds: []string{api.KindBet}},
-		{rs: money, kinds: []string{api.KindDeposit, api.KindWithdrawal}},
-		{rs: all, kinds: []string{api.KindAll}},
+		{rs: bets, kinds: []string{gateway.KindBet}},
+		{rs: money, kinds: []string{gateway.KindDeposit, gateway.KindWithdrawal}},
+		{rs: all, kinds: []string{gateway.KindAll}},
 	}
 	for _, ep := range eps {
-		w, secret, err := h.store.CreateWebhook(h.ctx, api.WebhookEndpoint{ClientID: "acme", URL: ep.rs.URL, Kinds: ep.kinds,
+		w, secret, err := h.store.CreateWebhook(h.ctx, gateway.WebhookEndpoint{ClientID: "acme", URL: ep.rs.URL, Kinds: ep.kinds,
 			Enabled: true})
 		if err != nil {
 			t.Fatal(err)
@@ -259,16 +272,20 @@ func TestWebhookSubscriptionsFilterByKind(t *testing.T) {
 	if _, err := h.h.Withdraw(h.ctx, clientCall("acme", "p1", "wd"), h.money(t, "4.00")); err != nil {
 		t.Fatal(err)
 	}
+	// and, as end markers, a bet and a deposit: each endpoint's webhooks
+	// of a player are sent in order, so once an endpoint has its markers
+	// it has everything that came before them
+	h.bet(t, "acme", "p1", "b-end", "", "1.00")
+	h.deposit(t, "acme", "p1", "dep-end", "1.00")
 	// then each endpoint gets exactly its kinds, in order
 	want := map[*receiverServer][]string{
-		bets:  {"bet"},
-		money: {"deposit", "withdrawal"},
-		all:   {"deposit", "bet", "win", "withdrawal"},
+		bets:  {"bet", "bet"},
+		money: {"deposit", "withdrawal", "deposit"},
+		all:   {"deposit", "bet", "win", "withdrawal", "bet", "deposit"},
 	}
-	eventually(t, 60*time.Second, "every webhook delivered", func() bool {
-		return len(bets.succeeded()) >= 1 && len(money.succeeded()) >= 2 && len(all.succeeded()) >= 4
+	eventually.True(t, 60*time.Second, "every webhook delivered, up to the end markers", func() bool {
+		return len(bets.succeeded()) >= 2 && len(money.succeeded()) >= 3 && len(all.succeeded()) >= 6
 	})
-	time.Sleep(200 * time.Millisecond)
 	for _, ep := range eps {
 		var kinds []string
 		for _, r := range ep.rs.requests() {
@@ -315,10 +332,10 @@ func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	bet := h.bet(t, "acme", "p1", "b1", "", "1.00")
 
 	// then the callback is never sent, each refusal is logged, and it is parked
-	var d api.Delivery
-	eventually(t, 60*time.Second, "the refused callback parked", func() bool {
-		list, _, err := h.store.ListDeliveries(h.ctx, "acme", api.DeliveryFilter{EventID: bet.TransactionID, PerPage: 10})
-		if err != nil || len(list) != 1 || list[0].State != api.DeliveryParked {
+	var d gateway.Delivery
+	eventually.True(t, 60*time.Second, "the refused callback parked", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{EventID: bet.EventID, PerPage: 10})
+		if err != nil || len(list) != 1 || list[0].State != gateway.DeliveryParked {
 			return false
 		}
 		d = list[0]

@@ -25,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -78,7 +79,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, log)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +153,15 @@ func (h *harness) money(t *testing.T, s string) domain.Money {
 
 func (h *harness) deposit(t *testing.T, client, player, tx, amount string) {
 	t.Helper()
-	if _, err := h.h.Deposit(h.ctx, commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: tx, Currency: eur},
+	if _, err := h.h.Deposit(h.ctx, domain.ClientTx{Client: client, Player: player, ExternalTxID: tx, Currency: eur},
 		h.money(t, amount)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func game(client, player, tx, round string) commands.GameCall {
-	return commands.GameCall{ClientID: client, PlayerID: player, Provider: "demo", GameID: "book-of-tests", RoundID: round,
-		TransactionID: tx, Currency: eur}
+func game(client, player, tx, round string) domain.GameTx {
+	return domain.GameTx{Client: client, Player: player, Provider: "demo", Game: "book-of-tests", Round: round,
+		ExternalTxID: tx, Currency: eur}
 }
 
 func (h *harness) bet(t *testing.T, client, player, tx, round, amount string) commands.Result {
@@ -272,17 +273,6 @@ func (rs *receiverServer) succeeded() []request {
 	return out
 }
 
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // verifySignature checks X-Pitboss-Signature by hand, as a receiver would:
 // HMAC-SHA256 over "<t>.<raw body>" keyed with the secret, and t recent.
 func verifySignature(t *testing.T, r request, secret string) {
@@ -309,8 +299,8 @@ func fast(maxAttempts int) delivery.Schedule {
 		MaxAge: time.Hour}
 }
 
-func clientCall(client, player, tx string) commands.ClientCall {
-	return commands.ClientCall{ClientID: client, PlayerID: player, TransactionID: tx, Currency: eur}
+func clientCall(client, player, tx string) domain.ClientTx {
+	return domain.ClientTx{Client: client, Player: player, ExternalTxID: tx, Currency: eur}
 }
 
 var compiledSchemas = sync.OnceValues(schemas.Compile)

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // number is decimal text written as a JSON number, never through a float.
@@ -35,7 +34,7 @@ type CallbackPayload struct {
 	// (what POST /api/v1/transactions and the wallet answer as
 	// transaction_id), so it equals EventID.
 	TransactionID          string `json:"transaction_id"`
-	ExternalTransactionID  string `json:"external_transaction_id"`
+	ExternalTxID           string `json:"external_transaction_id"`
 	ReferenceTransactionID string `json:"reference_transaction_id,omitempty"`
 	RoundID                string `json:"round_id"`
 	RoundClosed            bool   `json:"round_closed"`
@@ -137,11 +136,11 @@ func BuildCallback(e domain.Event) ([]byte, error) {
 	case win != zero:
 		credit = win
 	}
-	kind, _ := api.KindOfEvent(e.Type)
+	kind, _ := gateway.KindOfEvent(e.Type)
 	p := CallbackPayload{
 		MemberAccount: e.Data.PlayerID, GameUID: e.Data.GameID, BetAmount: bet, WinAmount: win, CreditAmount: credit,
 		Currency: e.Data.Currency, BalanceAfter: balance, TransactionID: e.ID,
-		ExternalTransactionID: e.Data.ExternalTxID, ReferenceTransactionID: e.Data.ReferenceTx,
+		ExternalTxID: e.Data.ExternalTxID, ReferenceTransactionID: e.Data.ReferenceTx,
 		RoundID: e.Data.RoundID, RoundClosed: e.Data.RoundClosed, Provider: e.Data.Provider,
 		EventID: e.ID, EventType: string(e.Type), Kind: kind, OccurredAt: e.OccurredAt.UTC().Format(time.RFC3339Nano),
 		StreamID: string(e.StreamID), StreamVersion: e.Version,
@@ -173,25 +172,25 @@ func BuildWebhook(e domain.Event, kind string, raw []byte) ([]byte, error) {
 // Prepare turns one Kafka record's value (a canonical event body) into the
 // deliveries to enqueue. ok is false for an event type this build does not
 // know: nothing to deliver.
-func Prepare(raw []byte) (out delivery.Outgoing, ok bool, err error) {
+func Prepare(raw []byte) (out gateway.Outgoing, ok bool, err error) {
 	e, err := domain.DecodeBody(raw)
 	if err != nil {
-		return delivery.Outgoing{}, false, fmt.Errorf("decode event: %w", err)
+		return gateway.Outgoing{}, false, fmt.Errorf("decode event: %w", err)
 	}
-	kind, known := api.KindOfEvent(e.Type)
+	kind, known := gateway.KindOfEvent(e.Type)
 	if !known {
-		return delivery.Outgoing{}, false, nil
+		return gateway.Outgoing{}, false, nil
 	}
 	if e.ID == "" || e.Data.ClientID == "" || e.StreamID == "" {
-		return delivery.Outgoing{}, false, fmt.Errorf("event %q of type %s lacks id, client or stream", e.ID, e.Type)
+		return gateway.Outgoing{}, false, fmt.Errorf("event %q of type %s lacks id, client or stream", e.ID, e.Type)
 	}
-	out = delivery.Outgoing{EventID: e.ID, EventType: string(e.Type), Kind: kind, ClientID: e.Data.ClientID,
+	out = gateway.Outgoing{EventID: e.ID, EventType: string(e.Type), Kind: kind, ClientID: e.Data.ClientID,
 		StreamID: string(e.StreamID), StreamVersion: e.Version, Position: e.Position, OccurredAt: e.OccurredAt}
 	if out.Callback, err = BuildCallback(e); err != nil {
-		return delivery.Outgoing{}, false, fmt.Errorf("event %s: callback: %w", e.ID, err)
+		return gateway.Outgoing{}, false, fmt.Errorf("event %s: callback: %w", e.ID, err)
 	}
 	if out.Webhook, err = BuildWebhook(e, kind, raw); err != nil {
-		return delivery.Outgoing{}, false, err
+		return gateway.Outgoing{}, false, err
 	}
 	return out, true, nil
 }

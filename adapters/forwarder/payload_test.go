@@ -75,10 +75,10 @@ func TestBuildCallback(t *testing.T) {
 			c := domain.MustCurrency(tc.currency)
 			l := newLedger(t)
 			g := func(tx string) domain.GameTx {
-				return domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", Game: "g1", Round: "r1", ExternalTx: tx, Currency: c}
+				return domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", Game: "g1", Round: "r1", ExternalTxID: tx, Currency: c}
 			}
 			// given a player with a deposit, a bet, a win, and both rolled back
-			l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1", ExternalTx: "d1", Currency: c},
+			l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1", ExternalTxID: "d1", Currency: c},
 				mustMoney(t, tc.deposit, c), env()))
 			events := []domain.Event{
 				l.apply(domain.DecideBet(l.v, g("b1"), mustMoney(t, tc.betAmt, c), env())),
@@ -116,9 +116,9 @@ func TestBuildCallbackEdgeCases(t *testing.T) {
 	t.Parallel()
 	c := domain.MustCurrency("EUR")
 	l := newLedger(t)
-	l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1", ExternalTx: "d1", Currency: c},
+	l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1", ExternalTxID: "d1", Currency: c},
 		mustMoney(t, "5.00", c), env()))
-	promo := domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", ExternalTx: "free-1", Currency: c, Promo: true}
+	promo := domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", ExternalTxID: "free-1", Currency: c, Promo: true}
 	tests := []struct {
 		name          string
 		e             domain.Event
@@ -127,13 +127,13 @@ func TestBuildCallbackEdgeCases(t *testing.T) {
 		wantReference string
 	}{
 		{"a rollback of a transaction never seen moves nothing",
-			l.apply(domain.DecideRollback(l.v, domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", ExternalTx: "rb-x",
+			l.apply(domain.DecideRollback(l.v, domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", ExternalTxID: "rb-x",
 				Currency: c}, "ghost", env())), true, "0.00", "0.00", "0.00", "ghost"},
 		{"a free spin bets zero", l.apply(domain.DecideBet(l.v, promo, domain.Zero(c), env())), true, "0.00", "0.00", "0.00", ""},
 		{"a deposit is not forwarded", l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1",
-			ExternalTx: "d2", Currency: c}, mustMoney(t, "1.00", c), env())), false, "", "", "", ""},
+			ExternalTxID: "d2", Currency: c}, mustMoney(t, "1.00", c), env())), false, "", "", "", ""},
 		{"a launch is not forwarded", l.apply(domain.DecideLaunch(l.v, domain.Launch{Client: "acme", Player: "p1",
-			Provider: "demo", Game: "g1", Session: "s1", ExternalTx: "l1", Currency: c, ExpiresAt: time.Now()}, env())),
+			Provider: "demo", Game: "g1", Session: "s1", ExternalTxID: "l1", Currency: c, ExpiresAt: time.Now()}, env())),
 			false, "", "", "", ""},
 	}
 	for _, tc := range tests {
@@ -175,7 +175,7 @@ func TestPrepare(t *testing.T) {
 	t.Parallel()
 	c := domain.MustCurrency("EUR")
 	l := newLedger(t)
-	dep := l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", ExternalTx: "d1", Currency: c},
+	dep := l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", ExternalTxID: "d1", Currency: c},
 		mustMoney(t, "5.00", c), env()))
 	raw, err := domain.EncodeBody(dep)
 	if err != nil {

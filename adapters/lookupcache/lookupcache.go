@@ -28,7 +28,7 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Defaults of Config.
@@ -90,22 +90,22 @@ func (c Config) Validate() error {
 // Store is what the cache reads through to: the gateway's providers, games
 // and sessions, and the provider upsert this process makes.
 type Store interface {
-	api.Catalog
-	api.Sessions
-	UpsertProvider(ctx context.Context, p api.Provider) error
+	gateway.Catalog
+	gateway.Sessions
+	UpsertProvider(ctx context.Context, p gateway.Provider) error
 }
 
-// Cache is an api.Catalog and api.Sessions that reads through to a Store.
+// Cache is an gateway.Catalog and gateway.Sessions that reads through to a Store.
 // Games are not cached: no wallet call reads them.
 type Cache struct {
 	Store
-	providers *expirable.LRU[string, api.Provider] // nil: off
-	sessions  *expirable.LRU[string, api.GameSession]
+	providers *expirable.LRU[string, gateway.Provider] // nil: off
+	sessions  *expirable.LRU[string, gateway.GameSession]
 }
 
 var (
-	_ api.Catalog  = (*Cache)(nil)
-	_ api.Sessions = (*Cache)(nil)
+	_ gateway.Catalog  = (*Cache)(nil)
+	_ gateway.Sessions = (*Cache)(nil)
 )
 
 // NewWithConfig returns a cache in front of store.
@@ -117,16 +117,16 @@ func NewWithConfig(store Store, cfg Config) (*Cache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cache{Store: store, sessions: expirable.NewLRU[string, api.GameSession](cfg.MaxSessions, nil, cfg.SessionTTL)}
+	c := &Cache{Store: store, sessions: expirable.NewLRU[string, gateway.GameSession](cfg.MaxSessions, nil, cfg.SessionTTL)}
 	if cfg.ProviderTTL > 0 {
-		c.providers = expirable.NewLRU[string, api.Provider](cfg.MaxProviders, nil, cfg.ProviderTTL)
+		c.providers = expirable.NewLRU[string, gateway.Provider](cfg.MaxProviders, nil, cfg.ProviderTTL)
 	}
 	return c, nil
 }
 
 // Provider returns the provider, from memory when it was read within the
 // TTL.
-func (c *Cache) Provider(ctx context.Context, id string) (api.Provider, error) {
+func (c *Cache) Provider(ctx context.Context, id string) (gateway.Provider, error) {
 	if c.providers == nil {
 		return c.Store.Provider(ctx, id)
 	}
@@ -135,7 +135,7 @@ func (c *Cache) Provider(ctx context.Context, id string) (api.Provider, error) {
 	}
 	p, err := c.Store.Provider(ctx, id)
 	if err != nil {
-		return api.Provider{}, err
+		return gateway.Provider{}, err
 	}
 	c.providers.Add(id, p)
 	return p, nil
@@ -143,7 +143,7 @@ func (c *Cache) Provider(ctx context.Context, id string) (api.Provider, error) {
 
 // UpsertProvider writes through and forgets the cached copy, so this
 // process sees its own change at once.
-func (c *Cache) UpsertProvider(ctx context.Context, p api.Provider) error {
+func (c *Cache) UpsertProvider(ctx context.Context, p gateway.Provider) error {
 	err := c.Store.UpsertProvider(ctx, p)
 	if c.providers != nil {
 		c.providers.Remove(p.ID) // also after an error: the write may have landed
@@ -152,13 +152,13 @@ func (c *Cache) UpsertProvider(ctx context.Context, p api.Provider) error {
 }
 
 // Session returns the game session, from memory once it has been found.
-func (c *Cache) Session(ctx context.Context, id string) (api.GameSession, error) {
+func (c *Cache) Session(ctx context.Context, id string) (gateway.GameSession, error) {
 	if s, ok := c.sessions.Get(id); ok {
 		return s, nil
 	}
 	s, err := c.Store.Session(ctx, id)
 	if err != nil {
-		return api.GameSession{}, err
+		return gateway.GameSession{}, err
 	}
 	c.sessions.Add(id, s)
 	return s, nil

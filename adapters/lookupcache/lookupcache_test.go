@@ -10,8 +10,8 @@ import (
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // counting is the real Postgres gateway, counting the reads that reach it.
@@ -23,15 +23,15 @@ type counting struct {
 
 var errDown = errors.New("store down")
 
-func (c *counting) Provider(ctx context.Context, id string) (api.Provider, error) {
+func (c *counting) Provider(ctx context.Context, id string) (gateway.Provider, error) {
 	c.providerReads.Add(1)
 	if c.failProvider.Load() {
-		return api.Provider{}, errDown
+		return gateway.Provider{}, errDown
 	}
 	return c.Gateway.Provider(ctx, id)
 }
 
-func (c *counting) Session(ctx context.Context, id string) (api.GameSession, error) {
+func (c *counting) Session(ctx context.Context, id string) (gateway.GameSession, error) {
 	c.sessionReads.Add(1)
 	return c.Gateway.Session(ctx, id)
 }
@@ -44,7 +44,7 @@ func newStore(t *testing.T) *counting {
 	if _, err := gw.CreateClient(ctx, "casino", "Casino", "sandbox"); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: "acme", Name: "Acme", Secret: "s1", Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "acme", Name: "Acme", Secret: "s1", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	return &counting{Gateway: gw}
@@ -59,8 +59,8 @@ func newCache(t *testing.T, store lookupcache.Store, cfg lookupcache.Config) *lo
 	return c
 }
 
-func session(id string) api.GameSession {
-	return api.GameSession{ID: id, ClientID: "casino", PlayerID: "p1", ProviderID: "acme", GameID: "g1",
+func session(id string) gateway.GameSession {
+	return gateway.GameSession{ID: id, ClientID: "casino", PlayerID: "p1", ProviderID: "acme", GameID: "g1",
 		Currency: "EUR", TransactionID: "tx-" + id, ExpiresAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
@@ -210,14 +210,14 @@ func TestConfigValidate(t *testing.T) {
 
 // upsert sets acme's (or the named provider's) secret through w.
 func upsert(t *testing.T, w interface {
-	UpsertProvider(context.Context, api.Provider) error
+	UpsertProvider(context.Context, gateway.Provider) error
 }, secret string, id ...string) {
 	t.Helper()
 	pid := "acme"
 	if len(id) > 0 {
 		pid = id[0]
 	}
-	if err := w.UpsertProvider(context.Background(), api.Provider{ID: pid, Name: pid, Secret: secret, Enabled: true}); err != nil {
+	if err := w.UpsertProvider(context.Background(), gateway.Provider{ID: pid, Name: pid, Secret: secret, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,10 +1,10 @@
 // Package metrics is the process's Prometheus registry: the series the
 // HTTP layer (package api, through its Metrics port), the ledger writer
-// (as an adapters/postgres.LedgerObserver) and the usage meter feed, the
-// relay and projection lag read from the database, and the handler that
-// serves them at GET /metrics. Metric names, help texts, buckets and labels
-// are part of the operations contract (docs/operations.md): add series,
-// never rename one.
+// (as an adapters/postgres/eventstore.LedgerObserver) and the usage meter
+// feed, the relay and projection lag read from the database (through
+// gateway.LagSource), and the handler that serves them at GET /metrics.
+// Metric names, help texts, buckets and labels are part of the operations
+// contract (docs/operations.md): add series, never rename one.
 package metrics
 
 import (
@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Registry is the process's Prometheus registry and the series the HTTP
@@ -111,7 +113,7 @@ func (m *Registry) ObserveRateLimited(tier string) { m.rateLimited.WithLabelValu
 func (m *Registry) ObserveRateStoreError() { m.rateStoreErrors.Inc() }
 
 // ObserveLedgerBatch records one batch of the ledger writer: it makes
-// Registry an adapters/postgres.LedgerObserver.
+// Registry an adapters/postgres/eventstore.LedgerObserver.
 func (m *Registry) ObserveLedgerBatch(operations, events int, took time.Duration, err error) {
 	m.ledgerBatchDuration.Observe(took.Seconds())
 	m.ledgerBatchOps.Observe(float64(operations))
@@ -147,42 +149,11 @@ func (m *Registry) WatchUsage(u UsageCounters) {
 	)
 }
 
-// Lag is how far the Kafka relay and the projections are behind the event
-// store's head, as the lag series need it.
-type Lag struct {
-	// Head is the event store's last position.
-	Head        int64
-	Relays      []RelayLag
-	Projections []ProjectionLag
-}
-
-// RelayLag is one relay's checkpoint.
-type RelayLag struct {
-	Name     string
-	Position int64
-	// LastPublishedAt is occurred_at of the last published event; nil
-	// when nothing was published.
-	LastPublishedAt *time.Time
-	// OldestUnpublishedAt is occurred_at of the first event after the
-	// checkpoint; nil when the relay has caught up.
-	OldestUnpublishedAt *time.Time
-}
-
-// ProjectionLag is one projection's watermark.
-type ProjectionLag struct {
-	Name              string
-	Position          int64
-	OldestUnappliedAt *time.Time
-}
-
-// LagSource reads the lags (adapters/postgres.Lag, adapted in cmd).
-type LagSource func(ctx context.Context) (Lag, error)
-
 // WatchLag exports the relay's and the projections' lag, read from source
 // at every scrape (bounded by timeout). The numbers come from the database,
 // so any API process reports them, wherever the relay and the projector
 // run.
-func (m *Registry) WatchLag(source LagSource, now func() time.Time, timeout time.Duration, logger *slog.Logger) {
+func (m *Registry) WatchLag(source gateway.LagSource, now func() time.Time, timeout time.Duration, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -207,7 +178,7 @@ var (
 )
 
 type lagCollector struct {
-	source  LagSource
+	source  gateway.LagSource
 	now     func() time.Time
 	timeout time.Duration
 	log     *slog.Logger
@@ -223,7 +194,7 @@ func (l *lagCollector) Describe(ch chan<- *prometheus.Desc) {
 func (l *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	lag, err := l.source(ctx)
+	lag, err := l.source.Lag(ctx)
 	if err != nil {
 		l.log.Warn("read relay and projection lag", "error", err)
 		ch <- prometheus.MustNewConstMetric(descLagUp, prometheus.GaugeValue, 0)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/metrics"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type usage struct{}
@@ -19,6 +20,11 @@ type usage struct{}
 func (usage) Flushes() uint64       { return 7 }
 func (usage) FlushFailures() uint64 { return 2 }
 func (usage) Pending() int          { return 3 }
+
+// lagFunc is a gateway.LagSource answering what the test says.
+type lagFunc func(context.Context) (gateway.Lag, error)
+
+func (f lagFunc) Lag(ctx context.Context) (gateway.Lag, error) { return f(ctx) }
 
 func scrape(t *testing.T, r *metrics.Registry) string {
 	t.Helper()
@@ -48,11 +54,11 @@ func TestSeries(t *testing.T) {
 	r.WatchUsage(usage{})
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	published, oldest := now.Add(-30*time.Second), now.Add(-5*time.Second)
-	r.WatchLag(func(context.Context) (metrics.Lag, error) {
-		return metrics.Lag{Head: 100,
-			Relays:      []metrics.RelayLag{{Name: "kafka", Position: 90, LastPublishedAt: &published, OldestUnpublishedAt: &oldest}},
-			Projections: []metrics.ProjectionLag{{Name: "balances", Position: 100}}}, nil
-	}, func() time.Time { return now }, time.Second, slog.New(slog.DiscardHandler))
+	r.WatchLag(lagFunc(func(context.Context) (gateway.Lag, error) {
+		return gateway.Lag{Head: 100,
+			Relays:      []gateway.RelayLag{{Name: "kafka", Position: 90, LastPublishedAt: &published, OldestUnpublishedAt: &oldest}},
+			Projections: []gateway.ProjectionLag{{Name: "balances", Position: 100}}}, nil
+	}), func() time.Time { return now }, time.Second, slog.New(slog.DiscardHandler))
 
 	body := scrape(t, r)
 	for _, want := range []string{
@@ -90,7 +96,7 @@ func TestSeries(t *testing.T) {
 func TestLagScrapeFailure(t *testing.T) {
 	t.Parallel()
 	r := metrics.New()
-	r.WatchLag(func(context.Context) (metrics.Lag, error) { return metrics.Lag{}, errors.New("database down") },
+	r.WatchLag(lagFunc(func(context.Context) (gateway.Lag, error) { return gateway.Lag{}, errors.New("database down") }),
 		time.Now, time.Second, slog.New(slog.DiscardHandler))
 	body := scrape(t, r)
 	if !strings.Contains(body, "pitboss_lag_scrape_success 0") || strings.Contains(body, "pitboss_event_store_head_position") {

@@ -10,14 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The admin side of the gateway store: clients and the life cycle of their
 // API keys (migration 00004). See docs/keys-and-admin.md.
 
-var _ api.AdminClients = (*Gateway)(nil)
+var _ gateway.AdminClients = (*Gateway)(nil)
 
 // newAPIKey makes a key for environment: "pb_test_" (sandbox) or "pb_live_",
 // 12 hex digits of id, "_", and 192 random bits in base64url. The part
@@ -33,7 +33,7 @@ func newAPIKey(environment string) (key, id, prefix string) {
 }
 
 func keyPrefix(environment, id string) string {
-	if environment == api.EnvironmentSandbox {
+	if environment == gateway.EnvironmentSandbox {
 		return "pb_test_" + id
 	}
 	return "pb_live_" + id
@@ -41,16 +41,16 @@ func keyPrefix(environment, id string) string {
 
 const clientColumns = `id, name, environment, plan, created_at`
 
-func scanClient(r pgx.CollectableRow) (api.Client, error) {
-	var c api.Client
+func scanClient(r pgx.CollectableRow) (gateway.Client, error) {
+	var c gateway.Client
 	err := r.Scan(&c.ID, &c.Name, &c.Environment, &c.Plan, &c.CreatedAt)
 	return c, err
 }
 
 // AddClient creates a client; the same id with the same settings returns
 // the existing one (created false), with other settings a
-// *api.ClientExistsError naming the first that differs.
-func (g *Gateway) AddClient(ctx context.Context, c api.Client) (api.Client, bool, error) {
+// *gateway.ClientExistsError naming the first that differs.
+func (g *Gateway) AddClient(ctx context.Context, c gateway.Client) (gateway.Client, bool, error) {
 	rows, _ := g.pool.Query(ctx, `
 		INSERT INTO clients (id, name, environment, plan) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO NOTHING RETURNING `+clientColumns, c.ID, c.Name, c.Environment, c.Plan)
@@ -59,11 +59,11 @@ func (g *Gateway) AddClient(ctx context.Context, c api.Client) (api.Client, bool
 		return out, true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return api.Client{}, false, fmt.Errorf("create client %s: %w", c.ID, err)
+		return gateway.Client{}, false, fmt.Errorf("create client %s: %w", c.ID, err)
 	}
 	existing, err := g.GetClient(ctx, c.ID)
 	if err != nil {
-		return api.Client{}, false, err
+		return gateway.Client{}, false, err
 	}
 	for _, f := range []struct{ name, have, want string }{
 		{"environment", existing.Environment, c.Environment},
@@ -71,14 +71,14 @@ func (g *Gateway) AddClient(ctx context.Context, c api.Client) (api.Client, bool
 		{"plan", existing.Plan, c.Plan},
 	} {
 		if f.have != f.want {
-			return api.Client{}, false, &api.ClientExistsError{ID: c.ID, Field: f.name, Existing: f.have, Given: f.want}
+			return gateway.Client{}, false, &gateway.ClientExistsError{ID: c.ID, Field: f.name, Existing: f.have, Given: f.want}
 		}
 	}
 	return existing, false, nil
 }
 
 // ListClients returns one page of clients ordered by id, and the total.
-func (g *Gateway) ListClients(ctx context.Context, page, perPage int) ([]api.Client, int64, error) {
+func (g *Gateway) ListClients(ctx context.Context, page, perPage int) ([]gateway.Client, int64, error) {
 	var total int64
 	if err := g.pool.QueryRow(ctx, `SELECT count(*) FROM clients`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count clients: %w", err)
@@ -93,29 +93,29 @@ func (g *Gateway) ListClients(ctx context.Context, page, perPage int) ([]api.Cli
 }
 
 // GetClient returns a client by id.
-func (g *Gateway) GetClient(ctx context.Context, id string) (api.Client, error) {
+func (g *Gateway) GetClient(ctx context.Context, id string) (gateway.Client, error) {
 	rows, _ := g.pool.Query(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = $1`, id)
 	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Client{}, fmt.Errorf("client %s: %w", id, domain.ErrNotFound)
+		return gateway.Client{}, fmt.Errorf("client %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.Client{}, fmt.Errorf("client %s: %w", id, err)
+		return gateway.Client{}, fmt.Errorf("client %s: %w", id, err)
 	}
 	return c, nil
 }
 
 // UpdateClient changes a client's name and plan.
-func (g *Gateway) UpdateClient(ctx context.Context, id string, ch api.ClientChange) (api.Client, error) {
+func (g *Gateway) UpdateClient(ctx context.Context, id string, ch gateway.ClientChange) (gateway.Client, error) {
 	rows, _ := g.pool.Query(ctx, `
 		UPDATE clients SET name = COALESCE($2, name), plan = COALESCE($3, plan) WHERE id = $1
 		RETURNING `+clientColumns, id, ch.Name, ch.Plan)
 	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Client{}, fmt.Errorf("client %s: %w", id, domain.ErrNotFound)
+		return gateway.Client{}, fmt.Errorf("client %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.Client{}, fmt.Errorf("update client %s: %w", id, err)
+		return gateway.Client{}, fmt.Errorf("update client %s: %w", id, err)
 	}
 	return c, nil
 }
@@ -123,8 +123,8 @@ func (g *Gateway) UpdateClient(ctx context.Context, id string, ch api.ClientChan
 const keyColumns = `id, client_id, environment, label, scopes, created_at, expires_at, revoked_at, last_used_at,
 	COALESCE(replaced_by, '')`
 
-func scanKey(r pgx.CollectableRow) (api.APIKey, error) {
-	var k api.APIKey
+func scanKey(r pgx.CollectableRow) (gateway.APIKey, error) {
+	var k gateway.APIKey
 	err := r.Scan(&k.ID, &k.ClientID, &k.Environment, &k.Label, &k.Scopes, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt,
 		&k.LastUsedAt, &k.ReplacedBy)
 	k.Prefix = keyPrefix(k.Environment, k.ID)
@@ -138,37 +138,37 @@ type querier interface {
 }
 
 // insertKey stores a new key of the client, in its environment.
-func insertKey(ctx context.Context, q querier, spec api.KeySpec, rotatedFrom string) (api.IssuedKey, error) {
+func insertKey(ctx context.Context, q querier, spec gateway.KeySpec, rotatedFrom string) (gateway.IssuedKey, error) {
 	var env string
 	if err := q.QueryRow(ctx, `SELECT environment FROM clients WHERE id = $1`, spec.ClientID).Scan(&env); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return api.IssuedKey{}, fmt.Errorf("client %s: %w", spec.ClientID, domain.ErrNotFound)
+			return gateway.IssuedKey{}, fmt.Errorf("client %s: %w", spec.ClientID, domain.ErrNotFound)
 		}
-		return api.IssuedKey{}, fmt.Errorf("client %s: %w", spec.ClientID, err)
+		return gateway.IssuedKey{}, fmt.Errorf("client %s: %w", spec.ClientID, err)
 	}
 	key, id, _ := newAPIKey(env)
 	rows, _ := q.Query(ctx, `
 		INSERT INTO api_keys (id, client_id, key_hash, environment, scopes, expires_at, label)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+keyColumns,
-		id, spec.ClientID, api.HashKey(key), env, spec.Scopes, spec.ExpiresAt, spec.Label)
+		id, spec.ClientID, gateway.HashKey(key), env, spec.Scopes, spec.ExpiresAt, spec.Label)
 	k, err := pgx.CollectExactlyOneRow(rows, scanKey)
 	if err != nil {
 		if rotatedFrom != "" {
-			return api.IssuedKey{}, fmt.Errorf("issue the replacement of key %s: %w", rotatedFrom, err)
+			return gateway.IssuedKey{}, fmt.Errorf("issue the replacement of key %s: %w", rotatedFrom, err)
 		}
-		return api.IssuedKey{}, fmt.Errorf("issue key for %s: %w", spec.ClientID, err)
+		return gateway.IssuedKey{}, fmt.Errorf("issue key for %s: %w", spec.ClientID, err)
 	}
-	return api.IssuedKey{APIKey: k, Secret: key}, nil
+	return gateway.IssuedKey{APIKey: k, Secret: key}, nil
 }
 
 // IssueAPIKey creates a key for a client and returns it with its secret,
 // which is shown this once: only its SHA-256 is stored.
-func (g *Gateway) IssueAPIKey(ctx context.Context, spec api.KeySpec) (api.IssuedKey, error) {
+func (g *Gateway) IssueAPIKey(ctx context.Context, spec gateway.KeySpec) (gateway.IssuedKey, error) {
 	return insertKey(ctx, g.pool, spec, "")
 }
 
 // ListAPIKeys returns the client's keys, newest first.
-func (g *Gateway) ListAPIKeys(ctx context.Context, clientID string) ([]api.APIKey, error) {
+func (g *Gateway) ListAPIKeys(ctx context.Context, clientID string) ([]gateway.APIKey, error) {
 	rows, _ := g.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE client_id = $1 ORDER BY created_at DESC, id`, clientID)
 	list, err := pgx.CollectRows(rows, scanKey)
 	if err != nil {
@@ -178,14 +178,14 @@ func (g *Gateway) ListAPIKeys(ctx context.Context, clientID string) ([]api.APIKe
 }
 
 // GetAPIKey returns one key of the client.
-func (g *Gateway) GetAPIKey(ctx context.Context, clientID, keyID string) (api.APIKey, error) {
+func (g *Gateway) GetAPIKey(ctx context.Context, clientID, keyID string) (gateway.APIKey, error) {
 	rows, _ := g.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 AND client_id = $2`, keyID, clientID)
 	k, err := pgx.CollectExactlyOneRow(rows, scanKey)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.APIKey{}, fmt.Errorf("key %s of client %s: %w", keyID, clientID, domain.ErrNotFound)
+		return gateway.APIKey{}, fmt.Errorf("key %s of client %s: %w", keyID, clientID, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.APIKey{}, fmt.Errorf("key %s: %w", keyID, err)
+		return gateway.APIKey{}, fmt.Errorf("key %s: %w", keyID, err)
 	}
 	return k, nil
 }
@@ -195,38 +195,38 @@ func (g *Gateway) GetAPIKey(ctx context.Context, clientID, keyID string) (api.AP
 // key's expiry moves to now + grace (or stays, when it was due earlier) and
 // it points at its replacement. The row lock makes concurrent rotations of
 // one key take turns, so only the first succeeds.
-func (g *Gateway) RotateAPIKey(ctx context.Context, spec api.RotateSpec) (api.IssuedKey, api.APIKey, error) {
+func (g *Gateway) RotateAPIKey(ctx context.Context, spec gateway.RotateSpec) (gateway.IssuedKey, gateway.APIKey, error) {
 	tx, err := g.pool.Begin(ctx)
 	if err != nil {
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, err)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var (
-		old    api.APIKey
+		old    gateway.APIKey
 		active bool
 	)
 	rows, _ := tx.Query(ctx, `SELECT `+keyColumns+`, revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
 		FROM api_keys WHERE id = $1 AND client_id = $2 FOR UPDATE`, spec.KeyID, spec.ClientID)
-	old, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (api.APIKey, error) {
-		var k api.APIKey
+	old, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (gateway.APIKey, error) {
+		var k gateway.APIKey
 		err := r.Scan(&k.ID, &k.ClientID, &k.Environment, &k.Label, &k.Scopes, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt,
 			&k.LastUsedAt, &k.ReplacedBy, &active)
 		return k, err
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("key %s of client %s: %w", spec.KeyID, spec.ClientID, domain.ErrNotFound)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("key %s of client %s: %w", spec.KeyID, spec.ClientID, domain.ErrNotFound)
 	case err != nil:
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, err)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, err)
 	case old.ReplacedBy != "":
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("key %s was replaced by %s: %w", spec.KeyID, old.ReplacedBy, api.ErrKeyAlreadyRotated)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("key %s was replaced by %s: %w", spec.KeyID, old.ReplacedBy, gateway.ErrKeyAlreadyRotated)
 	case !active:
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, api.ErrKeyNotActive)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("rotate key %s: %w", spec.KeyID, gateway.ErrKeyNotActive)
 	}
-	issued, err := insertKey(ctx, tx, api.KeySpec{ClientID: spec.ClientID, Scopes: old.Scopes, Label: old.Label,
+	issued, err := insertKey(ctx, tx, gateway.KeySpec{ClientID: spec.ClientID, Scopes: old.Scopes, Label: old.Label,
 		ExpiresAt: spec.ExpiresAt}, spec.KeyID)
 	if err != nil {
-		return api.IssuedKey{}, api.APIKey{}, err
+		return gateway.IssuedKey{}, gateway.APIKey{}, err
 	}
 	rows, _ = tx.Query(ctx, `
 		UPDATE api_keys SET replaced_by = $2,
@@ -234,26 +234,26 @@ func (g *Gateway) RotateAPIKey(ctx context.Context, spec api.RotateSpec) (api.Is
 		WHERE id = $1 RETURNING `+keyColumns, spec.KeyID, issued.ID, spec.Grace.Seconds())
 	old, err = pgx.CollectExactlyOneRow(rows, scanKey)
 	if err != nil {
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("expire key %s: %w", spec.KeyID, err)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("expire key %s: %w", spec.KeyID, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return api.IssuedKey{}, api.APIKey{}, fmt.Errorf("rotate key %s: commit: %w", spec.KeyID, err)
+		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("rotate key %s: commit: %w", spec.KeyID, err)
 	}
 	return issued, old, nil
 }
 
 // RevokeAPIKey revokes a key now; a revoked key keeps its first revocation
 // time.
-func (g *Gateway) RevokeAPIKey(ctx context.Context, clientID, keyID string) (api.APIKey, error) {
+func (g *Gateway) RevokeAPIKey(ctx context.Context, clientID, keyID string) (gateway.APIKey, error) {
 	rows, _ := g.pool.Query(ctx, `
 		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND client_id = $2
 		RETURNING `+keyColumns, keyID, clientID)
 	k, err := pgx.CollectExactlyOneRow(rows, scanKey)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.APIKey{}, fmt.Errorf("key %s of client %s: %w", keyID, clientID, domain.ErrNotFound)
+		return gateway.APIKey{}, fmt.Errorf("key %s of client %s: %w", keyID, clientID, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.APIKey{}, fmt.Errorf("revoke key %s: %w", keyID, err)
+		return gateway.APIKey{}, fmt.Errorf("revoke key %s: %w", keyID, err)
 	}
 	return k, nil
 }

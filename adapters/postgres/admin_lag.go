@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Lag reads how far the relays (relay_checkpoints) and the projections
@@ -18,7 +18,7 @@ type Lag struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.LagSource = (*Lag)(nil)
+var _ gateway.LagSource = (*Lag)(nil)
 
 // NewLag returns the lag reader.
 func NewLag(pool *pgxpool.Pool) *Lag { return &Lag{pool: pool} }
@@ -38,8 +38,8 @@ const (
 
 // Lag reads the head, every relay checkpoint and every projection
 // watermark in one round trip.
-func (l *Lag) Lag(ctx context.Context) (api.Lag, error) {
-	var out api.Lag
+func (l *Lag) Lag(ctx context.Context) (gateway.Lag, error) {
+	var out gateway.Lag
 	// The read models' schema may be missing (an installation without
 	// them): then there is simply no projection lag.
 	var hasReadModels bool
@@ -49,7 +49,7 @@ func (l *Lag) Lag(ctx context.Context) (api.Lag, error) {
 	b := &pgx.Batch{}
 	b.Queue(sqlLagHead).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Head) })
 	b.Queue(sqlLagRelays).Query(func(rows pgx.Rows) error {
-		var r api.RelayLag
+		var r gateway.RelayLag
 		_, err := pgx.ForEachRow(rows, []any{&r.Name, &r.Position, &r.LastPublishedAt, &r.OldestUnpublishedAt}, func() error {
 			r.LastPublishedAt, r.OldestUnpublishedAt = cloneTime(r.LastPublishedAt), cloneTime(r.OldestUnpublishedAt)
 			out.Relays = append(out.Relays, r)
@@ -59,7 +59,7 @@ func (l *Lag) Lag(ctx context.Context) (api.Lag, error) {
 	})
 	if hasReadModels {
 		b.Queue(sqlLagProjections).Query(func(rows pgx.Rows) error {
-			var p api.ProjectionLag
+			var p gateway.ProjectionLag
 			_, err := pgx.ForEachRow(rows, []any{&p.Name, &p.Position, &p.OldestUnappliedAt}, func() error {
 				p.OldestUnappliedAt = cloneTime(p.OldestUnappliedAt)
 				out.Projections = append(out.Projections, p)
@@ -69,7 +69,7 @@ func (l *Lag) Lag(ctx context.Context) (api.Lag, error) {
 		})
 	}
 	if err := l.pool.SendBatch(ctx, b).Close(); err != nil {
-		return api.Lag{}, fmt.Errorf("lag: %w", err)
+		return gateway.Lag{}, fmt.Errorf("lag: %w", err)
 	}
 	return out, nil
 }

@@ -9,8 +9,9 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestRotateAPIKeyConcurrently: of concurrent rotations of one key exactly
@@ -20,10 +21,10 @@ func TestRotateAPIKeyConcurrently(t *testing.T) {
 	pool, _ := pgtest.NewDatabase(t)
 	gw := postgres.NewGateway(pool)
 	ctx := context.Background()
-	if _, _, err := gw.AddClient(ctx, api.Client{ID: "c1", Name: "C", Environment: "production", Plan: "standard"}); err != nil {
+	if _, _, err := gw.AddClient(ctx, gateway.Client{ID: "c1", Name: "C", Environment: "production", Plan: "standard"}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := gw.IssueAPIKey(ctx, api.KeySpec{ClientID: "c1", Scopes: []string{api.ScopeLaunch}})
+	k, err := gw.IssueAPIKey(ctx, gateway.KeySpec{ClientID: "c1", Scopes: []string{gateway.ScopeLaunch}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +38,13 @@ func TestRotateAPIKeyConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, err := gw.RotateAPIKey(ctx, api.RotateSpec{ClientID: "c1", KeyID: k.ID, Grace: time.Hour})
+			_, _, err := gw.RotateAPIKey(ctx, gateway.RotateSpec{ClientID: "c1", KeyID: k.ID, Grace: time.Hour})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, api.ErrKeyAlreadyRotated):
+			case errors.Is(err, gateway.ErrKeyAlreadyRotated):
 				dups++
 			default:
 				t.Errorf("rotate: %v", err)
@@ -68,30 +69,23 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	gw := postgres.NewGateway(pool)
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
-		if _, _, err := gw.AddClient(ctx, api.Client{ID: id, Name: id, Environment: "sandbox", Plan: "sandbox"}); err != nil {
+		if _, _, err := gw.AddClient(ctx, gateway.Client{ID: id, Name: id, Environment: "sandbox", Plan: "sandbox"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	soon := time.Now().Add(1500 * time.Millisecond)
-	expiring, err := gw.IssueAPIKey(ctx, api.KeySpec{ClientID: "a", Scopes: []string{api.ScopeLaunch}, ExpiresAt: &soon})
+	expiring, err := gw.IssueAPIKey(ctx, gateway.KeySpec{ClientID: "a", Scopes: []string{gateway.ScopeLaunch}, ExpiresAt: &soon})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := gw.AuthenticateKey(ctx, api.HashKey(expiring.Secret))
+	p, err := gw.AuthenticateKey(ctx, gateway.HashKey(expiring.Secret))
 	if err != nil || p.ClientID != "a" || p.Plan != "sandbox" || p.Environment != "sandbox" || p.KeyID != expiring.ID {
 		t.Fatalf("principal %+v (%v)", p, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := gw.AuthenticateKey(ctx, api.HashKey(expiring.Secret))
-		if errors.Is(err, domain.ErrNotFound) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("an expired key still authenticates")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, "the expired key to stop authenticating", func() bool {
+		_, err := gw.AuthenticateKey(ctx, gateway.HashKey(expiring.Secret))
+		return errors.Is(err, domain.ErrNotFound)
+	})
 	if time.Now().Before(soon) {
 		t.Fatal("the key stopped working before its expiry")
 	}
@@ -101,7 +95,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if _, err := gw.RevokeAPIKey(ctx, "b", expiring.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("revoke another client's key: %v", err)
 	}
-	if _, _, err := gw.RotateAPIKey(ctx, api.RotateSpec{ClientID: "a", KeyID: expiring.ID}); !errors.Is(err, api.ErrKeyNotActive) {
+	if _, _, err := gw.RotateAPIKey(ctx, gateway.RotateSpec{ClientID: "a", KeyID: expiring.ID}); !errors.Is(err, gateway.ErrKeyNotActive) {
 		t.Fatalf("rotate an expired key: %v", err)
 	}
 }
@@ -114,7 +108,7 @@ func TestUsageConcurrentFlushes(t *testing.T) {
 	u := postgres.NewUsage(pool)
 	ctx := context.Background()
 	minute := time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC)
-	rows := []api.UsageCount{
+	rows := []gateway.UsageCount{
 		{ClientID: "c", KeyID: "k1", Minute: minute, StatusClass: 2, Requests: 3},
 		{ClientID: "c", KeyID: "k2", Minute: minute, StatusClass: 4, Requests: 1},
 		{ClientID: "c", KeyID: "k1", Minute: minute.Add(time.Minute), StatusClass: 5, Requests: 2},
@@ -131,7 +125,7 @@ func TestUsageConcurrentFlushes(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	b, err := u.Usage(ctx, api.UsageQuery{ClientID: "c", From: minute, To: minute.Add(time.Hour), Granularity: api.GranularityHour})
+	b, err := u.Usage(ctx, gateway.UsageQuery{ClientID: "c", From: minute, To: minute.Add(time.Hour), Granularity: gateway.GranularityHour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +133,7 @@ func TestUsageConcurrentFlushes(t *testing.T) {
 		b[0].ByClass[5] != 2*flushes {
 		t.Fatalf("buckets %+v", b)
 	}
-	k2, err := u.Usage(ctx, api.UsageQuery{ClientID: "c", KeyID: "k2", From: minute, To: minute.Add(time.Hour), Granularity: api.GranularityMinute})
+	k2, err := u.Usage(ctx, gateway.UsageQuery{ClientID: "c", KeyID: "k2", From: minute, To: minute.Add(time.Hour), Granularity: gateway.GranularityMinute})
 	if err != nil || len(k2) != 1 || k2[0].Requests != flushes {
 		t.Fatalf("k2 %+v %v", k2, err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
 )
 
@@ -23,13 +22,12 @@ import (
 // export` and GET /api/v1/audit/events. It only reads, except SaveRun.
 type Audit struct {
 	pool *pgxpool.Pool
-	rm   *ReadModels
 }
 
-var _ api.AuditLog = (*Audit)(nil)
+var _ audit.Log = (*Audit)(nil)
 
 // NewAudit returns the audit reader over pool.
-func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool, rm: NewReadModels(pool)} }
+func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool} }
 
 // VerifyOptions configures Verify.
 type VerifyOptions struct {
@@ -41,11 +39,22 @@ type VerifyOptions struct {
 	// SkipReadModels leaves the read-model comparison out (it holds the
 	// rebuilt read models in memory).
 	SkipReadModels bool
+	// ReadModels makes the read-model comparison; required unless
+	// SkipReadModels.
+	ReadModels ReadModelAuditor
 	// BatchSize is the events read per round trip. Default 2000.
 	BatchSize int
 	// Progress, when set, is called after every batch and at the end of
 	// each phase.
 	Progress func(audit.Progress)
+}
+
+// ReadModelAuditor rebuilds the read models from the events and compares
+// them with the live tables, as Verify's read-model check
+// (readstore.ReadModels). A port, because the read store is a package
+// built on this one.
+type ReadModelAuditor interface {
+	AuditReadModels(ctx context.Context, examples int, progress func(audit.Progress)) (audit.CheckResult, error)
 }
 
 const (
@@ -168,7 +177,10 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	if opts.SkipReadModels {
 		rep.Checks = append(rep.Checks, audit.CheckResult{Name: audit.CheckReadModels, Skipped: "--skip-read-models"})
 	} else {
-		rm, err := a.compareReadModels(ctx, opts.Examples, progress)
+		if opts.ReadModels == nil {
+			return rep, errors.New("verify: no read models to compare (VerifyOptions.ReadModels)")
+		}
+		rm, err := opts.ReadModels.AuditReadModels(ctx, opts.Examples, progress)
 		if err != nil {
 			return rep, err
 		}
@@ -416,31 +428,6 @@ func (a *Audit) checkRecords(ctx context.Context, tx pgx.Tx, examples int) (audi
 		return res, fmt.Errorf("check tx_records: %w", err)
 	}
 	res.OK = res.Failures == 0
-	return res, nil
-}
-
-// compareReadModels rebuilds the read models from the events and compares
-// them with the live tables (ReadModels.Compare, as of the live
-// checkpoints, so the projectors' lag is not a difference).
-func (a *Audit) compareReadModels(ctx context.Context, examples int, progress func(audit.Progress)) (audit.CheckResult, error) {
-	res := audit.CheckResult{Name: audit.CheckReadModels}
-	rep, err := a.rm.Compare(ctx, ReplayOptions{Examples: examples, Progress: func(p ReplayProgress) {
-		progress(audit.Progress{Phase: "read_models", Done: p.Events, Total: p.Total, Elapsed: p.Elapsed})
-	}})
-	if err != nil {
-		return res, fmt.Errorf("compare read models: %w", err)
-	}
-	for _, t := range rep.Tables {
-		res.Rows += max(t.Live, t.Rebuilt)
-		for _, ex := range t.Examples {
-			if len(res.Examples) < examples {
-				res.Examples = append(res.Examples, audit.Finding{Key: t.Table, Message: ex})
-			}
-		}
-	}
-	res.Failures = rep.Differences()
-	res.OK = res.Failures == 0
-	res.Note = fmt.Sprintf("rebuilt from %d events as of the live checkpoints", rep.Events)
 	return res, nil
 }
 

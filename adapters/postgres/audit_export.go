@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -126,9 +125,9 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
  WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position > $2
  ORDER BY position LIMIT $3`
 
-// ClientEvents implements api.AuditLog.
-func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (api.AuditPage, error) {
-	var page api.AuditPage
+// ClientEvents implements audit.Log.
+func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (audit.Page, error) {
+	var page audit.Page
 	tx, err := a.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return page, fmt.Errorf("begin snapshot: %w", err)

@@ -20,7 +20,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -46,23 +48,23 @@ func audPlay(t testing.TB, h *commands.Handler, client string) (betPosition int6
 		}
 		return x
 	}
-	call := func(tx string) commands.ClientCall {
-		return commands.ClientCall{ClientID: client, TransactionID: tx, Currency: eur}
+	call := func(tx string) domain.ClientTx {
+		return domain.ClientTx{Client: client, ExternalTxID: tx, Currency: eur}
 	}
 	must(h.Deposit(ctx, call("float"), m("1000.00")))
 	pc := call("t1")
-	pc.PlayerID = "p1"
+	pc.Player = "p1"
 	must(h.Transfer(ctx, pc, m("100.00"), domain.ToPlayer))
-	game := func(tx, round string) commands.GameCall {
-		return commands.GameCall{ClientID: client, PlayerID: "p1", Provider: "prov", GameID: "g1", RoundID: round,
-			SessionID: "s1", TransactionID: tx, Currency: eur}
+	game := func(tx, round string) domain.GameTx {
+		return domain.GameTx{Client: client, Player: "p1", Provider: "prov", Game: "g1", Round: round,
+			Session: "s1", ExternalTxID: tx, Currency: eur}
 	}
 	bet := must(h.PlaceBet(ctx, game("b1", "r1"), m("2.50")))
 	must(h.CreditWin(ctx, game("w1", "r1"), m("7.30"), "b1"))
 	must(h.PlaceBet(ctx, game("b2", "r2"), m("1.25")))
 	must(h.Rollback(ctx, game("rb2", "r2"), "b2"))
 	wc := call("wd1")
-	wc.PlayerID = "p1"
+	wc.Player = "p1"
 	must(h.Withdraw(ctx, wc, m("10.00")))
 	return bet.Position
 }
@@ -90,7 +92,7 @@ type audEnv struct {
 func newAudEnv(t *testing.T) *audEnv {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	_, h := startLedger(t, pool, postgres.LedgerConfig{})
+	_, h := startLedger(t, pool, eventstore.LedgerConfig{})
 	e := &audEnv{pool: pool, a: postgres.NewAudit(pool), h: h, c1: uid("c"), c2: uid("c")}
 	e.bet = audPlay(t, h, e.c1)
 	audPlay(t, h, e.c2)
@@ -105,6 +107,7 @@ func (e *audEnv) verify(t *testing.T, opts postgres.VerifyOptions) audit.Report 
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 3 // several batches and cursor fetches even on a small ledger
 	}
+	opts.ReadModels = readstore.NewReadModels(e.pool)
 	rep, err := e.a.Verify(ctx, opts)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
@@ -161,7 +164,7 @@ func TestAuditVerify(t *testing.T) {
 	t.Parallel()
 	e := newAudEnv(t)
 	ctx := context.Background()
-	rm := postgres.NewReadModels(e.pool)
+	rm := readstore.NewReadModels(e.pool)
 	applyLive(t, rm, storedEvents(t, e.pool, 0), 2)
 	player := string(domain.PlayerWallet(e.c1, "p1", eur))
 
@@ -394,7 +397,7 @@ func TestAuditVerifyWhileWriting(t *testing.T) {
 	for w := range 2 {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				c := commands.ClientCall{ClientID: e.c1, PlayerID: fmt.Sprintf("w%d", w), TransactionID: fmt.Sprintf("live-%d-%d", w, i), Currency: eur}
+				c := domain.ClientTx{Client: e.c1, Player: fmt.Sprintf("w%d", w), ExternalTxID: fmt.Sprintf("live-%d-%d", w, i), Currency: eur}
 				if _, err := e.h.Deposit(ctx, c, domain.FromMinor(int64(i+1), eur)); err != nil && ctx.Err() == nil {
 					t.Errorf("deposit: %v", err)
 					return

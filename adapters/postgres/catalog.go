@@ -9,23 +9,23 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The game catalog (migration 00007): provider routing settings and the
 // listings of GET /api/v1/providers and /api/v1/games. See
 // docs/providers-and-games.md.
 
-var _ api.GameCatalog = (*Gateway)(nil)
+var _ gateway.GameCatalog = (*Gateway)(nil)
 
 const routeCols = `kind, endpoints, balancing, timeout_ms, breaker_failures, breaker_open_ms`
 
-func scanRoute(id string, row pgx.Row) (api.ProviderRoute, error) {
-	r := api.ProviderRoute{ProviderID: id}
+func scanRoute(id string, row pgx.Row) (gateway.ProviderRoute, error) {
+	r := gateway.ProviderRoute{ProviderID: id}
 	var timeoutMS, openMS int
 	if err := row.Scan(&r.Kind, &r.Endpoints, &r.Balancing, &timeoutMS, &r.BreakerFailures, &openMS); err != nil {
-		return api.ProviderRoute{}, err
+		return gateway.ProviderRoute{}, err
 	}
 	r.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	r.BreakerCooldown = time.Duration(openMS) * time.Millisecond
@@ -34,20 +34,20 @@ func scanRoute(id string, row pgx.Row) (api.ProviderRoute, error) {
 
 // ProviderRoute returns a provider's routing settings, enabled or not. The
 // secret is not read here: the launch takes it from Provider.
-func (g *Gateway) ProviderRoute(ctx context.Context, id string) (api.ProviderRoute, error) {
+func (g *Gateway) ProviderRoute(ctx context.Context, id string) (gateway.ProviderRoute, error) {
 	r, err := scanRoute(id, g.pool.QueryRow(ctx, `SELECT `+routeCols+` FROM providers WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.ProviderRoute{}, domain.ErrNotFound
+		return gateway.ProviderRoute{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.ProviderRoute{}, fmt.Errorf("provider %s routing: %w", id, err)
+		return gateway.ProviderRoute{}, fmt.Errorf("provider %s routing: %w", id, err)
 	}
 	return r, nil
 }
 
 // SetProviderRoute stores the routing settings of an existing provider
 // after validating them. The provider's other columns are left alone.
-func (g *Gateway) SetProviderRoute(ctx context.Context, r api.ProviderRoute) error {
+func (g *Gateway) SetProviderRoute(ctx context.Context, r gateway.ProviderRoute) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", err, domain.ErrInvalidArgument)
 	}
@@ -85,7 +85,7 @@ func (g *Gateway) SetProviderGameCode(ctx context.Context, gameID, code string) 
 
 // ListProviders lists the enabled providers by name, each with its routing
 // settings and the number of its enabled games.
-func (g *Gateway) ListProviders(ctx context.Context) ([]api.ProviderListing, error) {
+func (g *Gateway) ListProviders(ctx context.Context) ([]gateway.ProviderListing, error) {
 	rows, err := g.pool.Query(ctx, `
 		SELECT p.id, p.name, p.kind, p.endpoints, p.balancing, p.timeout_ms, p.breaker_failures, p.breaker_open_ms,
 			(SELECT count(*) FROM games x WHERE x.provider_id = p.id AND x.enabled)
@@ -93,8 +93,8 @@ func (g *Gateway) ListProviders(ctx context.Context) ([]api.ProviderListing, err
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (api.ProviderListing, error) {
-		var l api.ProviderListing
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gateway.ProviderListing, error) {
+		var l gateway.ProviderListing
 		var timeoutMS, openMS int
 		err := row.Scan(&l.ID, &l.Name, &l.Route.Kind, &l.Route.Endpoints, &l.Route.Balancing, &timeoutMS,
 			&l.Route.BreakerFailures, &openMS, &l.GamesCount)
@@ -118,7 +118,7 @@ func likePattern(s string) string {
 
 // ListGames lists the enabled games of enabled providers that match f, by
 // name then id, one page at a time, with the number of all matches.
-func (g *Gateway) ListGames(ctx context.Context, f api.GameFilter) ([]api.GameListing, int64, error) {
+func (g *Gateway) ListGames(ctx context.Context, f gateway.GameFilter) ([]gateway.GameListing, int64, error) {
 	if f.Page < 1 || f.PerPage < 1 {
 		return nil, 0, fmt.Errorf("list games: page %d, per_page %d: %w", f.Page, f.PerPage, domain.ErrInvalidArgument)
 	}
@@ -166,27 +166,27 @@ func (g *Gateway) ListGames(ctx context.Context, f api.GameFilter) ([]api.GameLi
 	return games, total, nil
 }
 
-func scanGameListing(row pgx.CollectableRow) (api.GameListing, error) {
-	var l api.GameListing
+func scanGameListing(row pgx.CollectableRow) (gateway.GameListing, error) {
+	var l gateway.GameListing
 	err := row.Scan(&l.ID, &l.Name, &l.Category, &l.ProviderID, &l.ProviderName)
 	return l, err
 }
 
 // GameListing returns one enabled game of an enabled provider.
-func (g *Gateway) GameListing(ctx context.Context, id string) (api.GameListing, error) {
+func (g *Gateway) GameListing(ctx context.Context, id string) (gateway.GameListing, error) {
 	rows, err := g.pool.Query(ctx, `
 		SELECT x.id, x.name, x.category, x.provider_id, p.name
 		FROM games x JOIN providers p ON p.id = x.provider_id
 		WHERE x.id = $1 AND x.enabled AND p.enabled`, id)
 	if err != nil {
-		return api.GameListing{}, fmt.Errorf("game %s: %w", id, err)
+		return gateway.GameListing{}, fmt.Errorf("game %s: %w", id, err)
 	}
 	l, err := pgx.CollectExactlyOneRow(rows, scanGameListing)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.GameListing{}, domain.ErrNotFound
+		return gateway.GameListing{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.GameListing{}, fmt.Errorf("game %s: %w", id, err)
+		return gateway.GameListing{}, fmt.Errorf("game %s: %w", id, err)
 	}
 	return l, nil
 }

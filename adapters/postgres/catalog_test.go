@@ -8,8 +8,8 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 func TestProviderRoutes(t *testing.T) {
@@ -17,7 +17,7 @@ func TestProviderRoutes(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.NewDatabase(t)
 	gw := postgres.NewGateway(pool)
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: "acme", Name: "Acme", Secret: "s", Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "acme", Name: "Acme", Secret: "s", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -27,16 +27,16 @@ func TestProviderRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := api.ProviderRoute{ProviderID: "acme", Kind: api.ProviderKindDemo, Endpoints: []string{},
-		Balancing: api.BalancingPriority, Timeout: api.DefaultProviderTimeout, BreakerFailures: api.DefaultBreakerFailures,
-		BreakerCooldown: api.DefaultBreakerCooldown}
+	want := gateway.ProviderRoute{ProviderID: "acme", Kind: gateway.ProviderKindDemo, Endpoints: []string{},
+		Balancing: gateway.BalancingPriority, Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures,
+		BreakerCooldown: gateway.DefaultBreakerCooldown}
 	if r.Kind != want.Kind || len(r.Endpoints) != 0 || r.Balancing != want.Balancing || r.Timeout != want.Timeout ||
 		r.BreakerFailures != want.BreakerFailures || r.BreakerCooldown != want.BreakerCooldown {
 		t.Fatalf("default route %+v, want %+v", r, want)
 	}
 
-	set := api.ProviderRoute{ProviderID: "acme", Kind: api.ProviderKindFormXML,
-		Endpoints: []string{"https://a.example/api", "https://b.example/api"}, Balancing: api.BalancingRoundRobin,
+	set := gateway.ProviderRoute{ProviderID: "acme", Kind: gateway.ProviderKindFormXML,
+		Endpoints: []string{"https://a.example/api", "https://b.example/api"}, Balancing: gateway.BalancingRoundRobin,
 		Timeout: 1500 * time.Millisecond, BreakerFailures: 5, BreakerCooldown: 45 * time.Second, Secret: "not stored here"}
 	if err := gw.SetProviderRoute(ctx, set); err != nil {
 		t.Fatal(err)
@@ -55,15 +55,15 @@ func TestProviderRoutes(t *testing.T) {
 		t.Fatalf("provider %+v, %v", p, err)
 	}
 
-	bad := map[string]api.ProviderRoute{
-		"json without endpoints": {ProviderID: "acme", Kind: api.ProviderKindJSON, Balancing: api.BalancingPriority,
+	bad := map[string]gateway.ProviderRoute{
+		"json without endpoints": {ProviderID: "acme", Kind: gateway.ProviderKindJSON, Balancing: gateway.BalancingPriority,
 			Timeout: time.Second, BreakerFailures: 1, BreakerCooldown: time.Second},
-		"unknown kind": {ProviderID: "acme", Kind: "soap", Endpoints: []string{"https://a.example"}, Balancing: api.BalancingPriority,
+		"unknown kind": {ProviderID: "acme", Kind: "soap", Endpoints: []string{"https://a.example"}, Balancing: gateway.BalancingPriority,
 			Timeout: time.Second, BreakerFailures: 1, BreakerCooldown: time.Second},
-		"timeout too long": {ProviderID: "acme", Kind: api.ProviderKindDemo, Balancing: api.BalancingPriority,
+		"timeout too long": {ProviderID: "acme", Kind: gateway.ProviderKindDemo, Balancing: gateway.BalancingPriority,
 			Timeout: time.Minute, BreakerFailures: 1, BreakerCooldown: time.Second},
-		"endpoint with a user": {ProviderID: "acme", Kind: api.ProviderKindJSON, Endpoints: []string{"https://u:p@a.example"},
-			Balancing: api.BalancingPriority, Timeout: time.Second, BreakerFailures: 1, BreakerCooldown: time.Second},
+		"endpoint with a user": {ProviderID: "acme", Kind: gateway.ProviderKindJSON, Endpoints: []string{"https://u:p@a.example"},
+			Balancing: gateway.BalancingPriority, Timeout: time.Second, BreakerFailures: 1, BreakerCooldown: time.Second},
 	}
 	for name, r := range bad {
 		if err := gw.SetProviderRoute(ctx, r); !errors.Is(err, domain.ErrInvalidArgument) {
@@ -80,7 +80,7 @@ func TestProviderRoutes(t *testing.T) {
 	}
 
 	// Game codes: empty means our id.
-	if err := gw.UpsertGame(ctx, api.Game{ID: "g1", ProviderID: "acme", Name: "G", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "g1", ProviderID: "acme", Name: "G", Category: "slots", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	if g, err := gw.Game(ctx, "g1"); err != nil || g.Code != "g1" {

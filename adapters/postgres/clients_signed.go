@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // LaunchClients stores what the signed launch needs of a client: its
@@ -24,7 +24,7 @@ type LaunchClients struct {
 	box  *secretbox.Box
 }
 
-var _ api.LaunchClients = (*LaunchClients)(nil)
+var _ gateway.LaunchClients = (*LaunchClients)(nil)
 
 // NewLaunchClients returns the store. box seals and opens client secrets.
 func NewLaunchClients(pool *pgxpool.Pool, box *secretbox.Box) (*LaunchClients, error) {
@@ -39,9 +39,9 @@ func NewLaunchClients(pool *pgxpool.Pool, box *secretbox.Box) (*LaunchClients, e
 func clientSecretContext(clientID string) string { return "client_secret:" + clientID }
 
 // LaunchClient returns the client's secret (opened) and launch settings.
-func (s *LaunchClients) LaunchClient(ctx context.Context, clientID string) (api.LaunchClient, error) {
+func (s *LaunchClients) LaunchClient(ctx context.Context, clientID string) (gateway.LaunchClient, error) {
 	var (
-		c      = api.LaunchClient{ClientID: clientID}
+		c      = gateway.LaunchClient{ClientID: clientID}
 		sealed []byte
 	)
 	err := s.pool.QueryRow(ctx, `
@@ -49,14 +49,14 @@ func (s *LaunchClients) LaunchClient(ctx context.Context, clientID string) (api.
 		FROM clients WHERE id = $1`, clientID).
 		Scan(&c.Environment, &sealed, &c.RequireSignature, &c.IPAllowList, &c.AllowedReturnHosts, &c.DefaultCurrency)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.LaunchClient{}, fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
+		return gateway.LaunchClient{}, fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.LaunchClient{}, fmt.Errorf("launch client %s: %w", clientID, err)
+		return gateway.LaunchClient{}, fmt.Errorf("launch client %s: %w", clientID, err)
 	}
 	if sealed != nil {
 		if c.Secret, err = s.box.Open(sealed, clientSecretContext(clientID)); err != nil {
-			return api.LaunchClient{}, fmt.Errorf("open client secret of %s: %w", clientID, err)
+			return gateway.LaunchClient{}, fmt.Errorf("open client secret of %s: %w", clientID, err)
 		}
 	}
 	return c, nil
@@ -111,7 +111,7 @@ func (s *LaunchClients) EnsureClientSecret(ctx context.Context, clientID string)
 
 // SetLaunchSettings replaces the client's launch settings. Hosts are
 // stored lower case; a currency must be known.
-func (s *LaunchClients) SetLaunchSettings(ctx context.Context, clientID string, ls api.LaunchSettings) error {
+func (s *LaunchClients) SetLaunchSettings(ctx context.Context, clientID string, ls gateway.LaunchSettings) error {
 	if ls.DefaultCurrency != "" {
 		if _, err := domain.ParseCurrency(ls.DefaultCurrency); err != nil {
 			return fmt.Errorf("default currency %q: %w", ls.DefaultCurrency, err)

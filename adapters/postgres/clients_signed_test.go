@@ -11,8 +11,8 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 func slBox(t *testing.T, fill byte) *secretbox.Box {
@@ -88,7 +88,7 @@ func TestLaunchClients(t *testing.T) {
 		t.Fatalf("ensure new: %q %v %v", s, created, err)
 	}
 
-	settings := api.LaunchSettings{RequireSignature: func() *bool { b := false; return &b }(),
+	settings := gateway.LaunchSettings{RequireSignature: func() *bool { b := false; return &b }(),
 		IPAllowList:        []netip.Prefix{netip.MustParsePrefix("203.0.113.7/24"), netip.MustParsePrefix("2001:db8::/48")},
 		AllowedReturnHosts: []string{"Casino.Example", "lobby.example:8443"}, DefaultCurrency: "EUR"}
 	if err := lc.SetLaunchSettings(ctx, "acme", settings); err != nil {
@@ -104,7 +104,7 @@ func TestLaunchClients(t *testing.T) {
 		t.Fatalf("settings %+v", got.LaunchSettings)
 	}
 
-	for name, bad := range map[string]api.LaunchSettings{
+	for name, bad := range map[string]gateway.LaunchSettings{
 		"unknown currency": {DefaultCurrency: "XXQ"},
 		"host with a path": {AllowedReturnHosts: []string{"casino.example/lobby"}},
 		"invalid prefix":   {IPAllowList: []netip.Prefix{{}}},
@@ -113,7 +113,7 @@ func TestLaunchClients(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if err := lc.SetLaunchSettings(ctx, "nobody", api.LaunchSettings{}); !errors.Is(err, domain.ErrNotFound) {
+	if err := lc.SetLaunchSettings(ctx, "nobody", gateway.LaunchSettings{}); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("unknown client: %v", err)
 	}
 	if _, err := lc.IssueClientSecret(ctx, "nobody"); !errors.Is(err, domain.ErrNotFound) {
@@ -132,10 +132,10 @@ func TestProviderSecretsSealed(t *testing.T) {
 	plain := postgres.NewGateway(pool)
 	sealed := postgres.NewGateway(pool).WithSecretBox(slBox(t, 3))
 
-	if err := plain.UpsertProvider(ctx, api.Provider{ID: "old", Name: "Old", Secret: "old-secret", Enabled: true}); err != nil {
+	if err := plain.UpsertProvider(ctx, gateway.Provider{ID: "old", Name: "Old", Secret: "old-secret", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sealed.UpsertProvider(ctx, api.Provider{ID: "new", Name: "New", Secret: "new-secret", Enabled: true}); err != nil {
+	if err := sealed.UpsertProvider(ctx, gateway.Provider{ID: "new", Name: "New", Secret: "new-secret", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	columns := func(id string) (string, []byte) {

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
@@ -20,7 +19,7 @@ type Console struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.TransactionDetails = (*Console)(nil)
+var _ audit.TransactionDetails = (*Console)(nil)
 
 // NewConsole returns the console's store.
 func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
@@ -29,7 +28,7 @@ func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
 // rollback and what it undoes, belong to one player, so the lookups use the
 // (client_id, player_id, ...) index and read only that player's rows.
 var (
-	sqlConsoleRow = `SELECT ` + txCols("") + ` FROM ` + ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
+	sqlConsoleRow = `SELECT ` + TxCols("") + ` FROM ` + ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
 	// The event rows of a game result's round.
 	sqlConsoleRoundRows = `
 SELECT id::text FROM ` + ReadModelSchema + `.transactions
@@ -47,10 +46,10 @@ SELECT position, event_id::text, stream_id, stream_version, event_type, occurred
  ORDER BY position`
 )
 
-// TransactionDetail implements api.TransactionDetails, in one read-only
+// TransactionDetail implements audit.TransactionDetails, in one read-only
 // snapshot.
-func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (api.TransactionDetail, error) {
-	var d api.TransactionDetail
+func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (audit.TransactionDetail, error) {
+	var d audit.TransactionDetail
 	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return d, fmt.Errorf("begin: %w", err)
@@ -60,7 +59,7 @@ func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (a
 	if err != nil {
 		return d, fmt.Errorf("read transaction %s: %w", id, err)
 	}
-	d.Transaction, err = pgx.CollectExactlyOneRow(rows, scanTx)
+	d.Transaction, err = pgx.CollectExactlyOneRow(rows, ScanTx)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
@@ -72,8 +71,8 @@ func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (a
 	switch {
 	case t.Type == projections.TypeGameResult:
 		ids, err = collectIDs(ctx, tx, sqlConsoleRoundRows, t.ClientID, t.PlayerID, t.Provider, t.RoundID)
-	case t.Provider != "" && t.ExternalID != "":
-		ids, err = collectIDs(ctx, tx, sqlConsoleReferencing, t.ClientID, t.PlayerID, t.Provider, t.ExternalID)
+	case t.Provider != "" && t.ExternalTxID != "":
+		ids, err = collectIDs(ctx, tx, sqlConsoleReferencing, t.ClientID, t.PlayerID, t.Provider, t.ExternalTxID)
 		ids = append(ids, t.ID)
 	default:
 		ids = []string{t.ID}

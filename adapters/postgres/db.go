@@ -1,5 +1,10 @@
-// Package postgres holds the PostgreSQL adapters: the event store with its
-// group-commit writer, the account state reader and the migration runner.
+// Package postgres is the base of the PostgreSQL adapters: the connection,
+// the migration runner and what the stores share (plan settings, UUID
+// text, keyed advisory locks, the read models' schema and history row).
+// The event store is in eventstore and the read models' store in
+// readstore, each a package built on this one; the gateway, delivery,
+// audit and console stores are here for now. This package imports none of
+// its subpackages.
 package postgres
 
 import (

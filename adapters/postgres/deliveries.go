@@ -13,11 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Deliveries is the outbound delivery store (migration 00006): the queue the
@@ -36,10 +34,10 @@ type Deliveries struct {
 }
 
 var (
-	_ api.Deliveries     = (*Deliveries)(nil)
-	_ api.Webhooks       = (*Deliveries)(nil)
-	_ delivery.Queue     = (*Deliveries)(nil)
-	_ forwarder.Enqueuer = (*Deliveries)(nil)
+	_ gateway.Deliveries       = (*Deliveries)(nil)
+	_ gateway.Webhooks         = (*Deliveries)(nil)
+	_ gateway.DeliveryQueue    = (*Deliveries)(nil)
+	_ gateway.DeliveryEnqueuer = (*Deliveries)(nil)
 )
 
 // NewDeliveries returns the store; box seals and opens signing secrets.
@@ -56,20 +54,16 @@ func NewDeliveries(pool *pgxpool.Pool, box *secretbox.Box) (*Deliveries, error) 
 const queueLockClass int32 = 0x504C5644
 
 const (
-	stateQueued    = api.DeliveryQueued
-	statePending   = api.DeliveryPending
-	stateSucceeded = api.DeliverySucceeded
-	stateParked    = api.DeliveryParked
+	stateQueued    = gateway.DeliveryQueued
+	statePending   = gateway.DeliveryPending
+	stateSucceeded = gateway.DeliverySucceeded
+	stateParked    = gateway.DeliveryParked
 )
 
 func queueKey(endpointID, streamID string) string { return endpointID + "|" + streamID }
 
-// keyedLockSQL takes a transaction-scoped two-key advisory lock: a class
-// ($1, such as queueLockClass) and the hash of a text key ($2).
-const keyedLockSQL = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
-
 func lockQueue(ctx context.Context, tx pgx.Tx, key string) error {
-	if _, err := tx.Exec(ctx, keyedLockSQL, queueLockClass, key); err != nil {
+	if _, err := tx.Exec(ctx, KeyedLockSQL, queueLockClass, key); err != nil {
 		return fmt.Errorf("lock delivery queue %s: %w", key, err)
 	}
 	return nil
@@ -88,7 +82,7 @@ func webhookSecretContext(id string) string        { return "webhook_secret:" + 
 
 // enqueueRow is one delivery to insert: event o to endpointID.
 type enqueueRow struct {
-	o                  *delivery.Outgoing
+	o                  *gateway.Outgoing
 	target, endpointID string
 	key                string // queue key
 	payload            []byte
@@ -103,7 +97,7 @@ type webhookEndpoint struct {
 
 // takes reports whether the endpoint gets o: it existed when o occurred
 // and subscribes to o.Kind or "*".
-func (w webhookEndpoint) takes(o *delivery.Outgoing) bool {
+func (w webhookEndpoint) takes(o *gateway.Outgoing) bool {
 	// Postgres keeps microseconds; compare as the SQL filter did.
 	if w.createdAt.After(o.OccurredAt.Truncate(time.Microsecond)) {
 		return false
@@ -112,8 +106,8 @@ func (w webhookEndpoint) takes(o *delivery.Outgoing) bool {
 }
 
 // Enqueue inserts o's deliveries; see EnqueueBatch.
-func (d *Deliveries) Enqueue(ctx context.Context, o delivery.Outgoing) (int, error) {
-	return d.EnqueueBatch(ctx, []delivery.Outgoing{o})
+func (d *Deliveries) Enqueue(ctx context.Context, o gateway.Outgoing) (int, error) {
+	return d.EnqueueBatch(ctx, []gateway.Outgoing{o})
 }
 
 // EnqueueBatch inserts, in one transaction, each event's deliveries: the
@@ -128,7 +122,7 @@ func (d *Deliveries) Enqueue(ctx context.Context, o delivery.Outgoing) (int, err
 // endpoints, one pipelined insert (queue locks, in one global order, then
 // the rows), commit — whatever the batch's size. With nothing to deliver,
 // the insert is skipped.
-func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []delivery.Outgoing) (int, error) {
+func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) (int, error) {
 	if len(outs) == 0 {
 		return 0, nil
 	}
@@ -178,12 +172,12 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []delivery.Outgoing)
 	for i := range outs {
 		o := &outs[i]
 		if o.Callback != nil && callbackURL[o.ClientID] {
-			todo = append(todo, enqueueRow{o: o, target: delivery.TargetCallback, endpointID: delivery.CallbackEndpointID,
-				key: queueKey(delivery.CallbackEndpointID, o.StreamID), payload: o.Callback})
+			todo = append(todo, enqueueRow{o: o, target: gateway.TargetCallback, endpointID: gateway.CallbackEndpointID,
+				key: queueKey(gateway.CallbackEndpointID, o.StreamID), payload: o.Callback})
 		}
 		for _, w := range endpoints {
 			if w.clientID == o.ClientID && w.takes(o) {
-				todo = append(todo, enqueueRow{o: o, target: delivery.TargetWebhook, endpointID: w.id,
+				todo = append(todo, enqueueRow{o: o, target: gateway.TargetWebhook, endpointID: w.id,
 					key: queueKey(w.id, o.StreamID), payload: o.Webhook})
 			}
 		}
@@ -199,7 +193,7 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []delivery.Outgoing)
 	insert := &pgx.Batch{}
 	for i, r := range todo {
 		if i == 0 || todo[i-1].key != r.key {
-			insert.Queue(keyedLockSQL, queueLockClass, r.key)
+			insert.Queue(KeyedLockSQL, queueLockClass, r.key)
 		}
 		o := r.o
 		insert.Queue(`
@@ -241,7 +235,7 @@ func compareStrings(a, b string) int {
 // next_attempt_at to the end of the lease, so no other worker takes them
 // until the lease runs out. The endpoint's URL and secret are read now, so
 // a fixed URL or a rotated secret applies to the next attempt.
-func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([]delivery.Job, error) {
+func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([]gateway.DeliveryJob, error) {
 	rows, _ := d.pool.Query(ctx, `
 		WITH due AS (
 			SELECT id FROM deliveries
@@ -257,9 +251,9 @@ func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([
 		FROM due WHERE d.id = due.id
 		RETURNING d.id, d.client_id, d.target, d.endpoint_id, d.event_id::text, d.event_type, d.kind, d.payload::text,
 			d.attempts, d.round_attempts, d.round_started_at`, max, lease.Microseconds())
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery.Job, error) {
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (gateway.DeliveryJob, error) {
 		var (
-			j       delivery.Job
+			j       gateway.DeliveryJob
 			payload string
 		)
 		err := r.Scan(&j.ID, &j.ClientID, &j.Target, &j.EndpointID, &j.EventID, &j.EventType, &j.Kind, &payload,
@@ -280,8 +274,8 @@ func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([
 }
 
 // resolve fills in the job's URL and secret, or why it cannot be sent.
-func (d *Deliveries) resolve(ctx context.Context, j *delivery.Job) error {
-	if j.Target == delivery.TargetCallback {
+func (d *Deliveries) resolve(ctx context.Context, j *gateway.DeliveryJob) error {
+	if j.Target == gateway.TargetCallback {
 		var url string
 		err := d.pool.QueryRow(ctx, `SELECT forward_callback_url FROM clients WHERE id = $1`, j.ClientID).Scan(&url)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -333,7 +327,7 @@ func (d *Deliveries) callbackSecret(ctx context.Context, clientID string) (strin
 	var sealed []byte
 	err := d.pool.QueryRow(ctx, `SELECT secret FROM callback_secrets WHERE client_id = $1`, clientID).Scan(&sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
-		fresh := d.box.Seal([]byte(delivery.NewSecret()), callbackSecretContext(clientID))
+		fresh := d.box.Seal([]byte(gateway.NewSigningSecret()), callbackSecretContext(clientID))
 		err = d.pool.QueryRow(ctx, `
 			WITH ins AS (
 				INSERT INTO callback_secrets (client_id, secret) VALUES ($1, $2)
@@ -355,7 +349,7 @@ func (d *Deliveries) callbackSecret(ctx context.Context, clientID string) (strin
 // Finish logs the attempt and moves the delivery on. Only a job that still
 // holds its lease (the attempt counter is unchanged, the delivery still
 // pending) moves it; the attempt is logged either way.
-func (d *Deliveries) Finish(ctx context.Context, j delivery.Job, o delivery.Outcome) error {
+func (d *Deliveries) Finish(ctx context.Context, j gateway.DeliveryJob, o gateway.DeliveryOutcome) error {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("finish delivery %s: %w", j.ID, err)
@@ -438,9 +432,9 @@ const deliveryColumns = `id, client_id, target, endpoint_id, event_id::text, eve
 	state, attempts, next_attempt_at, last_attempt_at, coalesce(last_status_code, 0), last_error, delivered_at, parked_at,
 	created_at`
 
-func scanDelivery(r pgx.CollectableRow) (api.Delivery, error) {
+func scanDelivery(r pgx.CollectableRow) (gateway.Delivery, error) {
 	var (
-		x    api.Delivery
+		x    gateway.Delivery
 		next time.Time
 	)
 	err := r.Scan(&x.ID, &x.ClientID, &x.Target, &x.EndpointID, &x.EventID, &x.EventType, &x.Kind, &x.StreamID,
@@ -454,7 +448,7 @@ func scanDelivery(r pgx.CollectableRow) (api.Delivery, error) {
 
 // ListDeliveries returns one page of the client's deliveries, newest first,
 // each with its attempts, and the number of deliveries the filter matches.
-func (d *Deliveries) ListDeliveries(ctx context.Context, clientID string, f api.DeliveryFilter) ([]api.Delivery, int64, error) {
+func (d *Deliveries) ListDeliveries(ctx context.Context, clientID string, f gateway.DeliveryFilter) ([]gateway.Delivery, int64, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}
@@ -480,7 +474,7 @@ func (d *Deliveries) ListDeliveries(ctx context.Context, clientID string, f api.
 	return list, total, nil
 }
 
-func (d *Deliveries) attachLog(ctx context.Context, list []api.Delivery) error {
+func (d *Deliveries) attachLog(ctx context.Context, list []gateway.Delivery) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -488,14 +482,14 @@ func (d *Deliveries) attachLog(ctx context.Context, list []api.Delivery) error {
 	at := make(map[string]int, len(list))
 	for i, x := range list {
 		ids[i], at[x.ID] = x.ID, i
-		list[i].Log = []api.DeliveryAttempt{}
+		list[i].Log = []gateway.DeliveryAttempt{}
 	}
 	rows, _ := d.pool.Query(ctx, `
 		SELECT delivery_id, attempt, url, started_at, latency_us, coalesce(status_code, 0), error, response_excerpt
 		FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt`, ids)
 	var (
 		id string
-		a  api.DeliveryAttempt
+		a  gateway.DeliveryAttempt
 		us int64
 	)
 	_, err := pgx.ForEachRow(rows, []any{&id, &a.Attempt, &a.URL, &a.StartedAt, &us, &a.StatusCode, &a.Error, &a.Excerpt},
@@ -512,12 +506,12 @@ func (d *Deliveries) attachLog(ctx context.Context, list []api.Delivery) error {
 }
 
 // Delivery returns one of the client's deliveries with its log and payload.
-func (d *Deliveries) Delivery(ctx context.Context, clientID, id string) (api.Delivery, error) {
+func (d *Deliveries) Delivery(ctx context.Context, clientID, id string) (gateway.Delivery, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+deliveryColumns+`, payload::text FROM deliveries WHERE id = $1 AND client_id = $2`,
 		id, clientID)
-	x, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (api.Delivery, error) {
+	x, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (gateway.Delivery, error) {
 		var (
-			x       api.Delivery
+			x       gateway.Delivery
 			next    time.Time
 			payload string
 		)
@@ -531,14 +525,14 @@ func (d *Deliveries) Delivery(ctx context.Context, clientID, id string) (api.Del
 		return x, err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Delivery{}, fmt.Errorf("delivery %s: %w", id, domain.ErrNotFound)
+		return gateway.Delivery{}, fmt.Errorf("delivery %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.Delivery{}, fmt.Errorf("delivery %s: %w", id, err)
+		return gateway.Delivery{}, fmt.Errorf("delivery %s: %w", id, err)
 	}
-	list := []api.Delivery{x}
+	list := []gateway.Delivery{x}
 	if err := d.attachLog(ctx, list); err != nil {
-		return api.Delivery{}, err
+		return gateway.Delivery{}, err
 	}
 	return list[0], nil
 }
@@ -546,22 +540,22 @@ func (d *Deliveries) Delivery(ctx context.Context, clientID, id string) (api.Del
 // ResendDelivery puts a parked or succeeded delivery back at the end of its
 // queue with a new round of attempts (the schedule starts over); it is the
 // head at once when nothing else of its queue is waiting.
-func (d *Deliveries) ResendDelivery(ctx context.Context, clientID, id string) (api.Delivery, error) {
+func (d *Deliveries) ResendDelivery(ctx context.Context, clientID, id string) (gateway.Delivery, error) {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
-		return api.Delivery{}, fmt.Errorf("resend %s: %w", id, err)
+		return gateway.Delivery{}, fmt.Errorf("resend %s: %w", id, err)
 	}
 	defer tx.Rollback(ctx)
 	var key string
 	err = tx.QueryRow(ctx, `SELECT queue_key FROM deliveries WHERE id = $1 AND client_id = $2`, id, clientID).Scan(&key)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Delivery{}, fmt.Errorf("delivery %s: %w", id, domain.ErrNotFound)
+		return gateway.Delivery{}, fmt.Errorf("delivery %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.Delivery{}, fmt.Errorf("delivery %s: %w", id, err)
+		return gateway.Delivery{}, fmt.Errorf("delivery %s: %w", id, err)
 	}
 	if err := lockQueue(ctx, tx, key); err != nil {
-		return api.Delivery{}, err
+		return gateway.Delivery{}, err
 	}
 	tag, err := tx.Exec(ctx, `
 		UPDATE deliveries SET
@@ -571,13 +565,13 @@ func (d *Deliveries) ResendDelivery(ctx context.Context, clientID, id string) (a
 			next_attempt_at = now(), delivered_at = NULL, parked_at = NULL, updated_at = now()
 		WHERE id = $1 AND state IN ('parked', 'succeeded')`, id, key)
 	if err != nil {
-		return api.Delivery{}, fmt.Errorf("resend %s: %w", id, err)
+		return gateway.Delivery{}, fmt.Errorf("resend %s: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return api.Delivery{}, fmt.Errorf("resend %s: %w", id, api.ErrDeliveryInProgress)
+		return gateway.Delivery{}, fmt.Errorf("resend %s: %w", id, gateway.ErrDeliveryInProgress)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return api.Delivery{}, fmt.Errorf("resend %s: commit: %w", id, err)
+		return gateway.Delivery{}, fmt.Errorf("resend %s: commit: %w", id, err)
 	}
 	return d.Delivery(ctx, clientID, id)
 }

@@ -15,12 +15,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 type dlEnv struct {
@@ -56,14 +55,14 @@ func (e *dlEnv) client(t *testing.T, id, callbackURL string) {
 	}
 }
 
-func (e *dlEnv) webhook(t *testing.T, client string, kinds ...string) api.WebhookEndpoint {
+func (e *dlEnv) webhook(t *testing.T, client string, kinds ...string) gateway.WebhookEndpoint {
 	t.Helper()
-	w, secret, err := e.store.CreateWebhook(e.ctx, api.WebhookEndpoint{ClientID: client, URL: "https://example.com/hook",
+	w, secret, err := e.store.CreateWebhook(e.ctx, gateway.WebhookEndpoint{ClientID: client, URL: "https://example.com/hook",
 		Kinds: kinds, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secret) < 40 || secret[:6] != delivery.SecretPrefix {
+	if len(secret) < 40 || secret[:6] != gateway.SigningSecretPrefix {
 		t.Fatalf("secret %q: want whsec_ and 43 characters", secret)
 	}
 	return w
@@ -72,20 +71,20 @@ func (e *dlEnv) webhook(t *testing.T, client string, kinds ...string) api.Webhoo
 var dlVersion atomic.Int64
 
 // outgoing is a bet-like event of client on stream; callback set.
-func outgoing(client, stream, kind string) delivery.Outgoing {
+func outgoing(client, stream, kind string) gateway.Outgoing {
 	v := dlVersion.Add(1)
 	id := uuid.NewString()
-	o := delivery.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: kind, ClientID: client, StreamID: stream,
+	o := gateway.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: kind, ClientID: client, StreamID: stream,
 		StreamVersion: v, Position: v, OccurredAt: time.Now(),
 		Callback: []byte(`{"event_id":"` + id + `","n":` + fmt.Sprint(v) + `}`),
 		Webhook:  []byte(`{"id":"` + id + `"}`)}
-	if kind != api.KindBet && kind != api.KindWin && kind != api.KindRollback {
+	if kind != gateway.KindBet && kind != gateway.KindWin && kind != gateway.KindRollback {
 		o.Callback = nil
 	}
 	return o
 }
 
-func (e *dlEnv) enqueue(t *testing.T, o delivery.Outgoing, want int) {
+func (e *dlEnv) enqueue(t *testing.T, o gateway.Outgoing, want int) {
 	t.Helper()
 	n, err := e.store.Enqueue(e.ctx, o)
 	if err != nil {
@@ -101,7 +100,7 @@ func (e *dlEnv) states(t *testing.T, client string, eventIDs ...string) map[stri
 	t.Helper()
 	out := map[string]string{}
 	for _, id := range eventIDs {
-		list, _, err := e.store.ListDeliveries(e.ctx, client, api.DeliveryFilter{EventID: id, PerPage: 100})
+		list, _, err := e.store.ListDeliveries(e.ctx, client, gateway.DeliveryFilter{EventID: id, PerPage: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,24 +116,24 @@ func TestDeliveriesEnqueue(t *testing.T) {
 	e := newDLEnv(t)
 	e.client(t, "acme", "https://acme.example/cb")
 	e.client(t, "nocb", "")
-	betHook := e.webhook(t, "acme", api.KindBet)
-	allHook := e.webhook(t, "acme", api.KindAll)
-	depositHook := e.webhook(t, "acme", api.KindDeposit, api.KindWithdrawal)
-	other := e.webhook(t, "nocb", api.KindBet)
+	betHook := e.webhook(t, "acme", gateway.KindBet)
+	allHook := e.webhook(t, "acme", gateway.KindAll)
+	depositHook := e.webhook(t, "acme", gateway.KindDeposit, gateway.KindWithdrawal)
+	other := e.webhook(t, "nocb", gateway.KindBet)
 
 	tests := []struct {
 		name      string
-		o         delivery.Outgoing
+		o         gateway.Outgoing
 		endpoints []string
 	}{
-		{"a bet goes to the callback, the bet and the * endpoints", outgoing("acme", "player:acme:p1:EUR", api.KindBet),
+		{"a bet goes to the callback, the bet and the * endpoints", outgoing("acme", "player:acme:p1:EUR", gateway.KindBet),
 			[]string{"callback", betHook.ID, allHook.ID}},
-		{"a deposit is not forwarded as a callback", outgoing("acme", "client:acme:EUR", api.KindDeposit),
+		{"a deposit is not forwarded as a callback", outgoing("acme", "client:acme:EUR", gateway.KindDeposit),
 			[]string{allHook.ID, depositHook.ID}},
-		{"a launch reaches only *", outgoing("acme", "player:acme:p2:EUR", api.KindGameLaunched), []string{allHook.ID}},
-		{"a client without a callback URL gets webhooks only", outgoing("nocb", "player:nocb:p1:EUR", api.KindBet),
+		{"a launch reaches only *", outgoing("acme", "player:acme:p2:EUR", gateway.KindGameLaunched), []string{allHook.ID}},
+		{"a client without a callback URL gets webhooks only", outgoing("nocb", "player:nocb:p1:EUR", gateway.KindBet),
 			[]string{other.ID}},
-		{"an event of an unknown client makes nothing", outgoing("ghost", "player:ghost:p1:EUR", api.KindBet), nil},
+		{"an event of an unknown client makes nothing", outgoing("ghost", "player:ghost:p1:EUR", gateway.KindBet), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +144,7 @@ func TestDeliveriesEnqueue(t *testing.T) {
 			got := e.states(t, tc.o.ClientID, tc.o.EventID)
 			want := map[string]string{}
 			for _, ep := range tc.endpoints {
-				want[tc.o.EventID[:8]+"/"+ep] = api.DeliveryPending
+				want[tc.o.EventID[:8]+"/"+ep] = gateway.DeliveryPending
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("deliveries %v, want %v", got, want)
@@ -154,7 +153,7 @@ func TestDeliveriesEnqueue(t *testing.T) {
 	}
 
 	t.Run("an endpoint created after the event occurred does not get it", func(t *testing.T) {
-		o := outgoing("acme", "player:acme:p9:EUR", api.KindWin)
+		o := outgoing("acme", "player:acme:p9:EUR", gateway.KindWin)
 		o.OccurredAt = time.Now().Add(-time.Hour)
 		e.enqueue(t, o, 1) // the callback only: every endpoint is younger than the event
 		if got := e.states(t, "acme", o.EventID); got[o.EventID[:8]+"/"+allHook.ID] != "" {
@@ -168,18 +167,18 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	e := newDLEnv(t)
 	e.client(t, "acme", "https://acme.example/cb")
 	e.client(t, "nocb", "")
-	allHook := e.webhook(t, "acme", api.KindAll)
-	nocbHook := e.webhook(t, "nocb", api.KindDeposit)
+	allHook := e.webhook(t, "acme", gateway.KindAll)
+	nocbHook := e.webhook(t, "nocb", gateway.KindDeposit)
 	// given one partition's batch: two clients, three streams interleaved
-	a1 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
-	b1 := outgoing("nocb", "player:nocb:b:EUR", api.KindBet) // no callback URL, hook takes deposits only
-	a2 := outgoing("acme", "player:acme:a:EUR", api.KindWin)
-	c1 := outgoing("acme", "player:acme:c:EUR", api.KindGameLaunched) // webhook only
-	d1 := outgoing("nocb", "client:nocb:EUR", api.KindDeposit)
-	a3 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
-	old := outgoing("acme", "player:acme:a:EUR", api.KindRollback)
+	a1 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	b1 := outgoing("nocb", "player:nocb:b:EUR", gateway.KindBet) // no callback URL, hook takes deposits only
+	a2 := outgoing("acme", "player:acme:a:EUR", gateway.KindWin)
+	c1 := outgoing("acme", "player:acme:c:EUR", gateway.KindGameLaunched) // webhook only
+	d1 := outgoing("nocb", "client:nocb:EUR", gateway.KindDeposit)
+	a3 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	old := outgoing("acme", "player:acme:a:EUR", gateway.KindRollback)
 	old.OccurredAt = time.Now().Add(-time.Hour) // before the hook: the callback only
-	batch := []delivery.Outgoing{a1, b1, a2, c1, d1, a3, old}
+	batch := []gateway.Outgoing{a1, b1, a2, c1, d1, a3, old}
 
 	// when it is enqueued, then again (a redelivered batch), then a part of it
 	for i, want := range []int{2 + 0 + 2 + 1 + 1 + 2 + 1, 0} {
@@ -194,17 +193,17 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	// then each endpoint's queue of a stream holds its events in batch
 	// order, only the first one pending
 	want := map[string]string{
-		a1.EventID[:8] + "/callback": api.DeliveryPending, a1.EventID[:8] + "/" + allHook.ID: api.DeliveryPending,
-		a2.EventID[:8] + "/callback": api.DeliveryQueued, a2.EventID[:8] + "/" + allHook.ID: api.DeliveryQueued,
-		a3.EventID[:8] + "/callback": api.DeliveryQueued, a3.EventID[:8] + "/" + allHook.ID: api.DeliveryQueued,
-		old.EventID[:8] + "/callback":     api.DeliveryQueued,
-		c1.EventID[:8] + "/" + allHook.ID: api.DeliveryPending,
+		a1.EventID[:8] + "/callback": gateway.DeliveryPending, a1.EventID[:8] + "/" + allHook.ID: gateway.DeliveryPending,
+		a2.EventID[:8] + "/callback": gateway.DeliveryQueued, a2.EventID[:8] + "/" + allHook.ID: gateway.DeliveryQueued,
+		a3.EventID[:8] + "/callback": gateway.DeliveryQueued, a3.EventID[:8] + "/" + allHook.ID: gateway.DeliveryQueued,
+		old.EventID[:8] + "/callback":     gateway.DeliveryQueued,
+		c1.EventID[:8] + "/" + allHook.ID: gateway.DeliveryPending,
 	}
 	if got := e.states(t, "acme", a1.EventID, a2.EventID, a3.EventID, old.EventID, c1.EventID); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("acme deliveries\n got %v\nwant %v", got, want)
 	}
 	if got := e.states(t, "nocb", b1.EventID, d1.EventID); fmt.Sprint(got) != fmt.Sprint(map[string]string{
-		d1.EventID[:8] + "/" + nocbHook.ID: api.DeliveryPending}) {
+		d1.EventID[:8] + "/" + nocbHook.ID: gateway.DeliveryPending}) {
 		t.Fatalf("nocb deliveries %v: want the deposit hook only", got)
 	}
 	// and the queue is claimed in batch order
@@ -212,10 +211,10 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	for range 4 {
 		jobs := e.claim(t, 10)
 		for _, j := range jobs {
-			if j.EndpointID == delivery.CallbackEndpointID && j.EventID != c1.EventID {
+			if j.EndpointID == gateway.CallbackEndpointID && j.EventID != c1.EventID {
 				order = append(order, j.EventID)
 			}
-			e.finish(t, j, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: j.URL, Succeeded: true})
+			e.finish(t, j, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 200}, URL: j.URL, Succeeded: true})
 		}
 	}
 	if !slices.Equal(order, []string{a1.EventID, a2.EventID, a3.EventID, old.EventID}) {
@@ -226,8 +225,8 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	if n, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || n != 0 {
 		t.Fatalf("empty batch: %d, %v", n, err)
 	}
-	ghost := outgoing("ghost", "player:ghost:p:EUR", api.KindBet)
-	if n, err := e.store.EnqueueBatch(e.ctx, []delivery.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", api.KindWin)}); err != nil || n != 0 {
+	ghost := outgoing("ghost", "player:ghost:p:EUR", gateway.KindBet)
+	if n, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", gateway.KindWin)}); err != nil || n != 0 {
 		t.Fatalf("nothing to deliver: %d, %v", n, err)
 	}
 }
@@ -236,11 +235,11 @@ func TestDeliveriesQueueOrder(t *testing.T) {
 	t.Parallel()
 	e := newDLEnv(t)
 	e.client(t, "acme", "https://acme.example/cb")
-	a1 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
-	a2 := outgoing("acme", "player:acme:a:EUR", api.KindWin)
-	a3 := outgoing("acme", "player:acme:a:EUR", api.KindBet)
-	b1 := outgoing("acme", "player:acme:b:EUR", api.KindBet)
-	for _, o := range []delivery.Outgoing{a1, a2, a3, b1} {
+	a1 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	a2 := outgoing("acme", "player:acme:a:EUR", gateway.KindWin)
+	a3 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	b1 := outgoing("acme", "player:acme:b:EUR", gateway.KindBet)
+	for _, o := range []gateway.Outgoing{a1, a2, a3, b1} {
 		e.enqueue(t, o, 1)
 	}
 	// given player a's three callbacks and player b's one
@@ -262,9 +261,9 @@ func TestDeliveriesQueueOrder(t *testing.T) {
 	}
 
 	// when a's head fails and is retried later, a2 stays behind it
-	e.finish(t, ja1, delivery.Outcome{Result: delivery.Result{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL,
+	e.finish(t, ja1, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL,
 		RetryAfter: time.Hour})
-	if got := e.states(t, "acme", a2.EventID)[a2.EventID[:8]+"/callback"]; got != api.DeliveryQueued {
+	if got := e.states(t, "acme", a2.EventID)[a2.EventID[:8]+"/callback"]; got != gateway.DeliveryQueued {
 		t.Fatalf("a2 is %s behind a failing head, want queued", got)
 	}
 	// when a's head is parked, a2 becomes the head at once
@@ -273,10 +272,10 @@ func TestDeliveriesQueueOrder(t *testing.T) {
 	if ja1.Attempt != 2 || ja1.RoundAttempt != 2 {
 		t.Fatalf("second attempt numbered %d/%d", ja1.Attempt, ja1.RoundAttempt)
 	}
-	e.finish(t, ja1, delivery.Outcome{Result: delivery.Result{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL, Park: true})
+	e.finish(t, ja1, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 500, Error: "HTTP 500"}, URL: ja1.URL, Park: true})
 	ja2 := findJob(t, e.claim(t, 10), a2.EventID)
 	// when a2 succeeds, a3 follows
-	e.finish(t, ja2, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: ja2.URL, Succeeded: true})
+	e.finish(t, ja2, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 200}, URL: ja2.URL, Succeeded: true})
 	ja3 := findJob(t, e.claim(t, 10), a3.EventID)
 
 	// then the log shows every attempt
@@ -284,7 +283,7 @@ func TestDeliveriesQueueOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.State != api.DeliveryParked || d.Attempts != 2 || len(d.Log) != 2 || d.Log[1].StatusCode != 500 || d.ParkedAt == nil {
+	if d.State != gateway.DeliveryParked || d.Attempts != 2 || len(d.Log) != 2 || d.Log[1].StatusCode != 500 || d.ParkedAt == nil {
 		t.Fatalf("parked delivery %+v", d)
 	}
 
@@ -293,33 +292,33 @@ func TestDeliveriesQueueOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.State != api.DeliveryQueued {
+		if r.State != gateway.DeliveryQueued {
 			t.Fatalf("re-sent delivery is %s while a3 is the head, want queued", r.State)
 		}
-		e.finish(t, ja3, delivery.Outcome{Result: delivery.Result{StatusCode: 204}, URL: ja3.URL, Succeeded: true})
+		e.finish(t, ja3, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 204}, URL: ja3.URL, Succeeded: true})
 		j := findJob(t, e.claim(t, 10), a1.EventID)
 		if j.Attempt != 3 || j.RoundAttempt != 1 {
 			t.Fatalf("re-sent attempt numbered %d (round %d), want 3 (round 1)", j.Attempt, j.RoundAttempt)
 		}
-		if _, err := e.store.ResendDelivery(e.ctx, "acme", j.ID); !errors.Is(err, api.ErrDeliveryInProgress) {
+		if _, err := e.store.ResendDelivery(e.ctx, "acme", j.ID); !errors.Is(err, gateway.ErrDeliveryInProgress) {
 			t.Fatalf("re-send of a pending delivery: %v, want ErrDeliveryInProgress", err)
 		}
 	})
 
 	t.Run("a finish after the lease was taken over does not move the delivery", func(t *testing.T) {
-		o := outgoing("acme", "player:acme:c:EUR", api.KindBet)
+		o := outgoing("acme", "player:acme:c:EUR", gateway.KindBet)
 		e.enqueue(t, o, 1)
 		first := findJob(t, e.claimLease(t, 10, time.Millisecond), o.EventID)
 		time.Sleep(20 * time.Millisecond)
 		second := findJob(t, e.claim(t, 10), o.EventID)
-		e.finish(t, first, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: first.URL, Succeeded: true})
+		e.finish(t, first, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 200}, URL: first.URL, Succeeded: true})
 		d, _ := e.store.Delivery(e.ctx, "acme", first.ID)
-		if d.State != api.DeliveryPending || len(d.Log) != 1 {
+		if d.State != gateway.DeliveryPending || len(d.Log) != 1 {
 			t.Fatalf("stale finish: state %s with %d log entries, want pending with 1", d.State, len(d.Log))
 		}
-		e.finish(t, second, delivery.Outcome{Result: delivery.Result{StatusCode: 200}, URL: second.URL, Succeeded: true})
+		e.finish(t, second, gateway.DeliveryOutcome{Result: gateway.AttemptResult{StatusCode: 200}, URL: second.URL, Succeeded: true})
 		d, _ = e.store.Delivery(e.ctx, "acme", first.ID)
-		if d.State != api.DeliverySucceeded || len(d.Log) != 2 {
+		if d.State != gateway.DeliverySucceeded || len(d.Log) != 2 {
 			t.Fatalf("state %s with %d log entries, want succeeded with 2", d.State, len(d.Log))
 		}
 	})
@@ -340,8 +339,8 @@ func TestDeliveriesConcurrentClaimsTakeEachHeadOnce(t *testing.T) {
 	e.client(t, "acme", "https://acme.example/cb")
 	const players = 40
 	for i := range players {
-		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), api.KindBet), 1)
-		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), api.KindWin), 1)
+		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), gateway.KindBet), 1)
+		e.enqueue(t, outgoing("acme", fmt.Sprintf("player:acme:p%d:EUR", i), gateway.KindWin), 1)
 	}
 	var (
 		mu   sync.Mutex
@@ -380,7 +379,7 @@ func TestDeliveriesWebhookEndpoints(t *testing.T) {
 	e := newDLEnv(t)
 	e.client(t, "acme", "")
 	e.client(t, "other", "")
-	w := e.webhook(t, "acme", api.KindBet)
+	w := e.webhook(t, "acme", gateway.KindBet)
 
 	t.Run("the secret is stored sealed and opens for the worker", func(t *testing.T) {
 		secret, err := e.store.RotateWebhookSecret(e.ctx, "acme", w.ID)
@@ -394,7 +393,7 @@ func TestDeliveriesWebhookEndpoints(t *testing.T) {
 		if bytes.Contains(sealed, []byte(secret)) || bytes.Contains(sealed, []byte(secret[6:])) {
 			t.Fatal("the webhook secret is stored in plain text")
 		}
-		o := outgoing("acme", "player:acme:s:EUR", api.KindBet)
+		o := outgoing("acme", "player:acme:s:EUR", gateway.KindBet)
 		e.enqueue(t, o, 1)
 		j := findJob(t, e.claim(t, 10), o.EventID)
 		if j.Secret != secret || j.URL != "https://example.com/hook" {
@@ -404,26 +403,26 @@ func TestDeliveriesWebhookEndpoints(t *testing.T) {
 
 	t.Run("update changes only the given fields", func(t *testing.T) {
 		url := "https://example.com/v2"
-		got, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{URL: &url, Kinds: []string{api.KindWin}})
+		got, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, gateway.WebhookChange{URL: &url, Kinds: []string{gateway.KindWin}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.URL != url || !slices.Equal(got.Kinds, []string{api.KindWin}) || !got.Enabled || got.Description != "" {
+		if got.URL != url || !slices.Equal(got.Kinds, []string{gateway.KindWin}) || !got.Enabled || got.Description != "" {
 			t.Fatalf("updated endpoint %+v", got)
 		}
 	})
 
 	t.Run("disabling parks what waits for the endpoint", func(t *testing.T) {
-		o := outgoing("acme", "player:acme:d:EUR", api.KindWin)
+		o := outgoing("acme", "player:acme:d:EUR", gateway.KindWin)
 		e.enqueue(t, o, 1)
 		off := false
-		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{Enabled: &off}); err != nil {
+		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, gateway.WebhookChange{Enabled: &off}); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.states(t, "acme", o.EventID)[o.EventID[:8]+"/"+w.ID]; got != api.DeliveryParked {
+		if got := e.states(t, "acme", o.EventID)[o.EventID[:8]+"/"+w.ID]; got != gateway.DeliveryParked {
 			t.Fatalf("delivery to a disabled endpoint is %s, want parked", got)
 		}
-		e.enqueue(t, outgoing("acme", "player:acme:d:EUR", api.KindWin), 0)
+		e.enqueue(t, outgoing("acme", "player:acme:d:EUR", gateway.KindWin), 0)
 	})
 
 	t.Run("another client sees nothing", func(t *testing.T) {
@@ -440,7 +439,7 @@ func TestDeliveriesWebhookEndpoints(t *testing.T) {
 
 	t.Run("delete hides the endpoint and a head in flight is parked on its next claim", func(t *testing.T) {
 		on := true
-		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, api.WebhookChange{Enabled: &on}); err != nil {
+		if _, err := e.store.UpdateWebhook(e.ctx, "acme", w.ID, gateway.WebhookChange{Enabled: &on}); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.store.DeleteWebhook(e.ctx, "acme", w.ID); err != nil {
@@ -456,11 +455,11 @@ func TestDeliveriesWebhookEndpoints(t *testing.T) {
 
 	t.Run("a client has at most 20 endpoints", func(t *testing.T) {
 		e.client(t, "many", "")
-		for range api.MaxWebhooksPerClient {
-			e.webhook(t, "many", api.KindAll)
+		for range gateway.MaxWebhooksPerClient {
+			e.webhook(t, "many", gateway.KindAll)
 		}
-		_, _, err := e.store.CreateWebhook(e.ctx, api.WebhookEndpoint{ClientID: "many", URL: "https://x.example",
-			Kinds: []string{api.KindAll}, Enabled: true})
+		_, _, err := e.store.CreateWebhook(e.ctx, gateway.WebhookEndpoint{ClientID: "many", URL: "https://x.example",
+			Kinds: []string{gateway.KindAll}, Enabled: true})
 		if !errors.Is(err, domain.ErrInvalidArgument) {
 			t.Fatalf("21st endpoint: %v, want ErrInvalidArgument", err)
 		}
@@ -476,7 +475,7 @@ func TestDeliveriesCallbackSecret(t *testing.T) {
 		t.Fatalf("before any delivery: %+v, %v", fc, err)
 	}
 	// given no secret, the first claim makes one (nothing is sent unsigned)
-	o := outgoing("acme", "player:acme:p:EUR", api.KindBet)
+	o := outgoing("acme", "player:acme:p:EUR", gateway.KindBet)
 	e.enqueue(t, o, 1)
 	j := findJob(t, e.claim(t, 10), o.EventID)
 	if len(j.Secret) < 40 || j.Fault != "" {
@@ -487,7 +486,7 @@ func TestDeliveriesCallbackSecret(t *testing.T) {
 	if err != nil || secret == j.Secret {
 		t.Fatalf("rotate: %q, %v", secret, err)
 	}
-	e.finish(t, j, delivery.Outcome{Result: delivery.Result{Error: "timeout"}, URL: j.URL})
+	e.finish(t, j, gateway.DeliveryOutcome{Result: gateway.AttemptResult{Error: "timeout"}, URL: j.URL})
 	e.resetDue(t, o.EventID)
 	if j2 := findJob(t, e.claim(t, 10), o.EventID); j2.Secret != secret {
 		t.Fatal("the retry is not signed with the rotated secret")
@@ -505,9 +504,11 @@ func TestDeliveriesCallbackSecret(t *testing.T) {
 	}
 }
 
-func (e *dlEnv) claim(t *testing.T, n int) []delivery.Job { return e.claimLease(t, n, time.Minute) }
+func (e *dlEnv) claim(t *testing.T, n int) []gateway.DeliveryJob {
+	return e.claimLease(t, n, time.Minute)
+}
 
-func (e *dlEnv) claimLease(t *testing.T, n int, lease time.Duration) []delivery.Job {
+func (e *dlEnv) claimLease(t *testing.T, n int, lease time.Duration) []gateway.DeliveryJob {
 	t.Helper()
 	jobs, err := e.store.Claim(e.ctx, n, lease)
 	if err != nil {
@@ -516,7 +517,7 @@ func (e *dlEnv) claimLease(t *testing.T, n int, lease time.Duration) []delivery.
 	return jobs
 }
 
-func (e *dlEnv) finish(t *testing.T, j delivery.Job, o delivery.Outcome) {
+func (e *dlEnv) finish(t *testing.T, j gateway.DeliveryJob, o gateway.DeliveryOutcome) {
 	t.Helper()
 	if err := e.store.Finish(e.ctx, j, o); err != nil {
 		t.Fatal(err)
@@ -532,7 +533,7 @@ func (e *dlEnv) resetDue(t *testing.T, eventID string) {
 	}
 }
 
-func eventIDs(jobs []delivery.Job) []string {
+func eventIDs(jobs []gateway.DeliveryJob) []string {
 	var out []string
 	for _, j := range jobs {
 		out = append(out, j.EventID)
@@ -547,7 +548,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-func findJob(t *testing.T, jobs []delivery.Job, eventID string) delivery.Job {
+func findJob(t *testing.T, jobs []gateway.DeliveryJob, eventID string) gateway.DeliveryJob {
 	t.Helper()
 	for _, j := range jobs {
 		if j.EventID == eventID {
@@ -555,5 +556,5 @@ func findJob(t *testing.T, jobs []delivery.Job, eventID string) delivery.Job {
 		}
 	}
 	t.Fatalf("event %s not among the claimed %v", eventID, eventIDs(jobs))
-	return delivery.Job{}
+	return gateway.DeliveryJob{}
 }

@@ -8,47 +8,46 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 const webhookColumns = `id, client_id, url, kinds, description, enabled, created_at, updated_at`
 
-func scanWebhook(r pgx.CollectableRow) (api.WebhookEndpoint, error) {
-	var e api.WebhookEndpoint
+func scanWebhook(r pgx.CollectableRow) (gateway.WebhookEndpoint, error) {
+	var e gateway.WebhookEndpoint
 	err := r.Scan(&e.ID, &e.ClientID, &e.URL, &e.Kinds, &e.Description, &e.Enabled, &e.CreatedAt, &e.UpdatedAt)
 	return e, err
 }
 
 // CreateWebhook stores a new endpoint with a new signing secret and returns
-// both. A client has at most api.MaxWebhooksPerClient live endpoints.
-func (d *Deliveries) CreateWebhook(ctx context.Context, e api.WebhookEndpoint) (api.WebhookEndpoint, string, error) {
+// both. A client has at most gateway.MaxWebhooksPerClient live endpoints.
+func (d *Deliveries) CreateWebhook(ctx context.Context, e gateway.WebhookEndpoint) (gateway.WebhookEndpoint, string, error) {
 	e.ID = newStoreID("wh_")
-	secret := delivery.NewSecret()
+	secret := gateway.NewSigningSecret()
 	rows, _ := d.pool.Query(ctx, `
 		INSERT INTO webhook_endpoints (id, client_id, url, kinds, description, enabled, secret)
 		SELECT $1, $2, $3, $4, $5, $6, $7
 		WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $2 AND deleted_at IS NULL) < $8
 		RETURNING `+webhookColumns,
 		e.ID, e.ClientID, e.URL, e.Kinds, e.Description, e.Enabled, d.box.Seal([]byte(secret), webhookSecretContext(e.ID)),
-		api.MaxWebhooksPerClient)
+		gateway.MaxWebhooksPerClient)
 	out, err := pgx.CollectExactlyOneRow(rows, scanWebhook)
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return api.WebhookEndpoint{}, "", fmt.Errorf("a client has at most %d webhook endpoints: %w",
-			api.MaxWebhooksPerClient, domain.ErrInvalidArgument)
+		return gateway.WebhookEndpoint{}, "", fmt.Errorf("a client has at most %d webhook endpoints: %w",
+			gateway.MaxWebhooksPerClient, domain.ErrInvalidArgument)
 	case errors.As(err, &pe) && pe.Code == "23503": // foreign key: no such client
-		return api.WebhookEndpoint{}, "", fmt.Errorf("client %s: %w", e.ClientID, domain.ErrNotFound)
+		return gateway.WebhookEndpoint{}, "", fmt.Errorf("client %s: %w", e.ClientID, domain.ErrNotFound)
 	case err != nil:
-		return api.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+		return gateway.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	return out, secret, nil
 }
 
 // ListWebhooks returns the client's live endpoints, oldest first.
-func (d *Deliveries) ListWebhooks(ctx context.Context, clientID string) ([]api.WebhookEndpoint, error) {
+func (d *Deliveries) ListWebhooks(ctx context.Context, clientID string) ([]gateway.WebhookEndpoint, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints
 		WHERE client_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, clientID)
 	list, err := pgx.CollectRows(rows, scanWebhook)
@@ -59,15 +58,15 @@ func (d *Deliveries) ListWebhooks(ctx context.Context, clientID string) ([]api.W
 }
 
 // Webhook returns one live endpoint of the client.
-func (d *Deliveries) Webhook(ctx context.Context, clientID, id string) (api.WebhookEndpoint, error) {
+func (d *Deliveries) Webhook(ctx context.Context, clientID, id string) (gateway.WebhookEndpoint, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints
 		WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL`, id, clientID)
 	e, err := pgx.CollectExactlyOneRow(rows, scanWebhook)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, domain.ErrNotFound)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, err)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, err)
 	}
 	return e, nil
 }
@@ -75,10 +74,10 @@ func (d *Deliveries) Webhook(ctx context.Context, clientID, id string) (api.Webh
 // UpdateWebhook changes the given fields. Disabling an endpoint parks the
 // deliveries waiting for it (they can be re-sent once it is enabled again);
 // while disabled, no deliveries are made for it.
-func (d *Deliveries) UpdateWebhook(ctx context.Context, clientID, id string, ch api.WebhookChange) (api.WebhookEndpoint, error) {
+func (d *Deliveries) UpdateWebhook(ctx context.Context, clientID, id string, ch gateway.WebhookChange) (gateway.WebhookEndpoint, error) {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
-		return api.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
 	}
 	defer tx.Rollback(ctx)
 	rows, _ := tx.Query(ctx, `
@@ -88,18 +87,18 @@ func (d *Deliveries) UpdateWebhook(ctx context.Context, clientID, id string, ch 
 		RETURNING `+webhookColumns, id, clientID, ch.URL, ch.Kinds, ch.Description, ch.Enabled)
 	e, err := pgx.CollectExactlyOneRow(rows, scanWebhook)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, domain.ErrNotFound)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
 	}
 	if !e.Enabled {
 		if err := parkEndpoint(ctx, tx, id, "webhook endpoint disabled"); err != nil {
-			return api.WebhookEndpoint{}, err
+			return gateway.WebhookEndpoint{}, err
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return api.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: commit: %w", id, err)
+		return gateway.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: commit: %w", id, err)
 	}
 	return e, nil
 }
@@ -159,7 +158,7 @@ func parkEndpoint(ctx context.Context, tx pgx.Tx, endpointID, reason string) err
 
 // RotateWebhookSecret gives the endpoint a new secret and returns it.
 func (d *Deliveries) RotateWebhookSecret(ctx context.Context, clientID, id string) (string, error) {
-	secret := delivery.NewSecret()
+	secret := gateway.NewSigningSecret()
 	tag, err := d.pool.Exec(ctx, `UPDATE webhook_endpoints SET secret = $3, updated_at = now()
 		WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL`,
 		id, clientID, d.box.Seal([]byte(secret), webhookSecretContext(id)))
@@ -174,16 +173,16 @@ func (d *Deliveries) RotateWebhookSecret(ctx context.Context, clientID, id strin
 
 // ForwardCallback returns the client's callback URL and when its signing
 // secret was made.
-func (d *Deliveries) ForwardCallback(ctx context.Context, clientID string) (api.ForwardCallback, error) {
-	var fc api.ForwardCallback
+func (d *Deliveries) ForwardCallback(ctx context.Context, clientID string) (gateway.ForwardCallback, error) {
+	var fc gateway.ForwardCallback
 	err := d.pool.QueryRow(ctx, `
 		SELECT c.forward_callback_url, s.created_at FROM clients c
 		LEFT JOIN callback_secrets s ON s.client_id = c.id WHERE c.id = $1`, clientID).Scan(&fc.URL, &fc.SecretCreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.ForwardCallback{}, fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
+		return gateway.ForwardCallback{}, fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
 	}
 	if err != nil {
-		return api.ForwardCallback{}, fmt.Errorf("forward callback of %s: %w", clientID, err)
+		return gateway.ForwardCallback{}, fmt.Errorf("forward callback of %s: %w", clientID, err)
 	}
 	return fc, nil
 }
@@ -192,7 +191,7 @@ func (d *Deliveries) ForwardCallback(ctx context.Context, clientID string) (api.
 // secret and returns it. Callbacks sent from then on (retries included)
 // are signed with it.
 func (d *Deliveries) RotateCallbackSecret(ctx context.Context, clientID string) (string, error) {
-	secret := delivery.NewSecret()
+	secret := gateway.NewSigningSecret()
 	_, err := d.pool.Exec(ctx, `
 		INSERT INTO callback_secrets (client_id, secret) VALUES ($1, $2)
 		ON CONFLICT (client_id) DO UPDATE SET secret = excluded.secret, created_at = now()`,
@@ -209,7 +208,7 @@ func (d *Deliveries) RotateCallbackSecret(ctx context.Context, clientID string) 
 
 // SetForwardCallbackURL sets (or, with "", clears) where the client's game
 // activity is forwarded. The URL is checked by the caller
-// (api.CheckCallbackURL); the delivery client checks the address again at
+// (gateway.CheckCallbackURL); the delivery client checks the address again at
 // every connection.
 func (d *Deliveries) SetForwardCallbackURL(ctx context.Context, clientID, url string) error {
 	tag, err := d.pool.Exec(ctx, `UPDATE clients SET forward_callback_url = $2 WHERE id = $1`, clientID, url)

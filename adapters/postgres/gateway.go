@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Gateway stores clients, API keys, providers, games and game sessions.
@@ -28,66 +28,66 @@ type Gateway struct {
 func NewGateway(pool *pgxpool.Pool) *Gateway { return &Gateway{pool: pool} }
 
 var (
-	_ api.Keys     = (*Gateway)(nil)
-	_ api.Catalog  = (*Gateway)(nil)
-	_ api.Sessions = (*Gateway)(nil)
-	_ api.Wallets  = (*Gateway)(nil)
+	_ gateway.Keys     = (*Gateway)(nil)
+	_ gateway.Catalog  = (*Gateway)(nil)
+	_ gateway.Sessions = (*Gateway)(nil)
+	_ gateway.Wallets  = (*Gateway)(nil)
 )
 
 // AuthenticateKey finds a live key by its hash.
-func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (api.Principal, error) {
-	var p api.Principal
+func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (gateway.Principal, error) {
+	var p gateway.Principal
 	err := g.pool.QueryRow(ctx, `
 		SELECT k.id, k.client_id, k.environment, k.scopes, c.plan FROM api_keys k JOIN clients c ON c.id = k.client_id
 		WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
 		keyHash).Scan(&p.KeyID, &p.ClientID, &p.Environment, &p.Scopes, &p.Plan)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Principal{}, domain.ErrNotFound
+		return gateway.Principal{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.Principal{}, fmt.Errorf("authenticate key: %w", err)
+		return gateway.Principal{}, fmt.Errorf("authenticate key: %w", err)
 	}
 	return p, nil
 }
 
 // Provider returns a provider by id.
-func (g *Gateway) Provider(ctx context.Context, id string) (api.Provider, error) {
+func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, error) {
 	var (
-		p      api.Provider
+		p      gateway.Provider
 		sealed []byte
 	)
 	err := g.pool.QueryRow(ctx, `SELECT id, name, secret, secret_sealed, enabled FROM providers WHERE id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Provider{}, domain.ErrNotFound
+		return gateway.Provider{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.Provider{}, fmt.Errorf("provider %s: %w", id, err)
+		return gateway.Provider{}, fmt.Errorf("provider %s: %w", id, err)
 	}
 	if p.Secret, err = g.openProviderSecret(id, p.Secret, sealed); err != nil {
-		return api.Provider{}, err
+		return gateway.Provider{}, err
 	}
 	return p, nil
 }
 
 // Game returns a game by id.
-func (g *Gateway) Game(ctx context.Context, id string) (api.Game, error) {
-	var x api.Game
+func (g *Gateway) Game(ctx context.Context, id string) (gateway.Game, error) {
+	var x gateway.Game
 	err := g.pool.QueryRow(ctx, `
 		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
 		FROM games WHERE id = $1`, id).
 		Scan(&x.ID, &x.ProviderID, &x.Name, &x.Category, &x.Enabled, &x.Code)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.Game{}, domain.ErrNotFound
+		return gateway.Game{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.Game{}, fmt.Errorf("game %s: %w", id, err)
+		return gateway.Game{}, fmt.Errorf("game %s: %w", id, err)
 	}
 	return x, nil
 }
 
 // CreateSession stores a launched game session.
-func (g *Gateway) CreateSession(ctx context.Context, s api.GameSession) error {
+func (g *Gateway) CreateSession(ctx context.Context, s gateway.GameSession) error {
 	_, err := g.pool.Exec(ctx, `
 		INSERT INTO game_sessions (id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -99,24 +99,24 @@ func (g *Gateway) CreateSession(ctx context.Context, s api.GameSession) error {
 }
 
 // Session returns a session by id.
-func (g *Gateway) Session(ctx context.Context, id string) (api.GameSession, error) {
-	var s api.GameSession
+func (g *Gateway) Session(ctx context.Context, id string) (gateway.GameSession, error) {
+	var s gateway.GameSession
 	err := g.pool.QueryRow(ctx, `
 		SELECT id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at
 		FROM game_sessions WHERE id = $1`, id).
 		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.TransactionID, &s.ReturnURL, &s.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return api.GameSession{}, domain.ErrNotFound
+		return gateway.GameSession{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return api.GameSession{}, fmt.Errorf("session: %w", err)
+		return gateway.GameSession{}, fmt.Errorf("session: %w", err)
 	}
 	return s, nil
 }
 
 // WalletBalances lists the committed balances of the client's wallets, or
 // of one player's, per currency.
-func (g *Gateway) WalletBalances(ctx context.Context, clientID, playerID string) ([]api.AccountBalance, error) {
+func (g *Gateway) WalletBalances(ctx context.Context, clientID, playerID string) ([]gateway.AccountBalance, error) {
 	prefix := "client:" + clientID + ":"
 	if playerID != "" {
 		prefix = "player:" + clientID + ":" + playerID + ":"
@@ -127,8 +127,8 @@ func (g *Gateway) WalletBalances(ctx context.Context, clientID, playerID string)
 	if err != nil {
 		return nil, fmt.Errorf("wallet balances: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (api.AccountBalance, error) {
-		var b api.AccountBalance
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (gateway.AccountBalance, error) {
+		var b gateway.AccountBalance
 		err := r.Scan(&b.Currency, &b.Minor, &b.LastPosition)
 		return b, err
 	})
@@ -165,7 +165,7 @@ func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string
 	}
 	key = "pb_" + tag + "_" + keyID + "_" + strings.TrimRight(base64.RawURLEncoding.EncodeToString(sec), "=")
 	_, err = g.pool.Exec(ctx, `INSERT INTO api_keys (id, client_id, key_hash, environment, scopes, expires_at) VALUES ($1,$2,$3,$4,$5,$6)`,
-		keyID, clientID, api.HashKey(key), env, scopes, expiresAt)
+		keyID, clientID, gateway.HashKey(key), env, scopes, expiresAt)
 	if err != nil {
 		return "", "", fmt.Errorf("issue key: %w", err)
 	}
@@ -173,7 +173,7 @@ func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string
 }
 
 // UpsertProvider creates or updates a provider.
-func (g *Gateway) UpsertProvider(ctx context.Context, p api.Provider) error {
+func (g *Gateway) UpsertProvider(ctx context.Context, p gateway.Provider) error {
 	plain, sealed := g.sealProviderSecret(p.ID, p.Secret)
 	_, err := g.pool.Exec(ctx, `
 		INSERT INTO providers (id, name, secret, secret_sealed, enabled) VALUES ($1, $2, $3, $4, $5)
@@ -187,7 +187,7 @@ func (g *Gateway) UpsertProvider(ctx context.Context, p api.Provider) error {
 }
 
 // UpsertGame creates or updates a game.
-func (g *Gateway) UpsertGame(ctx context.Context, x api.Game) error {
+func (g *Gateway) UpsertGame(ctx context.Context, x gateway.Game) error {
 	_, err := g.pool.Exec(ctx, `
 		INSERT INTO games (id, provider_id, name, category, enabled) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Usage stores API usage per client, key, minute and status class, and
@@ -17,14 +17,14 @@ type Usage struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.UsageStore = (*Usage)(nil)
+var _ gateway.UsageStore = (*Usage)(nil)
 
 // NewUsage returns the usage store.
 func NewUsage(pool *pgxpool.Pool) *Usage { return &Usage{pool: pool} }
 
 // AddUsage adds counts in one transaction: rows of several processes for
 // the same minute add up. Each key's last_used_at only moves forward.
-func (u *Usage) AddUsage(ctx context.Context, counts []api.UsageCount, lastUsed map[string]time.Time) error {
+func (u *Usage) AddUsage(ctx context.Context, counts []gateway.UsageCount, lastUsed map[string]time.Time) error {
 	n := len(counts)
 	clients, keys := make([]string, 0, n), make([]string, 0, n)
 	minutes, classes, requests := make([]time.Time, 0, n), make([]int16, 0, n), make([]int64, 0, n)
@@ -57,13 +57,13 @@ func (u *Usage) AddUsage(ctx context.Context, counts []api.UsageCount, lastUsed 
 
 // Usage sums q's client's (or key's) requests per bucket of q.Granularity
 // in UTC; buckets without requests are left out.
-func (u *Usage) Usage(ctx context.Context, q api.UsageQuery) ([]api.UsageBucket, error) {
+func (u *Usage) Usage(ctx context.Context, q gateway.UsageQuery) ([]gateway.UsageBucket, error) {
 	rows, _ := u.pool.Query(ctx, `
 		SELECT date_trunc($4, minute, 'UTC') AS bucket, status_class, sum(requests)::bigint
 		FROM api_usage
 		WHERE client_id = $1 AND minute >= $2 AND minute < $3 AND ($5 = '' OR key_id = $5)
 		GROUP BY 1, 2 ORDER BY 1, 2`, q.ClientID, q.From, q.To, q.Granularity, q.KeyID)
-	var out []api.UsageBucket
+	var out []gateway.UsageBucket
 	var (
 		start time.Time
 		class int16
@@ -71,7 +71,7 @@ func (u *Usage) Usage(ctx context.Context, q api.UsageQuery) ([]api.UsageBucket,
 	)
 	_, err := pgx.ForEachRow(rows, []any{&start, &class, &n}, func() error {
 		if len(out) == 0 || !out[len(out)-1].Start.Equal(start) {
-			out = append(out, api.UsageBucket{Start: start.UTC()})
+			out = append(out, gateway.UsageBucket{Start: start.UTC()})
 		}
 		b := &out[len(out)-1]
 		if class >= 1 && int(class) < len(b.ByClass) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // RateWindows is the shared rate-limit store (PITBOSS_RATE_LIMIT_STORE=
@@ -19,15 +19,16 @@ type RateWindows struct {
 	pool *pgxpool.Pool
 }
 
-var _ api.RateStore = (*RateWindows)(nil)
+var _ gateway.RateStore = (*RateWindows)(nil)
 
 // NewRateWindows returns the store.
 func NewRateWindows(pool *pgxpool.Pool) *RateWindows { return &RateWindows{pool: pool} }
 
-// The window semantics are api.MemoryRateStore's: a window starts at the
-// key's first request after the previous one ended, a shortened tier ends a
-// running window early, and counting stops one past the limit. now is the
-// caller's clock, as in the memory store.
+// The window semantics are gateway.MemoryRateStore's (both run the
+// contract gatewaytest.RunRateStore): a window starts at the key's first
+// request after the previous one ended, a shortened tier ends a running
+// window early, and counting stops one past the limit. now is the caller's
+// clock, as in the memory store.
 const sqlTakeRate = `
 INSERT INTO rate_limit_windows AS w (key_id, resets_at, count) VALUES ($1, $2::timestamptz + $3 * interval '1 microsecond', 1)
 ON CONFLICT (key_id) DO UPDATE SET
@@ -36,15 +37,14 @@ ON CONFLICT (key_id) DO UPDATE SET
 RETURNING count, resets_at`
 
 // Take counts one request of key at now.
-func (r *RateWindows) Take(ctx context.Context, key string, tier api.RateTier, now time.Time) (api.RateDecision, error) {
+func (r *RateWindows) Take(ctx context.Context, key string, tier gateway.RateTier, now time.Time) (gateway.RateDecision, error) {
 	var (
 		count   int
 		resetAt time.Time
 	)
 	err := r.pool.QueryRow(ctx, sqlTakeRate, key, now, tier.Window.Microseconds(), tier.Limit).Scan(&count, &resetAt)
 	if err != nil {
-		return api.RateDecision{}, fmt.Errorf("rate window of key %s: %w", key, err)
+		return gateway.RateDecision{}, fmt.Errorf("rate window of key %s: %w", key, err)
 	}
-	return api.RateDecision{Allowed: count <= tier.Limit, Limit: tier.Limit, Remaining: max(0, tier.Limit-count),
-		ResetAt: resetAt}, nil
+	return tier.Decide(count, resetAt), nil
 }

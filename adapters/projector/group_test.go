@@ -14,25 +14,27 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
 // recordingStore is the real read-model store, noting which events this
 // worker applied (not skipped as already applied).
 type recordingStore struct {
-	*postgres.ReadModels
+	*readstore.ReadModels
 	mu      sync.Mutex
 	applied map[string]int // event id → times applied by this worker
 }
 
-func newRecordingStore(rm *postgres.ReadModels) *recordingStore {
+func newRecordingStore(rm *readstore.ReadModels) *recordingStore {
 	return &recordingStore{ReadModels: rm, applied: map[string]int{}}
 }
 
@@ -114,7 +116,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 		defer dcancel()
 		_ = kafka.DeleteTopic(dctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	background(t, rl.Run)
 
 	// Given two workers of one projection in one group.
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	group := projections.Balances.ConsumerGroup() + "-" + randomSuffix()
 	stores := []*recordingStore{newRecordingStore(rm), newRecordingStore(rm)}
 	for i, s := range stores {
@@ -143,7 +145,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 		background(t, w.Run)
 	}
 	var before map[string][]int32
-	waitFor(t, 90*time.Second, "the group to settle with two members", func() bool {
+	eventually.True(t, 90*time.Second, "the group to settle with two members", func() bool {
 		a, state, err := groupAssignment(ctx, brokers, group, topic)
 		if err != nil || state != "Stable" || len(a) != 2 {
 			return false
@@ -174,13 +176,13 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	eur := domain.MustCurrency("EUR")
 	const players = 36
 	for i := range players {
-		call := commands.ClientCall{ClientID: "grp", PlayerID: "p" + strconv.Itoa(i), TransactionID: "dep-" + strconv.Itoa(i),
+		call := domain.ClientTx{Client: "grp", Player: "p" + strconv.Itoa(i), ExternalTxID: "dep-" + strconv.Itoa(i),
 			Currency: eur}
 		if _, err := h.Deposit(ctx, call, domain.FromMinor(int64(1000+i), eur)); err != nil {
 			t.Fatal(err)
 		}
-		g := commands.GameCall{ClientID: "grp", PlayerID: call.PlayerID, Provider: "prov", GameID: "slot",
-			TransactionID: "bet-" + strconv.Itoa(i), Currency: eur}
+		g := domain.GameTx{Client: "grp", Player: call.Player, Provider: "prov", Game: "slot",
+			ExternalTxID: "bet-" + strconv.Itoa(i), Currency: eur}
 		if _, err := h.PlaceBet(ctx, g, domain.FromMinor(100, eur)); err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +191,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT max(position) FROM events`).Scan(&head); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 90*time.Second, fmt.Sprintf("the balances watermark to reach %d", head), func() bool {
+	eventually.True(t, 90*time.Second, fmt.Sprintf("the balances watermark to reach %d", head), func() bool {
 		pos, err := rm.Position(ctx, projections.Balances)
 		return err == nil && pos >= head
 	})

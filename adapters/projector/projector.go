@@ -72,7 +72,7 @@ const (
 	HeaderDLQFailedAt   = "dlq_failed_at"
 )
 
-// Store applies events to the read models (adapters/postgres.ReadModels).
+// Store applies events to the read models (adapters/postgres/readstore.ReadModels).
 type Store interface {
 	Apply(ctx context.Context, p projections.Projection, e domain.Event) (applied bool, err error)
 	ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error)

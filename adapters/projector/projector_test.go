@@ -17,13 +17,15 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -49,7 +51,7 @@ type rig struct {
 	url     string
 	brokers []string
 	topic   string
-	store   *postgres.ReadModels
+	store   *readstore.ReadModels
 	h       *commands.Handler
 	clock   *projectortest.Clock
 }
@@ -70,7 +72,7 @@ func newRig(t *testing.T) *rig {
 		defer cancel()
 		_ = kafka.DeleteTopic(ctx, brokers, dlq)
 	})
-	ledger, err := postgres.NewLedger(pool, postgres.LedgerConfig{}, testLogger(t))
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func newRig(t *testing.T) *rig {
 	}
 	background(t, rl.Run)
 	clock := &projectortest.Clock{}
-	return &rig{pool: pool, url: url, brokers: brokers, topic: topic, store: postgres.NewReadModels(pool),
+	return &rig{pool: pool, url: url, brokers: brokers, topic: topic, store: readstore.NewReadModels(pool),
 		h: commands.NewHandler(ledger, clock, projectortest.IDs{}), clock: clock}
 }
 
@@ -150,17 +152,6 @@ func (r *rig) startBoth(t *testing.T, store projector.Store, suffix string, twea
 	return ws
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (r *rig) head(t *testing.T) int64 {
 	t.Helper()
 	var head int64
@@ -174,7 +165,7 @@ func (r *rig) head(t *testing.T) int64 {
 func (r *rig) waitCaughtUp(t *testing.T, timeout time.Duration) int64 {
 	t.Helper()
 	head := r.head(t)
-	waitFor(t, timeout, fmt.Sprintf("both projections to reach position %d", head), func() bool {
+	eventually.True(t, timeout, fmt.Sprintf("both projections to reach position %d", head), func() bool {
 		for _, n := range projections.All {
 			pos, err := r.store.Position(context.Background(), n)
 			if err != nil {
@@ -228,7 +219,7 @@ func balances(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	return out
 }
 
-func historyLines(t *testing.T, store *postgres.ReadModels, f projections.TransactionFilter, p projections.Page) ([]string, projections.TransactionPage) {
+func historyLines(t *testing.T, store *readstore.ReadModels, f projections.TransactionFilter, p projections.Page) ([]string, projections.TransactionPage) {
 	t.Helper()
 	page, err := store.Transactions(context.Background(), f, p)
 	if err != nil {
@@ -268,7 +259,7 @@ var sessionHistory = []string{
 	"deposit 1000.00 settled",
 }
 
-func ggrLines(t *testing.T, store *postgres.ReadModels, group ...projections.Dimension) []string {
+func ggrLines(t *testing.T, store *readstore.ReadModels, group ...projections.Dimension) []string {
 	t.Helper()
 	rows, err := store.GGR(context.Background(), projections.ReportQuery{ClientID: projectortest.Client,
 		From: projectortest.Day1, To: projectortest.Day2, GroupBy: group})
@@ -337,7 +328,7 @@ func TestProjectorScriptedSession(t *testing.T) {
 		w.stop()
 	}
 	again := r.startBoth(t, r.store, randomSuffix(), nil)
-	waitFor(t, 60*time.Second, "the new groups to see every event", func() bool {
+	eventually.True(t, 60*time.Second, "the new groups to see every event", func() bool {
 		return again[0].Stats().Skipped >= projectortest.Events && again[1].Stats().Skipped >= projectortest.Events
 	})
 	for _, w := range again {
@@ -361,7 +352,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
-	if _, err := postgres.SeedEvents(ctx, r.pool, postgres.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
+	if _, err := eventstore.SeedEvents(ctx, r.pool, eventstore.SeedOptions{Events: 1500, Clients: 2, PlayersPerClient: 30, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	// The workers' own pool, so its connections can be cut.
@@ -375,16 +366,16 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	store := postgres.NewReadModels(pool)
+	store := readstore.NewReadModels(pool)
 	group := randomSuffix()
 	ws := r.startBoth(t, store, group, nil)
-	waitFor(t, 60*time.Second, "the projectors to be under way", func() bool { return ws[0].Stats().Applied >= 200 })
+	eventually.True(t, 60*time.Second, "the projectors to be under way", func() bool { return ws[0].Stats().Applied >= 200 })
 	var cut int
 	if err := r.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = 'projector-under-test'`).Scan(&cut); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the projectors to go on after the cut", func() bool { return ws[0].Stats().Applied >= 500 })
+	eventually.True(t, 60*time.Second, "the projectors to go on after the cut", func() bool { return ws[0].Stats().Applied >= 500 })
 	for _, w := range ws {
 		w.stop()
 	}
@@ -396,7 +387,7 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 
 	ws = r.startBoth(t, store, group, nil) // same groups: resume
 	r.waitCaughtUp(t, 120*time.Second)
-	for _, opts := range []postgres.ReplayOptions{{}, {Full: true}} {
+	for _, opts := range []readstore.ReplayOptions{{}, {Full: true}} {
 		rep, err := r.store.Compare(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -455,7 +446,7 @@ func TestProjectorDeadLetters(t *testing.T) {
 		c.MaxInvalidAttempts, c.GapTimeout = 2, 300*time.Millisecond
 	})
 	r.waitCaughtUp(t, 60*time.Second)
-	waitFor(t, 30*time.Second, "six dead letters", func() bool {
+	eventually.True(t, 30*time.Second, "six dead letters", func() bool {
 		return ws[0].Stats().DeadLettered+ws[1].Stats().DeadLettered >= 6
 	})
 	wantBalances := map[string]string{"client:acme:EUR": "750.00", "player:acme:p1:EUR": "144.00", "player:acme:p2:EUR": "73.00"}
@@ -513,7 +504,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := projector.New(postgres.NewReadModels(nil), tc.cfg, nil)
+			_, err := projector.New(readstore.NewReadModels(nil), tc.cfg, nil)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("err = %v", err)
 			}

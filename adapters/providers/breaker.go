@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/sony/gobreaker/v2"
-
-	"github.com/pitboss/pitboss/api"
 )
 
 // endpointBreaker is the circuit breaker of one provider endpoint. It
@@ -35,7 +34,7 @@ func (b *endpointBreaker) openFor() (time.Duration, bool) {
 
 // breaker returns the breaker of the route's i-th endpoint, replacing it
 // when the provider's breaker settings changed.
-func (r *Registry) breaker(route api.ProviderRoute, i int) *endpointBreaker {
+func (r *Registry) breaker(route gateway.ProviderRoute, i int) *endpointBreaker {
 	key := route.ProviderID + "\n" + route.Endpoints[i]
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,7 +51,7 @@ func (r *Registry) breaker(route api.ProviderRoute, i int) *endpointBreaker {
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(b.failures) },
 		// A refusal comes from a healthy endpoint.
 		IsSuccessful: func(err error) bool {
-			var rejected *api.ProviderRejectedError
+			var rejected *gateway.ProviderRejectedError
 			return err == nil || errors.As(err, &rejected)
 		},
 		// The launch request ending says nothing about the endpoint.

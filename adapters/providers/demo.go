@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // demoAdapter is the built-in demo provider: its game is a page Pitboss
@@ -12,7 +12,7 @@ import (
 type demoAdapter struct{ publicURL string }
 
 // gameURL is {PublicURL}/demo/play?session=<id>[&lang=<language>].
-func (d demoAdapter) gameURL(req api.LaunchRequest) string {
+func (d demoAdapter) gameURL(req gateway.LaunchRequest) string {
 	q := url.Values{"session": {req.SessionID}}
 	if req.Language != "" {
 		q.Set("lang", req.Language)

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // formXMLAdapter speaks the "form-xml" kind: POST {endpoint}/launch with an
@@ -47,7 +47,7 @@ func FormXMLHash(secret string, form url.Values) string {
 	return sign(secret, []byte(strings.Join(parts, "&")))
 }
 
-func (formXMLAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route api.ProviderRoute, req api.LaunchRequest) (string, error) {
+func (formXMLAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	form := url.Values{
 		"session":  {req.SessionID},
 		"operator": {req.ClientID},
@@ -81,7 +81,7 @@ func (formXMLAdapter) launch(ctx context.Context, client *http.Client, endpoint 
 	var a formXMLAnswer
 	if err := xml.Unmarshal(raw, &a); err != nil {
 		if status >= 400 {
-			return "", &api.ProviderRejectedError{Provider: route.ProviderID, Status: status, Message: "unreadable refusal"}
+			return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status, Message: "unreadable refusal"}
 		}
 		return "", &failure{reason: "bad_response", err: fmt.Errorf("answer is not the expected XML: %w", err)}
 	}
@@ -91,6 +91,6 @@ func (formXMLAdapter) launch(ctx context.Context, client *http.Client, endpoint 
 	if status < 300 && !strings.EqualFold(a.Result, "ERROR") {
 		return "", &failure{reason: "bad_response", err: fmt.Errorf("result %q is neither OK nor ERROR", clip(a.Result))}
 	}
-	return "", &api.ProviderRejectedError{Provider: route.ProviderID, Status: status, Code: clip(a.ErrorCode),
+	return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status, Code: clip(a.ErrorCode),
 		Message: clip(a.ErrorMessage)}
 }

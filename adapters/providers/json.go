@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // maxAnswerBytes bounds what we read of a provider's answer.
@@ -46,7 +46,7 @@ type jsonSessionAnswer struct {
 	Message   string `json:"message"`
 }
 
-func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route api.ProviderRoute, req api.LaunchRequest) (string, error) {
+func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	body, err := json.Marshal(jsonSessionRequest{Token: req.SessionID, OperatorID: req.ClientID, PlayerID: req.PlayerID,
 		GameCode: req.GameCode, Currency: req.Currency, Language: req.Language, LobbyURL: req.ReturnURL,
 		OperatorToken: req.ClientSessionToken, ExpiresAt: req.ExpiresAt.UTC().Format(time.RFC3339)})
@@ -73,7 +73,7 @@ func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint str
 		}
 		return checkGameURL(a.LaunchURL)
 	case status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout:
-		return "", &api.ProviderRejectedError{Provider: route.ProviderID, Status: status, Code: a.ErrorCode,
+		return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status, Code: a.ErrorCode,
 			Message: clip(a.Message)}
 	}
 	return "", &failure{reason: fmt.Sprintf("status_%d", status)}

@@ -17,9 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/sony/gobreaker/v2"
-
-	"github.com/pitboss/pitboss/api"
 )
 
 // Config configures a Registry.
@@ -66,9 +65,9 @@ func (c Config) Validate() error {
 
 // adapter speaks one kind of provider launch protocol against one
 // endpoint. It returns the game address; a refusal by the provider is an
-// *api.ProviderRejectedError, any other error is the endpoint's failure.
+// *gateway.ProviderRejectedError, any other error is the endpoint's failure.
 type adapter interface {
-	launch(ctx context.Context, client *http.Client, endpoint string, route api.ProviderRoute, req api.LaunchRequest) (string, error)
+	launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error)
 }
 
 // Registry launches games through the adapter of each provider's kind. It
@@ -84,7 +83,7 @@ type Registry struct {
 	turns    map[string]*atomic.Uint64   // round-robin position per provider
 }
 
-var _ api.Launcher = (*Registry)(nil)
+var _ gateway.Launcher = (*Registry)(nil)
 
 // NewRegistryWithConfig returns a registry with the built-in adapters.
 func NewRegistryWithConfig(cfg Config) (*Registry, error) {
@@ -94,14 +93,14 @@ func NewRegistryWithConfig(cfg Config) (*Registry, error) {
 	}
 	return &Registry{
 		cfg: cfg, log: cfg.Logger, demo: demoAdapter{publicURL: cfg.PublicURL},
-		adapters: map[string]adapter{api.ProviderKindJSON: jsonAdapter{}, api.ProviderKindFormXML: formXMLAdapter{}},
+		adapters: map[string]adapter{gateway.ProviderKindJSON: jsonAdapter{}, gateway.ProviderKindFormXML: formXMLAdapter{}},
 		breakers: map[string]*endpointBreaker{}, turns: map[string]*atomic.Uint64{},
 	}, nil
 }
 
 // Launch asks the provider for the game address, trying its endpoints in
 // turn. Endpoints whose breaker is open are skipped without a call.
-func (r *Registry) Launch(ctx context.Context, route api.ProviderRoute, req api.LaunchRequest) (string, error) {
+func (r *Registry) Launch(ctx context.Context, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	if err := r.usable(route); err != nil {
 		return "", err
 	}
@@ -109,7 +108,7 @@ func (r *Registry) Launch(ctx context.Context, route api.ProviderRoute, req api.
 		return r.demo.gameURL(req), nil
 	}
 	ad := r.adapters[route.Kind]
-	var failures []api.EndpointFailure
+	var failures []gateway.EndpointFailure
 	for _, i := range r.order(route) {
 		endpoint := route.Endpoints[i]
 		b := r.breaker(route, i)
@@ -117,7 +116,7 @@ func (r *Registry) Launch(ctx context.Context, route api.ProviderRoute, req api.
 		if err == nil {
 			return gameURL, nil
 		}
-		var rejected *api.ProviderRejectedError
+		var rejected *gateway.ProviderRejectedError
 		if errors.As(err, &rejected) {
 			return "", err
 		}
@@ -125,19 +124,19 @@ func (r *Registry) Launch(ctx context.Context, route api.ProviderRoute, req api.
 			return "", fmt.Errorf("launch at provider %s: %w", route.ProviderID, cerr)
 		}
 		reason := reasonOf(err)
-		failures = append(failures, api.EndpointFailure{Endpoint: i + 1, Reason: reason})
+		failures = append(failures, gateway.EndpointFailure{Endpoint: i + 1, Reason: reason})
 		if reason != "breaker_open" {
 			r.log.WarnContext(ctx, "provider endpoint failed", "provider", route.ProviderID, "endpoint", i+1,
 				"reason", reason, "error", err)
 		}
 	}
-	return "", &api.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.retryAfter(route),
+	return "", &gateway.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.retryAfter(route),
 		Endpoints: failures}
 }
 
 // call makes one bounded call to one endpoint. The request's own context
 // ending (the client went away) is excluded from the breaker's counts.
-func (r *Registry) call(ctx context.Context, ad adapter, endpoint string, route api.ProviderRoute, req api.LaunchRequest) (string, error) {
+func (r *Registry) call(ctx context.Context, ad adapter, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, route.Timeout)
 	defer cancel()
 	gameURL, err := ad.launch(cctx, r.cfg.HTTPClient, endpoint, route, req)
@@ -153,7 +152,7 @@ func (r *Registry) call(ctx context.Context, ad adapter, endpoint string, route 
 }
 
 // Ready is nil when some endpoint of the provider may be called now.
-func (r *Registry) Ready(route api.ProviderRoute) error {
+func (r *Registry) Ready(route gateway.ProviderRoute) error {
 	if err := r.usable(route); err != nil {
 		return err
 	}
@@ -164,23 +163,23 @@ func (r *Registry) Ready(route api.ProviderRoute) error {
 	if h.Available > 0 {
 		return nil
 	}
-	failures := make([]api.EndpointFailure, len(route.Endpoints))
+	failures := make([]gateway.EndpointFailure, len(route.Endpoints))
 	for i := range failures {
-		failures[i] = api.EndpointFailure{Endpoint: i + 1, Reason: "breaker_open"}
+		failures[i] = gateway.EndpointFailure{Endpoint: i + 1, Reason: "breaker_open"}
 	}
-	return &api.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: h.RetryAfter, Endpoints: failures}
+	return &gateway.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: h.RetryAfter, Endpoints: failures}
 }
 
 // Health summarises the breakers of the provider's endpoints. A demo
 // provider is always available.
-func (r *Registry) Health(route api.ProviderRoute) api.ProviderHealth {
+func (r *Registry) Health(route gateway.ProviderRoute) gateway.ProviderHealth {
 	if route.Validate() != nil {
-		return api.ProviderHealth{Status: api.ProviderUnavailable, Endpoints: len(route.Endpoints)}
+		return gateway.ProviderHealth{Status: gateway.ProviderUnavailable, Endpoints: len(route.Endpoints)}
 	}
 	if !route.Outbound() {
-		return api.ProviderHealth{Status: api.ProviderAvailable}
+		return gateway.ProviderHealth{Status: gateway.ProviderAvailable}
 	}
-	h := api.ProviderHealth{Endpoints: len(route.Endpoints)}
+	h := gateway.ProviderHealth{Endpoints: len(route.Endpoints)}
 	for i := range route.Endpoints {
 		if r.breaker(route, i).cb.State() != gobreaker.StateOpen {
 			h.Available++
@@ -188,32 +187,32 @@ func (r *Registry) Health(route api.ProviderRoute) api.ProviderHealth {
 	}
 	switch h.Available {
 	case h.Endpoints:
-		h.Status = api.ProviderAvailable
+		h.Status = gateway.ProviderAvailable
 	case 0:
-		h.Status = api.ProviderUnavailable
+		h.Status = gateway.ProviderUnavailable
 		h.RetryAfter = r.retryAfter(route)
 	default:
-		h.Status = api.ProviderDegraded
+		h.Status = gateway.ProviderDegraded
 	}
 	return h
 }
 
 // usable checks the provider's settings; unusable ones are a 503 that
 // names the reason, and an error in our log.
-func (r *Registry) usable(route api.ProviderRoute) error {
+func (r *Registry) usable(route gateway.ProviderRoute) error {
 	if err := route.Validate(); err != nil {
 		r.log.Error("provider is not configured for launches", "provider", route.ProviderID, "error", err)
-		return &api.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.cfg.NotConfiguredRetryAfter,
+		return &gateway.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.cfg.NotConfiguredRetryAfter,
 			Reason: "not_configured"}
 	}
 	return nil
 }
 
 // order is the sequence of endpoint indexes a launch tries.
-func (r *Registry) order(route api.ProviderRoute) []int {
+func (r *Registry) order(route gateway.ProviderRoute) []int {
 	n := len(route.Endpoints)
 	start := 0
-	if route.Balancing == api.BalancingRoundRobin && n > 1 {
+	if route.Balancing == gateway.BalancingRoundRobin && n > 1 {
 		r.mu.Lock()
 		turn, ok := r.turns[route.ProviderID]
 		if !ok {
@@ -232,7 +231,7 @@ func (r *Registry) order(route api.ProviderRoute) []int {
 
 // retryAfter is the time until the soonest open breaker among the
 // provider's endpoints half-opens; zero when one is not open.
-func (r *Registry) retryAfter(route api.ProviderRoute) time.Duration {
+func (r *Registry) retryAfter(route gateway.ProviderRoute) time.Duration {
 	var soonest time.Duration
 	for i := range route.Endpoints {
 		left, open := r.breaker(route, i).openFor()

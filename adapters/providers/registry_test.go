@@ -20,7 +20,8 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/providers"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 const (
@@ -41,13 +42,13 @@ func newRegistry(t *testing.T) *providers.Registry {
 // route is a provider route with the given kind and endpoints; the
 // timeout is generous for a loaded machine, the breaker opens after two
 // failures and half-opens after cooldown.
-func route(id, kind string, cooldown time.Duration, endpoints ...string) api.ProviderRoute {
-	return api.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: api.BalancingPriority,
+func route(id, kind string, cooldown time.Duration, endpoints ...string) gateway.ProviderRoute {
+	return gateway.ProviderRoute{ProviderID: id, Kind: kind, Endpoints: endpoints, Balancing: gateway.BalancingPriority,
 		Timeout: 2 * time.Second, BreakerFailures: 2, BreakerCooldown: cooldown, Secret: testSecret}
 }
 
-func launchReq() api.LaunchRequest {
-	return api.LaunchRequest{SessionID: "gs_abc", ClientID: "casino-1", PlayerID: "player-7", GameID: "our-slot",
+func launchReq() gateway.LaunchRequest {
+	return gateway.LaunchRequest{SessionID: "gs_abc", ClientID: "casino-1", PlayerID: "player-7", GameID: "our-slot",
 		GameCode: "their-slot-42", Currency: "EUR", Language: "pt-BR", ReturnURL: testPublicURL + "/v1/return?session=gs_abc",
 		ClientSessionToken: "client-token-9", ExpiresAt: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 }
@@ -88,11 +89,11 @@ func failing(status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", status) }
 }
 
-func unavailable(t *testing.T, err error) *api.ProviderUnavailableError {
+func unavailable(t *testing.T, err error) *gateway.ProviderUnavailableError {
 	t.Helper()
-	var pu *api.ProviderUnavailableError
+	var pu *gateway.ProviderUnavailableError
 	if !errors.As(err, &pu) {
-		t.Fatalf("error %v (%T), want *api.ProviderUnavailableError", err, err)
+		t.Fatalf("error %v (%T), want *gateway.ProviderUnavailableError", err, err)
 	}
 	return pu
 }
@@ -110,7 +111,7 @@ func TestJSONKindTransformsRequestAndAnswer(t *testing.T) {
 		_, _ = io.WriteString(w, `{"launchUrl":"https://games.example/play?t=xyz"}`)
 	})
 	reg := newRegistry(t)
-	u, err := reg.Launch(context.Background(), route("acme", api.ProviderKindJSON, time.Minute, p.URL+"/api/"), launchReq())
+	u, err := reg.Launch(context.Background(), route("acme", gateway.ProviderKindJSON, time.Minute, p.URL+"/api/"), launchReq())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestFormXMLKindTransformsRequestAndAnswer(t *testing.T) {
 			`<gameUrl>https://xml.example/g?s=`+r.PostForm.Get("session")+`&amp;l=`+r.PostForm.Get("language")+`</gameUrl></launchResponse>`)
 	})
 	reg := newRegistry(t)
-	u, err := reg.Launch(context.Background(), route("xmlco", api.ProviderKindFormXML, time.Minute, p.URL), launchReq())
+	u, err := reg.Launch(context.Background(), route("xmlco", gateway.ProviderKindFormXML, time.Minute, p.URL), launchReq())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,12 +214,12 @@ func TestRefusalsStopFailoverAndKeepTheBreakerClosed(t *testing.T) {
 		code     string
 		contains string
 	}{
-		{name: "json 404 with a code", kind: api.ProviderKindJSON, status: http.StatusNotFound, code: "GAME_NOT_FOUND",
+		{name: "json 404 with a code", kind: gateway.ProviderKindJSON, status: http.StatusNotFound, code: "GAME_NOT_FOUND",
 			handle: func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = io.WriteString(w, `{"errorCode":"GAME_NOT_FOUND","message":"no such game"}`)
 			}, contains: "no such game"},
-		{name: "form-xml ERROR with status 200", kind: api.ProviderKindFormXML, status: http.StatusOK, code: "CURRENCY",
+		{name: "form-xml ERROR with status 200", kind: gateway.ProviderKindFormXML, status: http.StatusOK, code: "CURRENCY",
 			handle: func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.WriteString(w, `<launchResponse><result>ERROR</result><errorCode>CURRENCY</errorCode>`+
 					`<errorMessage>EUR not offered</errorMessage></launchResponse>`)
@@ -232,7 +233,7 @@ func TestRefusalsStopFailoverAndKeepTheBreakerClosed(t *testing.T) {
 			rt := route("refuser", tc.kind, time.Minute, first.URL, second.URL)
 			for range 4 { // more than BreakerFailures
 				_, err := reg.Launch(context.Background(), rt, launchReq())
-				var rej *api.ProviderRejectedError
+				var rej *gateway.ProviderRejectedError
 				if !errors.As(err, &rej) {
 					t.Fatalf("error %v, want a refusal", err)
 				}
@@ -243,7 +244,7 @@ func TestRefusalsStopFailoverAndKeepTheBreakerClosed(t *testing.T) {
 			if second.hits.Load() != 0 {
 				t.Fatalf("a refusal failed over: second endpoint got %d calls", second.hits.Load())
 			}
-			if h := reg.Health(rt); h.Status != api.ProviderAvailable || h.Available != 2 {
+			if h := reg.Health(rt); h.Status != gateway.ProviderAvailable || h.Available != 2 {
 				t.Fatalf("health %+v after refusals, want available", h)
 			}
 		})
@@ -285,7 +286,7 @@ func TestFailoverOpensTheBreakerOfTheFailingEndpoint(t *testing.T) {
 			first := tc.first(t)
 			second := jsonProvider(t, "https://second.example/play")
 			reg := newRegistry(t)
-			rt := route("flaky-"+tc.reason, api.ProviderKindJSON, time.Hour, first, second.URL)
+			rt := route("flaky-"+tc.reason, gateway.ProviderKindJSON, time.Hour, first, second.URL)
 			if tc.reason == "timeout" {
 				rt.Timeout = time.Second
 			}
@@ -296,9 +297,9 @@ func TestFailoverOpensTheBreakerOfTheFailingEndpoint(t *testing.T) {
 				}
 				// Two failures (BreakerFailures) open the first
 				// endpoint's breaker; then it is skipped.
-				wantStatus := api.ProviderDegraded
+				wantStatus := gateway.ProviderDegraded
 				if i == 0 {
-					wantStatus = api.ProviderAvailable
+					wantStatus = gateway.ProviderAvailable
 				}
 				if h := reg.Health(rt); h.Status != wantStatus {
 					t.Fatalf("after launch %d health %+v, want %s", i, h, wantStatus)
@@ -319,7 +320,7 @@ func TestAllEndpointsDownIsUnavailableWithRetryAfter(t *testing.T) {
 	b := newProvider(t, failing(http.StatusServiceUnavailable))
 	reg := newRegistry(t)
 	const cooldown = 20 * time.Second
-	rt := route("down", api.ProviderKindJSON, cooldown, a.URL, b.URL)
+	rt := route("down", gateway.ProviderKindJSON, cooldown, a.URL, b.URL)
 
 	// The first launch tries both endpoints; neither breaker is open yet,
 	// so there is nothing to wait for.
@@ -346,7 +347,7 @@ func TestAllEndpointsDownIsUnavailableWithRetryAfter(t *testing.T) {
 			t.Fatalf("endpoint failures %+v, want breaker_open", pu.Endpoints)
 		}
 	}
-	if h := reg.Health(rt); h.Status != api.ProviderUnavailable || h.Available != 0 || h.RetryAfter <= 0 {
+	if h := reg.Health(rt); h.Status != gateway.ProviderUnavailable || h.Available != 0 || h.RetryAfter <= 0 {
 		t.Fatalf("health %+v", h)
 	}
 	ready := unavailable(t, reg.Ready(rt))
@@ -366,7 +367,7 @@ func TestHalfOpenProbeClosesTheBreakerWhenTheEndpointRecovers(t *testing.T) {
 	})
 	reg := newRegistry(t)
 	const cooldown = time.Second
-	rt := route("recovering", api.ProviderKindJSON, cooldown, p.URL)
+	rt := route("recovering", gateway.ProviderKindJSON, cooldown, p.URL)
 	for range 2 {
 		_, err := reg.Launch(context.Background(), rt, launchReq())
 		unavailable(t, err)
@@ -379,22 +380,18 @@ func TestHalfOpenProbeClosesTheBreakerWhenTheEndpointRecovers(t *testing.T) {
 	h := reg.Health(rt)
 	_, err := reg.Launch(context.Background(), rt, launchReq())
 	if time.Since(opened) < cooldown {
-		if h.Status != api.ProviderUnavailable || err == nil || p.hits.Load() != hits {
+		if h.Status != gateway.ProviderUnavailable || err == nil || p.hits.Load() != hits {
 			t.Fatalf("open breaker: health %+v, err %v, hits %d -> %d", h, err, hits, p.hits.Load())
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for reg.Health(rt).Status == api.ProviderUnavailable {
-		if time.Now().After(deadline) {
-			t.Fatal("breaker did not half-open")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, "the breaker to half-open", func() bool {
+		return reg.Health(rt).Status != gateway.ProviderUnavailable
+	})
 	u, err := reg.Launch(context.Background(), rt, launchReq())
 	if err != nil || u != "https://back.example/" {
 		t.Fatalf("probe: %q, %v", u, err)
 	}
-	if h := reg.Health(rt); h.Status != api.ProviderAvailable {
+	if h := reg.Health(rt); h.Status != gateway.ProviderAvailable {
 		t.Fatalf("health %+v after a good probe", h)
 	}
 }
@@ -403,8 +400,8 @@ func TestRoundRobinSpreadsLaunches(t *testing.T) {
 	a := jsonProvider(t, "https://a.example/")
 	b := jsonProvider(t, "https://b.example/")
 	reg := newRegistry(t)
-	rt := route("rr", api.ProviderKindJSON, time.Minute, a.URL, b.URL)
-	rt.Balancing = api.BalancingRoundRobin
+	rt := route("rr", gateway.ProviderKindJSON, time.Minute, a.URL, b.URL)
+	rt.Balancing = gateway.BalancingRoundRobin
 	seen := map[string]int{}
 	for range 6 {
 		u, err := reg.Launch(context.Background(), rt, launchReq())
@@ -417,7 +414,7 @@ func TestRoundRobinSpreadsLaunches(t *testing.T) {
 		t.Fatalf("launches per endpoint %v, want 3 each", seen)
 	}
 	// Priority always starts at the first endpoint.
-	rt.Balancing, rt.ProviderID = api.BalancingPriority, "prio"
+	rt.Balancing, rt.ProviderID = gateway.BalancingPriority, "prio"
 	for range 3 {
 		if u, err := reg.Launch(context.Background(), rt, launchReq()); err != nil || u != "https://a.example/" {
 			t.Fatalf("priority launch %q, %v", u, err)
@@ -436,7 +433,7 @@ func TestCallerGoingAwayDoesNotCountAgainstTheEndpoint(t *testing.T) {
 	})
 	defer close(release)
 	reg := newRegistry(t)
-	rt := route("slowpoke", api.ProviderKindJSON, time.Hour, p.URL)
+	rt := route("slowpoke", gateway.ProviderKindJSON, time.Hour, p.URL)
 	rt.BreakerFailures = 1
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -444,32 +441,32 @@ func TestCallerGoingAwayDoesNotCountAgainstTheEndpoint(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want the caller's deadline", err)
 	}
-	if h := reg.Health(rt); h.Status != api.ProviderAvailable {
+	if h := reg.Health(rt); h.Status != gateway.ProviderAvailable {
 		t.Fatalf("health %+v: the caller's own deadline opened the breaker", h)
 	}
 }
 
 func TestDemoAndMisconfiguredProviders(t *testing.T) {
 	reg := newRegistry(t)
-	demo := route("demo", api.ProviderKindDemo, time.Minute)
+	demo := route("demo", gateway.ProviderKindDemo, time.Minute)
 	u, err := reg.Launch(context.Background(), demo, launchReq())
 	if err != nil || u != testPublicURL+"/demo/play?lang=pt-BR&session=gs_abc" {
 		t.Fatalf("demo launch %q, %v", u, err)
 	}
-	if h := reg.Health(demo); h.Status != api.ProviderAvailable {
+	if h := reg.Health(demo); h.Status != gateway.ProviderAvailable {
 		t.Fatalf("demo health %+v", h)
 	}
-	for name, rt := range map[string]api.ProviderRoute{
-		"json without endpoints": route("empty", api.ProviderKindJSON, time.Minute),
+	for name, rt := range map[string]gateway.ProviderRoute{
+		"json without endpoints": route("empty", gateway.ProviderKindJSON, time.Minute),
 		"unknown kind":           route("odd", "carrier-pigeon", time.Minute, "http://127.0.0.1:1"),
-		"endpoint with a query":  route("q", api.ProviderKindJSON, time.Minute, "http://127.0.0.1:1/?x=1"),
+		"endpoint with a query":  route("q", gateway.ProviderKindJSON, time.Minute, "http://127.0.0.1:1/?x=1"),
 	} {
 		_, err := reg.Launch(context.Background(), rt, launchReq())
 		pu := unavailable(t, err)
 		if pu.Reason != "not_configured" || pu.RetryAfter <= 0 {
 			t.Fatalf("%s: %+v", name, pu)
 		}
-		if reg.Ready(rt) == nil || reg.Health(rt).Status != api.ProviderUnavailable {
+		if reg.Ready(rt) == nil || reg.Health(rt).Status != gateway.ProviderUnavailable {
 			t.Fatalf("%s: ready or healthy", name)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // writerLockKey stands in for the ledger writer's batch lock.
@@ -159,18 +160,6 @@ func newPublisher(t testing.TB, brokers []string) message.Publisher {
 	return p
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // caughtUp reports whether the checkpoint named name is at the last event.
 func caughtUp(t testing.TB, pool *pgxpool.Pool, name string) bool {
 	t.Helper()
@@ -191,7 +180,7 @@ func caughtUp(t testing.TB, pool *pgxpool.Pool, name string) bool {
 func waitCaughtUp(t testing.TB, pool *pgxpool.Pool, r *running, timeout time.Duration) {
 	t.Helper()
 	var last int64
-	waitFor(t, timeout, "the relay to catch up", func() bool {
+	eventually.True(t, timeout, "the relay to catch up", func() bool {
 		if !caughtUp(t, pool, relay.DefaultName) {
 			return false
 		}

@@ -211,6 +211,7 @@ func (r *Relay) tryLock(ctx context.Context) (*pgx.Conn, error) {
 		closeConn(pc.Hijack())
 		return nil, fmt.Errorf("try leader lock: %w", err)
 	}
+	r.stats.lockTries.Add(1)
 	if !ok {
 		pc.Release()
 		return nil, nil

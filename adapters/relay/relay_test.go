@@ -12,6 +12,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/relay"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // Position 1 is allocated before position 2 but commits after it. The relay
@@ -53,7 +54,7 @@ func TestGapSafeCommitOrder(t *testing.T) {
 			}
 
 			r := startRelay(t, pool, newPublisher(t, brokers), relay.Config{Topic: topic, PollInterval: 20 * time.Millisecond})
-			waitFor(t, 10*time.Second, "the relay to lead and poll", func() bool {
+			eventually.True(t, 10*time.Second, "the relay to lead and poll", func() bool {
 				s := r.Stats()
 				return s.Leader && s.Polls >= 10
 			})
@@ -147,7 +148,7 @@ func TestKillAndRestart(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("writer: %v", err)
 	}
-	waitFor(t, 60*time.Second, "the relay to catch up", func() bool { return caughtUp(t, pool, relay.DefaultName) })
+	eventually.True(t, 60*time.Second, "the relay to catch up", func() bool { return caughtUp(t, pool, relay.DefaultName) })
 
 	want := storedEvents(t, pool)
 	if len(want) != total {
@@ -174,7 +175,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	streams := streamsNamed("acct-standby", 5)
 
 	first := startRelay(t, pool, newPublisher(t, brokers), cfg)
-	waitFor(t, 10*time.Second, "the first relay to lead", func() bool { return first.Stats().Leader })
+	eventually.True(t, 10*time.Second, "the first relay to lead", func() bool { return first.Stats().Leader })
 	second := startRelay(t, pool, newPublisher(t, brokers), cfg)
 
 	for range 6 {
@@ -183,14 +184,20 @@ func TestStandbyTakesOver(t *testing.T) {
 		}
 	}
 	waitCaughtUp(t, pool, first, 30*time.Second)
-	time.Sleep(3 * cfg.StandbyRetry) // give a wrongly eager standby its chance
+	// Give a wrongly eager standby its chance: three more tries of the lock
+	// (or its first term, which the check below reports).
+	tries := second.Stats().LockTries
+	eventually.True(t, 30*time.Second, "the standby to try the lock three more times", func() bool {
+		s := second.Stats()
+		return s.LockTries >= tries+3 || s.Terms != 0
+	})
 	s1, s2 := first.Stats(), second.Stats()
 	if !s1.Leader || s2.Leader || s2.Terms != 0 || s2.Published != 0 || s1.Published != 300 {
 		t.Fatalf("want the first relay alone to publish 300:\nfirst  %+v\nsecond %+v", s1, s2)
 	}
 
 	first.stop(t)
-	waitFor(t, 10*time.Second, "the standby to lead", func() bool { return second.Stats().Leader })
+	eventually.True(t, 10*time.Second, "the standby to lead", func() bool { return second.Stats().Leader })
 	for range 4 {
 		if err := writeBatch(ctx, pool, streams, 50); err != nil {
 			t.Fatal(err)
@@ -223,19 +230,19 @@ func TestLeaderConnectionDies(t *testing.T) {
 	if err := writeBatch(ctx, pool, streams, 30); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the relay to catch up", func() bool { return caughtUp(t, pool, relay.DefaultName) })
+	eventually.True(t, 30*time.Second, "the relay to catch up", func() bool { return caughtUp(t, pool, relay.DefaultName) })
 
 	if killed := terminateLeader(t, pool); killed != 1 {
 		t.Fatalf("terminated %d leader sessions, want 1", killed)
 	}
 	// The relay waits for a notification with a 1s poll: a dead connection
 	// must end that wait at once, not after the poll interval.
-	waitFor(t, 5*time.Second, "a new leader term", func() bool { s := r.Stats(); return s.Terms == 2 && s.Leader })
+	eventually.True(t, 5*time.Second, "a new leader term", func() bool { s := r.Stats(); return s.Terms == 2 && s.Leader })
 
 	if err := writeBatch(ctx, pool, streams, 30); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the relay to catch up again", func() bool { return caughtUp(t, pool, relay.DefaultName) })
+	eventually.True(t, 30*time.Second, "the relay to catch up again", func() bool { return caughtUp(t, pool, relay.DefaultName) })
 	want := storedEvents(t, pool)
 	checkRecords(t, readTopic(t, brokers, topic, want), want)
 }
@@ -296,7 +303,7 @@ func TestPublishRetry(t *testing.T) {
 	r := startRelay(t, pool, pub, relay.Config{Topic: topic, MaxPublishAttempts: 3,
 		PublishBackoff: 20 * time.Millisecond, MaxPublishBackoff: 40 * time.Millisecond, StandbyRetry: 50 * time.Millisecond})
 
-	waitFor(t, 10*time.Second, "the first failures", func() bool { return r.Stats().PublishErrors >= 2 })
+	eventually.True(t, 10*time.Second, "the first failures", func() bool { return r.Stats().PublishErrors >= 2 })
 	var rows int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM relay_checkpoints`).Scan(&rows); err != nil || rows != 0 {
 		t.Fatalf("a checkpoint was stored before any publish succeeded (rows %d, err %v)", rows, err)

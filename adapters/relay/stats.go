@@ -25,6 +25,10 @@ type Stats struct {
 	PublishErrors uint64
 	// Polls counts reads of the event store, empty ones included.
 	Polls uint64
+	// LockTries counts the answers to a try of the leader lock, granted
+	// or not: a standby's count grows every StandbyRetry, so a test can
+	// see a standby keep trying (and being refused) while another leads.
+	LockTries uint64
 }
 
 // Stats returns the relay's counters. Lag in time is
@@ -40,6 +44,7 @@ func (r *Relay) Stats() Stats {
 		Batches:       r.stats.batches.Load(),
 		PublishErrors: r.stats.publishErrors.Load(),
 		Polls:         r.stats.polls.Load(),
+		LockTries:     r.stats.lockTries.Load(),
 	}
 	if ns := r.stats.publishedAt.Load(); ns != 0 {
 		s.PublishedAt = time.Unix(0, ns)
@@ -57,6 +62,7 @@ type stats struct {
 	batches       atomic.Uint64
 	publishErrors atomic.Uint64
 	polls         atomic.Uint64
+	lockTries     atomic.Uint64
 }
 
 func (s *stats) published(n int, last row, at time.Time) {

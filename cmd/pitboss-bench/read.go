@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The read side at scale: a generated ledger of cfg.Events events (COPY,
@@ -129,7 +130,7 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 	// clients at a time (docs/read-models.md): about 2.7 GB per million
 	// events of the largest pass. The benchmark shares the machine, so it
 	// does not start a rebuild the machine cannot hold.
-	largest, err := postgres.LargestReplayPass(ctx, pool, postgres.DefaultPassEvents)
+	largest, err := readstore.LargestReplayPass(ctx, pool, readstore.DefaultPassEvents)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		if _, err := gw.CreateClient(ctx, c, "Benchmark operator "+c, "sandbox"); err != nil {
 			return rep, err
 		}
-		k, _, err := gw.IssueKey(ctx, c, api.AllScopes, nil)
+		k, _, err := gw.IssueKey(ctx, c, gateway.AllScopes, nil)
 		if err != nil {
 			return rep, err
 		}

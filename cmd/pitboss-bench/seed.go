@@ -197,7 +197,7 @@ SELECT format('DROP INDEX %I.%I', n.nspname, c.relname), pg_get_indexdef(i.index
 	return make, nil
 }
 
-// ledgerLockKey is postgres.DefaultLedgerLockKey ("pitbossL"); repeated so
+// ledgerLockKey is eventstore.DefaultLedgerLockKey ("pitbossL"); repeated so
 // this file needs nothing unexported from the adapter.
 const ledgerLockKey int64 = 0x706974626f73734c
 
@@ -419,14 +419,14 @@ func (g *generator) decide() (domain.Change, error) {
 		return g.settle(p)
 	case p.session == "":
 		if bal < 100*p.mult {
-			ctx.ExternalTx = g.nextID("dep")
+			ctx.ExternalTxID = g.nextID("dep")
 			return domain.DecideDeposit(g.view, ctx, g.money(p, int64(200+g.rnd.IntN(5)*200)*p.mult), g.env())
 		}
 		prov := g.rnd.IntN(g.opts.Providers)
 		p.provider, p.game = providerName(prov), g.games[prov][g.rnd.IntN(len(g.games[prov]))]
 		p.session, p.spins = g.nextID("sess"), 20+g.rnd.IntN(180)
 		ch, err := domain.DecideLaunch(g.view, domain.Launch{Client: p.client, Player: p.id, Provider: p.provider,
-			Game: p.game, Session: p.session, ExternalTx: g.nextID("launch"), Currency: p.cur,
+			Game: p.game, Session: p.session, ExternalTxID: g.nextID("launch"), Currency: p.cur,
 			ExpiresAt: g.now().Add(4 * time.Hour)}, g.env())
 		if err != nil {
 			p.session = ""
@@ -436,13 +436,13 @@ func (g *generator) decide() (domain.Change, error) {
 	r := g.rnd.IntN(1000)
 	switch {
 	case r < 3 && bal > 50*p.mult:
-		ctx.ExternalTx = g.nextID("wd")
+		ctx.ExternalTxID = g.nextID("wd")
 		return domain.DecideWithdrawal(g.view, ctx, g.money(p, bal/2), g.env())
 	case r < 4:
-		ctx.ExternalTx, ctx.Reason = g.nextID("adj"), "goodwill"
+		ctx.ExternalTxID, ctx.Reason = g.nextID("adj"), "goodwill"
 		return domain.DecideAdjustment(g.view, ctx, g.money(p, int64(1+g.rnd.IntN(10))*p.mult), g.env())
 	case bal < 10*p.mult:
-		ctx.ExternalTx = g.nextID("dep")
+		ctx.ExternalTxID = g.nextID("dep")
 		return domain.DecideDeposit(g.view, ctx, g.money(p, int64(200+g.rnd.IntN(5)*200)*p.mult), g.env())
 	}
 	steps := []int64{1, 2, 5, 10, 20, 50, 100}
@@ -453,7 +453,7 @@ func (g *generator) decide() (domain.Change, error) {
 	gt := g.gameTx(p, g.nextID("round"), g.nextID("bet"))
 	ch, err := domain.DecideBet(g.view, gt, g.money(p, amount), g.env())
 	if err == nil {
-		p.round, p.bet, p.betAmount = gt.Round, gt.ExternalTx, amount
+		p.round, p.bet, p.betAmount = gt.Round, gt.ExternalTxID, amount
 	}
 	return ch, err
 }
@@ -487,7 +487,7 @@ func (g *generator) settle(p *genPlayer) (domain.Change, error) {
 
 func (g *generator) gameTx(p *genPlayer, round, ext string) domain.GameTx {
 	return domain.GameTx{Client: p.client, Player: p.id, Provider: p.provider, Game: p.game, Round: round,
-		Session: p.session, ExternalTx: ext, Currency: p.cur}
+		Session: p.session, ExternalTxID: ext, Currency: p.cur}
 }
 
 func (g *generator) money(p *genPlayer, minor int64) domain.Money {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 )
 
@@ -44,8 +45,8 @@ func TestSeedLedgerVerifies(t *testing.T) {
 		t.Errorf("verify saw %d events, head %d", rep.Events, rep.HeadPosition)
 	}
 
-	rm := postgres.NewReadModels(pool)
-	replayed, err := rm.Compare(ctx, postgres.ReplayOptions{Full: true, Shadow: true})
+	rm := readstore.NewReadModels(pool)
+	replayed, err := rm.Compare(ctx, readstore.ReplayOptions{Full: true, Shadow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestSeedLedgerVerifies(t *testing.T) {
 	if _, err := rm.Swap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := rm.Compare(ctx, postgres.ReplayOptions{Full: true}); err != nil || again.Differences() != 0 {
+	if again, err := rm.Compare(ctx, readstore.ReplayOptions{Full: true}); err != nil || again.Differences() != 0 {
 		t.Errorf("after the swap, a rebuild differs in %d rows (%v)", again.Differences(), err)
 	}
 

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The `client` and `key` commands: the admin API's client and key
@@ -61,11 +61,12 @@ func writeJSON(out io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// cliError turns the API's validation errors into plain messages.
+// cliError turns the gateway's validation errors into plain messages: the
+// message alone, without the field the HTTP answer adds.
 func cliError(err error) error {
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		return errors.New(ae.Message)
+	var fe *gateway.FieldError
+	if errors.As(err, &fe) {
+		return errors.New(fe.Message)
 	}
 	return err
 }
@@ -102,7 +103,7 @@ type cliClient struct {
 	Created     *bool     `json:"created,omitempty"`
 }
 
-func toCLIClient(c api.Client) cliClient {
+func toCLIClient(c gateway.Client) cliClient {
 	return cliClient{ID: c.ID, Name: c.Name, Environment: c.Environment, Plan: c.Plan, CreatedAt: c.CreatedAt.UTC()}
 }
 
@@ -145,7 +146,7 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 			return err
 		}
 		if env.v == "" {
-			env.v = api.EnvironmentSandbox
+			env.v = gateway.EnvironmentSandbox
 		}
 		if plan.v == "" {
 			plan.v = cfg.Admin.RateLimits.DefaultTier
@@ -153,7 +154,7 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 		if err := cliClientChecks(cfg, name.v, plan.v, env.v); err != nil {
 			return err
 		}
-		c, created, err := gw.AddClient(ctx, api.Client{ID: *id, Name: name.v, Environment: env.v, Plan: plan.v})
+		c, created, err := gw.AddClient(ctx, gateway.Client{ID: *id, Name: name.v, Environment: env.v, Plan: plan.v})
 		if err != nil {
 			return err
 		}
@@ -216,11 +217,11 @@ func cliClientChecks(cfg config, name, plan, env string) error {
 	if strings.TrimSpace(name) == "" {
 		return errors.New("--name is required")
 	}
-	if err := api.CheckEnvironment(env); err != nil {
+	if err := gateway.CheckEnvironment(env); err != nil {
 		return cliError(err)
 	}
-	if !cfg.Admin.RateLimits.Has(plan) {
-		return fmt.Errorf("plan %q is not a configured tier; tiers are %s", plan, strings.Join(cfg.Admin.RateLimits.Names(), ", "))
+	if err := cfg.Admin.RateLimits.CheckPlan(plan); err != nil {
+		return cliError(err)
 	}
 	return nil
 }
@@ -236,11 +237,13 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 	if name.set && strings.TrimSpace(name.v) == "" {
 		return errors.New("--name must not be empty")
 	}
-	if plan.set && !cfg.Admin.RateLimits.Has(plan.v) {
-		return fmt.Errorf("plan %q is not a configured tier; tiers are %s", plan.v, strings.Join(cfg.Admin.RateLimits.Names(), ", "))
+	if plan.set {
+		if err := cfg.Admin.RateLimits.CheckPlan(plan.v); err != nil {
+			return cliError(err)
+		}
 	}
 	if forward.set && forward.v != "" {
-		if err := api.CheckCallbackURL("--forward-callback-url", forward.v, cfg.Delivery.AllowPrivate); err != nil {
+		if err := gateway.CheckCallbackURL("--forward-callback-url", forward.v, cfg.Delivery.AllowPrivate); err != nil {
 			return cliError(err)
 		}
 	}
@@ -272,7 +275,7 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 				ls.RequireSignature = sig
 			}
 			if allowList.set {
-				if ls.IPAllowList, err = api.ParseAllowList(splitList(allowList.v)); err != nil {
+				if ls.IPAllowList, err = gateway.ParseAllowList(splitList(allowList.v)); err != nil {
 					return cliError(err)
 				}
 			}
@@ -297,7 +300,7 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 		}
 	}
 	if name.set || plan.set {
-		ch := api.ClientChange{}
+		ch := gateway.ClientChange{}
 		if name.set {
 			ch.Name = &name.v
 		}
@@ -331,7 +334,7 @@ type cliKey struct {
 	Key         string     `json:"key,omitempty"`
 }
 
-func toCLIKey(k api.APIKey, now time.Time) cliKey {
+func toCLIKey(k gateway.APIKey, now time.Time) cliKey {
 	return cliKey{ID: k.ID, ClientID: k.ClientID, Prefix: k.Prefix, Label: k.Label, Environment: k.Environment,
 		Scopes: k.Scopes, Status: k.State(now), CreatedAt: k.CreatedAt.UTC(), ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
 		LastUsedAt: k.LastUsedAt, ReplacedBy: k.ReplacedBy}
@@ -359,7 +362,7 @@ func expiry(in time.Duration, at string, now time.Time) (*time.Time, error) {
 		if err != nil {
 			return nil, errors.New("--expires-at must be an RFC 3339 time such as 2027-01-01T00:00:00Z")
 		}
-		if err := api.CheckExpiry(&t, now); err != nil {
+		if err := gateway.CheckExpiry(&t, now); err != nil {
 			return nil, errors.New("--expires-at must be in the future")
 		}
 		return &t, nil
@@ -381,11 +384,11 @@ func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) e
 	asJSON := fs.Bool("json", false, "print JSON")
 	clientID := fs.String("client", "", "client id")
 	keyID := fs.String("key", "", "key id (the hex after pb_test_ / pb_live_)")
-	scopes := fs.String("scopes", "", "comma-separated scopes, or all: "+strings.Join(api.AllScopes, ", "))
+	scopes := fs.String("scopes", "", "comma-separated scopes, or all: "+strings.Join(gateway.AllScopes, ", "))
 	label := fs.String("label", "", "what the key is for")
 	expiresIn := fs.Duration("expires-in", 0, "the key expires after this long")
 	expiresAt := fs.String("expires-at", "", "the key expires at this RFC 3339 time")
-	grace := fs.Duration("grace", api.DefaultRotationGrace, "rotate: how long the old key keeps working")
+	grace := fs.Duration("grace", gateway.DefaultRotationGrace, "rotate: how long the old key keeps working")
 	if err := parseFlags(fs, args[1:], out, out); err != nil {
 		return err
 	}
@@ -403,33 +406,33 @@ func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) e
 	case "issue":
 		list := splitList(*scopes)
 		if *scopes == "all" {
-			list = api.AllScopes
+			list = gateway.AllScopes
 		}
-		checked, err := api.CheckScopes(list)
+		checked, err := gateway.CheckScopes(list)
 		if err != nil {
 			return cliError(err)
 		}
-		if err := api.CheckKeyLabel(*label); err != nil {
+		if err := gateway.CheckKeyLabel(*label); err != nil {
 			return cliError(err)
 		}
 		exp, err := expiry(*expiresIn, *expiresAt, now)
 		if err != nil {
 			return err
 		}
-		k, err := gw.IssueAPIKey(ctx, api.KeySpec{ClientID: *clientID, Scopes: checked, Label: *label, ExpiresAt: exp})
+		k, err := gw.IssueAPIKey(ctx, gateway.KeySpec{ClientID: *clientID, Scopes: checked, Label: *label, ExpiresAt: exp})
 		if err != nil {
 			return err
 		}
 		return printNewKey(out, k, now, *asJSON, "")
 	case "rotate":
-		if err := api.CheckGrace(*grace); err != nil {
+		if err := gateway.CheckGrace(*grace); err != nil {
 			return errors.New("--grace must be from 0 to 720h (30 days)")
 		}
 		exp, err := expiry(*expiresIn, *expiresAt, now)
 		if err != nil {
 			return err
 		}
-		k, old, err := gw.RotateAPIKey(ctx, api.RotateSpec{ClientID: *clientID, KeyID: *keyID, Grace: *grace, ExpiresAt: exp})
+		k, old, err := gw.RotateAPIKey(ctx, gateway.RotateSpec{ClientID: *clientID, KeyID: *keyID, Grace: *grace, ExpiresAt: exp})
 		if err != nil {
 			return err
 		}
@@ -472,7 +475,7 @@ func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) e
 	return fmt.Errorf("key: unknown subcommand %q", args[0])
 }
 
-func printNewKey(out io.Writer, k api.IssuedKey, now time.Time, asJSON bool, note string) error {
+func printNewKey(out io.Writer, k gateway.IssuedKey, now time.Time, asJSON bool, note string) error {
 	if asJSON {
 		v := toCLIKey(k.APIKey, now)
 		v.Key = k.Secret

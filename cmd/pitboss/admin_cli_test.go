@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // cli runs a client or key command and returns its output.
@@ -89,7 +89,7 @@ func TestClientAndKeyCommands(t *testing.T) {
 		len(issued.Scopes) != 2 {
 		t.Fatalf("issued %+v", issued)
 	}
-	if p, err := gw.AuthenticateKey(t.Context(), api.HashKey(issued.Key)); err != nil || p.ClientID != "acme" || p.Plan != "standard" {
+	if p, err := gw.AuthenticateKey(t.Context(), gateway.HashKey(issued.Key)); err != nil || p.ClientID != "acme" || p.Plan != "standard" {
 		t.Fatalf("the issued key does not authenticate: %+v %v", p, err)
 	}
 	text, err := cli(t, cfg, "key", "issue", "--client", "acme", "--scopes", "all")
@@ -119,7 +119,7 @@ func TestClientAndKeyCommands(t *testing.T) {
 	if revoked.Status != "revoked" {
 		t.Fatalf("revoked %+v", revoked)
 	}
-	if _, err := gw.AuthenticateKey(t.Context(), api.HashKey(rotated.Key)); err == nil {
+	if _, err := gw.AuthenticateKey(t.Context(), gateway.HashKey(rotated.Key)); err == nil {
 		t.Fatal("a revoked key authenticates")
 	}
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // adminConfig is the admin API, rate-limit, usage and readiness settings
@@ -23,7 +24,7 @@ type adminConfig struct {
 	// folder, if `pitboss sandbox` made one, else the admin API is off.
 	Token string
 	// RateLimits is PITBOSS_RATE_TIERS and PITBOSS_RATE_DEFAULT_TIER.
-	RateLimits api.RateLimits
+	RateLimits gateway.RateLimits
 	// RateStore is PITBOSS_RATE_LIMIT_STORE: memory (each API process
 	// counts on its own) or postgres (shared windows).
 	RateStore string
@@ -48,11 +49,11 @@ func (a *adminConfig) load() []error {
 		errs = append(errs, fmt.Errorf("PITBOSS_ADMIN_TOKEN must be at least %d characters (try: openssl rand -hex 32)",
 			api.MinAdminTokenLength))
 	}
-	tiers, err := api.ParseRateTiers(env("PITBOSS_RATE_TIERS", api.DefaultRateTiers))
+	tiers, err := gateway.ParseRateTiers(env("PITBOSS_RATE_TIERS", gateway.DefaultRateTiers))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_RATE_TIERS: %w", err))
 	}
-	a.RateLimits = api.RateLimits{Tiers: tiers, DefaultTier: strings.ToLower(env("PITBOSS_RATE_DEFAULT_TIER", api.DefaultRateTier))}
+	a.RateLimits = gateway.RateLimits{Tiers: tiers, DefaultTier: strings.ToLower(env("PITBOSS_RATE_DEFAULT_TIER", gateway.DefaultRateTier))}
 	if err == nil {
 		if err := a.RateLimits.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("PITBOSS_RATE_DEFAULT_TIER: %w", err))

@@ -13,8 +13,10 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Wiring of the service basics for serve: metrics, usage metering, rate
@@ -23,8 +25,8 @@ import (
 // The one registry feeds both ports (adapters and api never import each
 // other, so the checks live here).
 var (
-	_ postgres.LedgerObserver = (*metrics.Registry)(nil)
-	_ api.Metrics             = (*metrics.Registry)(nil)
+	_ eventstore.LedgerObserver = (*metrics.Registry)(nil)
+	_ api.Metrics               = (*metrics.Registry)(nil)
 )
 
 // lagScrapeTimeout bounds the database read behind the lag series.
@@ -35,7 +37,7 @@ const lagScrapeTimeout = 2 * time.Second
 type metering struct {
 	usage *postgres.Usage
 	meter *api.UsageMeter
-	rates api.RateStore
+	rates gateway.RateStore
 	ready []api.ReadyCheck
 }
 
@@ -45,8 +47,8 @@ func newMetering(cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log
 	usage := postgres.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, cfg.Admin.UsageFlushInterval, log)
 	registry.WatchUsage(meter)
-	registry.WatchLag(lagSource(postgres.NewLag(pool)), time.Now, lagScrapeTimeout, log)
-	var rates api.RateStore // nil: each process's memory
+	registry.WatchLag(postgres.NewLag(pool), time.Now, lagScrapeTimeout, log)
+	var rates gateway.RateStore // nil: each process's memory
 	if cfg.Admin.RateStore == "postgres" {
 		rates = postgres.NewRateWindows(pool)
 	}
@@ -119,25 +121,4 @@ func watchRelay(registry *metrics.Registry, r *relay.Relay) {
 		counter("pitboss_relay_publish_errors_total", "Failed tries to publish a batch.",
 			func(s relay.Stats) float64 { return float64(s.PublishErrors) }),
 	)
-}
-
-// lagSource reads the relay and projection lag for the lag series: the
-// store's answer in the metrics package's own terms.
-func lagSource(src api.LagSource) metrics.LagSource {
-	return func(ctx context.Context) (metrics.Lag, error) {
-		lag, err := src.Lag(ctx)
-		if err != nil {
-			return metrics.Lag{}, err
-		}
-		out := metrics.Lag{Head: lag.Head}
-		for _, r := range lag.Relays {
-			out.Relays = append(out.Relays, metrics.RelayLag{Name: r.Name, Position: r.Position,
-				LastPublishedAt: r.LastPublishedAt, OldestUnpublishedAt: r.OldestUnpublishedAt})
-		}
-		for _, p := range lag.Projections {
-			out.Projections = append(out.Projections, metrics.ProjectionLag{Name: p.Name, Position: p.Position,
-				OldestUnappliedAt: p.OldestUnappliedAt})
-		}
-		return out, nil
-	}
 }

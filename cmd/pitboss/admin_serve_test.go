@@ -21,8 +21,9 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // Component tests of `pitboss serve`: the whole service on real Postgres
@@ -86,25 +87,23 @@ func startServe(t *testing.T, cfg config, roles string) *running {
 			t.Error("serve did not stop within 60 s")
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.NoError(t, 60*time.Second, "serve to answer /healthz", func() error {
 		resp, err := http.Get(r.base + "/healthz")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return r
+				return nil
 			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
 		}
 		select {
 		case err := <-r.done:
 			t.Fatalf("serve stopped before answering: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer /healthz within 60 s: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
+	return r
 }
 
 // stop cancels serve and waits for it to return.
@@ -126,10 +125,10 @@ func newKey(t *testing.T, pool *pgxpool.Pool) (clientID, key string) {
 	t.Helper()
 	gw := postgres.NewGateway(pool)
 	clientID = "client-" + randomHex(4)
-	if _, _, err := gw.AddClient(t.Context(), api.Client{ID: clientID, Name: "C", Environment: "sandbox", Plan: "standard"}); err != nil {
+	if _, _, err := gw.AddClient(t.Context(), gateway.Client{ID: clientID, Name: "C", Environment: "sandbox", Plan: "standard"}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := gw.IssueAPIKey(t.Context(), api.KeySpec{ClientID: clientID, Scopes: api.AllScopes})
+	k, err := gw.IssueAPIKey(t.Context(), gateway.KeySpec{ClientID: clientID, Scopes: gateway.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,31 +155,32 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(90 * time.Second))
+	// Expect: 100-continue makes the server say when the handler first
+	// reads the body: from then on the request is in flight, the handler
+	// waiting for the rest of the body.
 	head := "POST /api/v1/transactions HTTP/1.1\r\nHost: " + cfg.HTTPAddr + "\r\nAuthorization: Bearer " + key +
-		"\r\nContent-Type: application/json\r\nX-Request-Id: slow-1\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n"
+		"\r\nContent-Type: application/json\r\nX-Request-Id: slow-1\r\nExpect: 100-continue\r\nContent-Length: " +
+		fmt.Sprint(len(body)) + "\r\n\r\n"
 	half := len(body) / 2
 	if _, err := io.WriteString(conn, head+body[:half]); err != nil {
 		t.Fatal(err)
 	}
-	// Let the server read the headers and start the handler, which now
-	// waits for the rest of the body.
-	time.Sleep(time.Second)
+	answers := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(answers, nil); err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue once the handler reads the body: %v %v", resp, err)
+	}
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.stop(t) }()
 	// Shutdown has begun once the listener refuses new connections.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.True(t, 30*time.Second, "the listener to refuse connections after shutdown began", func() bool {
 		c, err := net.DialTimeout("tcp", cfg.HTTPAddr, time.Second)
 		if err != nil {
-			break
+			return true
 		}
 		_ = c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the listener still accepts connections 30 s after shutdown began")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	select {
 	case err := <-stopped:
 		t.Fatalf("serve returned (%v) while a request was in flight", err)
@@ -190,7 +190,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	if _, err := io.WriteString(conn, body[half:]); err != nil {
 		t.Fatalf("finish the body: %v", err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(answers, nil)
 	if err != nil {
 		t.Fatalf("read the answer: %v", err)
 	}
@@ -299,8 +299,7 @@ func TestServeRequestIDReachesKafka(t *testing.T) {
 		}
 	})
 	t.Run("metrics show the relay caught up", func(t *testing.T) {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		eventually.NoError(t, 60*time.Second, "the relay series to catch up", func() error {
 			resp, err := http.Get(srv.base + "/metrics")
 			if err != nil {
 				t.Fatal(err)
@@ -310,13 +309,10 @@ func TestServeRequestIDReachesKafka(t *testing.T) {
 			s := string(text)
 			if strings.Contains(s, "\npitboss_relay_lag_events{relay=\"kafka\"} 0\n") && strings.Contains(s, "\npitboss_relay_leader 1\n") &&
 				strings.Contains(s, "\npitboss_relay_published_events_total 1\n") {
-				return
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("relay series not caught up within 60 s:\n%s", grepPitboss(s, "relay"))
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return fmt.Errorf("relay series:\n%s", grepPitboss(s, "relay"))
+		})
 	})
 	if err := srv.stop(t); err != nil {
 		t.Fatalf("serve: %v", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/demogame"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Wiring of the built-in demo game (docs/providers-and-games.md): its own
@@ -17,7 +18,7 @@ var _ demogame.Host = (*api.Server)(nil)
 
 // mountDemoGame adds /demo/... to srv; the game calls the provider wallet
 // at walletURL.
-func mountDemoGame(srv *api.Server, walletURL string, sessions api.Sessions, catalog api.Catalog, games api.GameCatalog,
+func mountDemoGame(srv *api.Server, walletURL string, sessions gateway.Sessions, catalog gateway.Catalog, games gateway.GameCatalog,
 	log *slog.Logger) error {
 	g, err := demogame.New(demogame.Config{WalletURL: walletURL, Host: srv, Sessions: demoSessions{sessions},
 		Catalog: demoCatalog{catalog}, Routes: demoRoutes{games}, Logger: log})
@@ -29,7 +30,7 @@ func mountDemoGame(srv *api.Server, walletURL string, sessions api.Sessions, cat
 }
 
 // demoSessions reads game sessions for the demo game.
-type demoSessions struct{ s api.Sessions }
+type demoSessions struct{ s gateway.Sessions }
 
 func (d demoSessions) Session(ctx context.Context, id string) (demogame.Session, error) {
 	s, err := d.s.Session(ctx, id)
@@ -41,7 +42,7 @@ func (d demoSessions) Session(ctx context.Context, id string) (demogame.Session,
 }
 
 // demoCatalog reads providers and games for the demo game.
-type demoCatalog struct{ c api.Catalog }
+type demoCatalog struct{ c gateway.Catalog }
 
 func (d demoCatalog) Provider(ctx context.Context, id string) (demogame.Provider, error) {
 	p, err := d.c.Provider(ctx, id)
@@ -60,7 +61,7 @@ func (d demoCatalog) Game(ctx context.Context, id string) (demogame.GameInfo, er
 }
 
 // demoRoutes reads providers' route kinds for the demo game.
-type demoRoutes struct{ g api.GameCatalog }
+type demoRoutes struct{ g gateway.GameCatalog }
 
 func (d demoRoutes) ProviderRoute(ctx context.Context, providerID string) (demogame.ProviderRoute, error) {
 	r, err := d.g.ProviderRoute(ctx, providerID)

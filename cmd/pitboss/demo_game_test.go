@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestServeMountsTheDemoGame: serve mounts the demo game on its API
@@ -23,14 +23,14 @@ func TestServeMountsTheDemoGame(t *testing.T) {
 	srv := startServe(t, cfg, "api")
 	_, key := newKey(t, pool)
 	gw := postgres.NewGateway(pool)
-	if err := gw.UpsertProvider(t.Context(), api.Provider{ID: "demo", Name: "Demo", Secret: "s-" + randomHex(8), Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(t.Context(), gateway.Provider{ID: "demo", Name: "Demo", Secret: "s-" + randomHex(8), Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.SetProviderRoute(t.Context(), api.ProviderRoute{ProviderID: "demo", Kind: api.ProviderKindDemo,
-		Balancing: api.BalancingPriority, Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: time.Minute}); err != nil {
+	if err := gw.SetProviderRoute(t.Context(), gateway.ProviderRoute{ProviderID: "demo", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.UpsertGame(t.Context(), api.Game{ID: "demo-slot", ProviderID: "demo", Name: "Demo Slot", Category: "slots",
+	if err := gw.UpsertGame(t.Context(), gateway.Game{ID: "demo-slot", ProviderID: "demo", Name: "Demo Slot", Category: "slots",
 		Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -29,7 +30,7 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 			return fmt.Errorf("kafka topic %s at %s: %w", t.name, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
 	}
-	store := postgres.NewReadModels(pool)
+	store := readstore.NewReadModels(pool)
 	for _, n := range projections.All {
 		w, err := projector.New(store, projector.Config{Brokers: cfg.KafkaBrokers, Topic: cfg.Topic, Projection: n}, log)
 		if err != nil {
@@ -42,6 +43,6 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 
 // readQueries are the read-model queries the API answers from.
 func readQueries(pool *pgxpool.Pool) *projections.Queries {
-	rm := postgres.NewReadModels(pool)
-	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: postgres.NewAccounts(pool)}
+	rm := readstore.NewReadModels(pool)
+	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
 }

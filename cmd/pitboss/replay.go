@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 )
 
 // errDifferences makes `pitboss replay` exit 1 when the rebuild differs.
@@ -28,7 +30,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		"differences then include the projectors' lag")
 	examples := fs.Int("diffs", 10, "differences listed per table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	passEvents := fs.Int64("pass-events", postgres.DefaultPassEvents, "most events rebuilt in memory at once "+
+	passEvents := fs.Int64("pass-events", readstore.DefaultPassEvents, "most events rebuilt in memory at once "+
 		"(about 1.2 GB of heap per million); clients are rebuilt in passes of at most this many, a larger client alone")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
@@ -48,13 +50,13 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	rm := postgres.NewReadModels(pool)
+	rm := readstore.NewReadModels(pool)
 	bar := &progressBar{w: stderr}
 	if *passEvents < 1 {
 		printUsage(fs, stderr)
 		return &exitError{exitUsage, errors.New("replay: --pass-events must be at least 1")}
 	}
-	opts := postgres.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, PassEvents: *passEvents}
+	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, PassEvents: *passEvents}
 	if !*quiet {
 		opts.Progress = bar.update
 	}
@@ -91,7 +93,7 @@ func rebuildGC() {
 	}
 }
 
-func printReport(w io.Writer, rep postgres.ReplayReport) {
+func printReport(w io.Writer, rep readstore.ReplayReport) {
 	rate := float64(rep.Events) / max(rep.Read+rep.Write, time.Millisecond).Seconds()
 	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %d pass(es), %s: read and apply %s, write shadow %s; %.0f events/s\n",
 		rep.Events, rep.Head, rep.Skipped, rep.Passes, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
@@ -117,7 +119,7 @@ type progressBar struct {
 	last int
 }
 
-func (b *progressBar) update(p postgres.ReplayProgress) {
+func (b *progressBar) update(p readstore.ReplayProgress) {
 	const width = 30
 	frac := 1.0
 	if p.Total > 0 {
@@ -140,7 +142,7 @@ func (b *progressBar) update(p postgres.ReplayProgress) {
 }
 
 // seedEvents is the hidden `pitboss seed-events`: it fills an empty event
-// store with a generated ledger for benchmarks (see postgres.SeedEvents).
+// store with a generated ledger for benchmarks (see eventstore.SeedEvents).
 func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed-events", flag.ContinueOnError)
 	n := fs.Int("events", 1_000_000, "events to generate")
@@ -164,7 +166,7 @@ func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr i
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	res, err := postgres.SeedEvents(ctx, pool, postgres.SeedOptions{Events: *n, Clients: *clients,
+	res, err := eventstore.SeedEvents(ctx, pool, eventstore.SeedOptions{Events: *n, Clients: *clients,
 		PlayersPerClient: *players, Seed: *seed})
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 const (
@@ -52,12 +52,12 @@ func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writ
 	keyFile := filepath.Join(cfg.DataDir, "sandbox.key")
 	key, err := readSecret(keyFile)
 	if err == nil {
-		if _, aerr := gw.AuthenticateKey(ctx, api.HashKey(key)); aerr != nil {
+		if _, aerr := gw.AuthenticateKey(ctx, gateway.HashKey(key)); aerr != nil {
 			err = aerr // the file is stale (database was reset): issue a new key
 		}
 	}
 	if err != nil {
-		if key, _, err = gw.IssueKey(ctx, sandboxClient, api.AllScopes, nil); err != nil {
+		if key, _, err = gw.IssueKey(ctx, sandboxClient, gateway.AllScopes, nil); err != nil {
 			return err
 		}
 		if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
@@ -74,17 +74,17 @@ func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writ
 			return fmt.Errorf("save demo provider secret: %w", err)
 		}
 	}
-	if err := gw.UpsertProvider(ctx, api.Provider{ID: demoProvider, Name: "Pitboss Demo Games", Secret: secret, Enabled: true}); err != nil {
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: demoProvider, Name: "Pitboss Demo Games", Secret: secret, Enabled: true}); err != nil {
 		return err
 	}
-	if err := gw.UpsertGame(ctx, api.Game{ID: demoGame, ProviderID: demoProvider, Name: "Demo Slot", Category: "slots", Enabled: true}); err != nil {
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: demoGame, ProviderID: demoProvider, Name: "Demo Slot", Category: "slots", Enabled: true}); err != nil {
 		return err
 	}
 	// The demo provider is the built-in game: its game_url is our own
 	// /demo/play page (docs/providers-and-games.md).
-	if err := gw.SetProviderRoute(ctx, api.ProviderRoute{ProviderID: demoProvider, Kind: api.ProviderKindDemo,
-		Balancing: api.BalancingPriority, Timeout: api.DefaultProviderTimeout, BreakerFailures: api.DefaultBreakerFailures,
-		BreakerCooldown: api.DefaultBreakerCooldown}); err != nil {
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: demoProvider, Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures,
+		BreakerCooldown: gateway.DefaultBreakerCooldown}); err != nil {
 		return err
 	}
 	clientSecret, err := sandboxLaunch(ctx, box, pool)

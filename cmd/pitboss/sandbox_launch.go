@@ -10,7 +10,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // sandboxLaunch gives the sandbox client what the signed launch needs: a
@@ -32,7 +32,7 @@ func sandboxLaunch(ctx context.Context, box *secretbox.Box, pool *pgxpool.Pool) 
 	if err != nil {
 		return "", err
 	}
-	err = lc.SetLaunchSettings(ctx, sandboxClient, api.LaunchSettings{
+	err = lc.SetLaunchSettings(ctx, sandboxClient, gateway.LaunchSettings{
 		AllowedReturnHosts: []string{"localhost", "127.0.0.1"}, DefaultCurrency: "EUR"})
 	return secret, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 )
 
@@ -74,7 +75,8 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	defer pool.Close()
 	a := postgres.NewAudit(pool)
-	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
+	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch,
+		ReadModels: readstore.NewReadModels(pool)}
 	var pr *progressPrinter
 	if !*quiet {
 		pr = &progressPrinter{w: stderr}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/audit"
 )
@@ -32,7 +33,7 @@ func exitCode(err error) int {
 func TestVerifyAndExportCommands(t *testing.T) {
 	t.Parallel()
 	pool, dsn := pgtest.NewDatabase(t)
-	if _, err := postgres.SeedEvents(t.Context(), pool, postgres.SeedOptions{Events: 300, Clients: 2, PlayersPerClient: 5, Seed: 3}); err != nil {
+	if _, err := eventstore.SeedEvents(t.Context(), pool, eventstore.SeedOptions{Events: 300, Clients: 2, PlayersPerClient: 5, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := config{DatabaseURL: dsn}

@@ -89,12 +89,12 @@ func Session(ctx context.Context, h *commands.Handler, clock *Clock) ([]commands
 		}
 		return m
 	}
-	client := func(player, tx string) commands.ClientCall {
-		return commands.ClientCall{ClientID: Client, PlayerID: player, TransactionID: tx, Currency: eur}
+	client := func(player, tx string) domain.ClientTx {
+		return domain.ClientTx{Client: Client, Player: player, ExternalTxID: tx, Currency: eur}
 	}
-	game := func(player, game, round, tx string, closed, promo bool) commands.GameCall {
-		return commands.GameCall{ClientID: Client, PlayerID: player, Provider: Provider, GameID: game, RoundID: round,
-			SessionID: "s-" + player, TransactionID: tx, Currency: eur, RoundClosed: closed, Promo: promo}
+	game := func(player, game, round, tx string, closed, promo bool) domain.GameTx {
+		return domain.GameTx{Client: Client, Player: player, Provider: Provider, Game: game, Round: round,
+			Session: "s-" + player, ExternalTxID: tx, Currency: eur, RoundClosed: closed, Promo: promo}
 	}
 	steps := []func() (commands.Result, error){
 		func() (commands.Result, error) { return h.Deposit(ctx, client("", "dep-1"), money("1000.00")) },

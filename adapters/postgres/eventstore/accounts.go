@@ -1,0 +1,57 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// Accounts reads the committed state of accounts and of the event chain.
+// It reads the rows the ledger writes in its batch transactions, so it sees
+// every committed command at once (the read models may lag).
+type Accounts struct {
+	pool *pgxpool.Pool
+}
+
+var (
+	_ commands.Balances      = (*Accounts)(nil)
+	_ projections.LedgerHead = (*Accounts)(nil)
+)
+
+// NewAccounts returns a reader over pool.
+func NewAccounts(pool *pgxpool.Pool) *Accounts { return &Accounts{pool: pool} }
+
+// Account returns the balance and stream version of id. An account that
+// has never been written is empty, not an error.
+func (a *Accounts) Account(ctx context.Context, id domain.AccountID) (domain.AccountState, error) {
+	var s domain.AccountState
+	err := a.pool.QueryRow(ctx, `SELECT balance, version FROM accounts WHERE account_id = $1`, string(id)).
+		Scan(&s.Balance, &s.Version)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return domain.AccountState{}, nil
+	case err != nil:
+		return domain.AccountState{}, fmt.Errorf("read account %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// Head returns the position and hash of the last committed event, or 0 and
+// domain.GenesisHash when there is none.
+func (a *Accounts) Head(ctx context.Context) (position int64, hash []byte, err error) {
+	err = a.pool.QueryRow(ctx, sqlHead).Scan(&position, &hash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, append([]byte(nil), domain.GenesisHash...), nil
+	case err != nil:
+		return 0, nil, fmt.Errorf("read chain head: %w", err)
+	}
+	return position, hash, nil
+}

@@ -1,0 +1,188 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// persist writes the changed accounts and records, notifies the relay and
+// commits, all in one round trip.
+func (l *Ledger) persist(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.View) error {
+	dirty := v.DirtyAccounts()
+	ids := make([]string, 0, len(dirty))
+	for id := range dirty {
+		ids = append(ids, string(id))
+	}
+	slices.Sort(ids) // a stable row order, so row locks are taken in one order
+	kinds := make([]string, len(ids))
+	currencies := make([]string, len(ids))
+	balances := make([]int64, len(ids))
+	versions := make([]int64, len(ids))
+	lastPos := make([]int64, len(ids))
+	for i, s := range ids {
+		id := domain.AccountID(s)
+		st := dirty[id]
+		kinds[i], currencies[i] = id.Kind().String(), id.CurrencyCode()
+		balances[i], versions[i], lastPos[i] = st.Balance, st.Version, b.lastPos[id]
+	}
+
+	recs, isNew := v.DirtyRecords()
+	var newRecs, changedRecs recordColumns
+	for i := range recs {
+		rec := &recs[i]
+		if p, ok := b.eventPos[rec.EventID]; ok && rec.Position == 0 {
+			rec.Position = p
+		}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("encode record %s: %w", rec.Key, err)
+		}
+		if isNew[i] {
+			newRecs.add(rec, raw)
+		} else {
+			changedRecs.add(rec, raw)
+		}
+	}
+
+	q := &pgx.Batch{}
+	q.Queue(sqlUpsertAccounts, ids, kinds, currencies, balances, versions, lastPos)
+	if len(newRecs.keys) > 0 {
+		q.Queue(sqlInsertRecords, newRecs.keys, newRecs.kinds, newRecs.records)
+	}
+	if len(changedRecs.keys) > 0 {
+		q.Queue(sqlUpdateRecords, changedRecs.keys, changedRecs.kinds, changedRecs.records)
+	}
+	q.Queue("SELECT pg_notify($1, '')", l.cfg.NotifyChannel)
+	q.Queue("COMMIT")
+	br := conn.SendBatch(ctx, q)
+	err := readPersist(br, len(ids), len(newRecs.keys), len(changedRecs.keys))
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("commit: %w", cerr)
+	}
+	return err
+}
+
+func readPersist(br pgx.BatchResults, accounts, newRecs, changedRecs int) error {
+	expect := func(what string, n int) error {
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if tag.RowsAffected() != int64(n) {
+			return fmt.Errorf("%s: %d rows written, expected %d", what, tag.RowsAffected(), n)
+		}
+		return nil
+	}
+	if err := expect("save accounts", accounts); err != nil {
+		return err
+	}
+	if newRecs > 0 {
+		if err := expect("insert records", newRecs); err != nil {
+			return err
+		}
+	}
+	if changedRecs > 0 {
+		if err := expect("update records", changedRecs); err != nil {
+			return err
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	// COMMIT of a failed transaction answers ROLLBACK without an error.
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("commit: transaction ended with %s", tag.String())
+	}
+	return nil
+}
+
+type recordColumns struct{ keys, kinds, records []string }
+
+func (c *recordColumns) add(rec *domain.TxRecord, raw []byte) {
+	c.keys = append(c.keys, rec.Key)
+	c.kinds = append(c.kinds, string(rec.Kind))
+	c.records = append(c.records, string(raw))
+}
+
+// asConcurrencyError turns a taken stream version into the error commands
+// retry; anything else is returned as it is.
+func asConcurrencyError(err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" || pgErr.ConstraintName != "events_stream_version_key" {
+		return err
+	}
+	stream, version := parseStreamVersionKey(pgErr.Detail)
+	return fmt.Errorf("%w: %w", &domain.ConcurrencyError{StreamID: stream, Expected: version - 1}, err)
+}
+
+// parseStreamVersionKey reads the key from a unique-violation detail such as
+// "Key (stream_id, stream_version)=(player:c:p:EUR, 3) already exists.".
+// Account ids cannot contain ", ", so the last one separates the values.
+func parseStreamVersionKey(detail string) (string, int64) {
+	_, rest, ok := strings.Cut(detail, ")=(")
+	if !ok {
+		return "", 0
+	}
+	rest, _, ok = strings.Cut(rest, ") already exists")
+	if !ok {
+		return "", 0
+	}
+	i := strings.LastIndex(rest, ", ")
+	if i < 0 {
+		return "", 0
+	}
+	v, err := strconv.ParseInt(rest[i+2:], 10, 64)
+	if err != nil {
+		return rest[:i], 0
+	}
+	return rest[:i], v
+}
+
+// eventRows feeds COPY. Values reuses one slice: pgx encodes each row
+// before it asks for the next.
+type eventRows struct {
+	rows []eventRow
+	next int
+	vals [9]any
+}
+
+type eventRow struct {
+	position         int64
+	id               pgtype.UUID
+	event            *domain.Event
+	body, prev, hash []byte
+}
+
+func (s *eventRows) reset() {
+	clear(s.rows)
+	s.rows, s.next = s.rows[:0], 0
+}
+
+func (s *eventRows) Next() bool {
+	s.next++
+	return s.next <= len(s.rows)
+}
+
+func (s *eventRows) Values() ([]any, error) {
+	r := &s.rows[s.next-1]
+	e := r.event
+	s.vals = [9]any{r.position, r.id, string(e.StreamID), e.Version, string(e.Type), e.OccurredAt, r.body, r.prev, r.hash}
+	return s.vals[:], nil
+}
+
+func (s *eventRows) Err() error { return nil }

@@ -1,0 +1,29 @@
+package eventstore
+
+// The statements of a batch transaction: load.go reads the state with the
+// first three (Accounts.Head shares sqlHead), append.go writes it back with
+// the others (SeedEvents shares sqlUpsertAccounts).
+const (
+	sqlLoadAccounts = `SELECT account_id, balance, version FROM accounts WHERE account_id = ANY($1::text[])`
+	sqlLoadRecords  = `SELECT key, record FROM tx_records WHERE key = ANY($1::text[])`
+	sqlHead         = `SELECT position, hash FROM events ORDER BY position DESC LIMIT 1`
+
+	sqlUpsertAccounts = `
+INSERT INTO accounts (account_id, kind, currency, balance, version, last_position)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+ON CONFLICT (account_id) DO UPDATE
+   SET balance = EXCLUDED.balance, version = EXCLUDED.version,
+       last_position = EXCLUDED.last_position, updated_at = now()`
+	// A plain INSERT: a key that already exists is a broken batch (an
+	// operation that did not declare a record it wrote), never a silent pass.
+	sqlInsertRecords = `
+INSERT INTO tx_records (key, kind, record)
+SELECT u.key, u.kind, u.record::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, kind, record)`
+	sqlUpdateRecords = `
+UPDATE tx_records t SET kind = u.kind, record = u.record::jsonb, updated_at = now()
+  FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, kind, record)
+ WHERE t.key = u.key`
+)
+
+var eventColumns = []string{"position", "event_id", "stream_id", "stream_version", "event_type",
+	"occurred_at", "body", "prev_hash", "hash"}

@@ -1,0 +1,136 @@
+package readstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// SwapReport tells what Swap did.
+type SwapReport struct {
+	// CaughtUp is the number of events the live projector had applied since
+	// the rebuild's snapshot, applied to the rebuild before the swap.
+	CaughtUp int
+}
+
+// ErrNoShadow is returned by Swap when there is no rebuilt schema.
+var ErrNoShadow = errors.New("no rebuilt read models to swap in: run a rebuild with Shadow first")
+
+// Swap makes the shadow schema the live read models, atomically. In one
+// transaction it blocks the projectors' writes (they wait, then carry on
+// against the new tables), applies to the shadow tables every event the live
+// checkpoints have and the shadow's do not (what the projectors did since
+// the rebuild's snapshot), moves the shadow's watermarks, and renames the
+// schemas. Queries never see a half-swapped state.
+func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
+	var rep SwapReport
+	state, err := m.shadowState(ctx, m.pool)
+	if err != nil {
+		return rep, err
+	}
+	switch state {
+	case shadowWritten:
+		if err := m.prepareShadow(ctx); err != nil {
+			return rep, err
+		}
+	case shadowReady:
+	default:
+		return rep, ErrNoShadow
+	}
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if state, err := m.shadowState(ctx, tx); err != nil {
+		return rep, err
+	} else if state != shadowReady {
+		return rep, ErrNoShadow // another swap took it meanwhile
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+m.t("checkpoints")+` IN EXCLUSIVE MODE`); err != nil {
+		return rep, fmt.Errorf("lock live checkpoints: %w", err)
+	}
+	shadow := newReadModelsIn(m.pool, postgres.ShadowSchema)
+	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
+		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
+		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
+	type behind struct {
+		p        projections.Name
+		stream   string
+		from, to int64
+	}
+	lag, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (behind, error) {
+		var b behind
+		var p string
+		err := r.Scan(&p, &b.stream, &b.from, &b.to)
+		b.p = projections.Name(p)
+		return b, err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("compare checkpoints: %w", err)
+	}
+	for _, b := range lag {
+		proj, err := projections.ByName(b.p)
+		if err != nil {
+			return rep, err
+		}
+		rows, _ := tx.Query(ctx, `SELECT position, stream_version, body FROM events
+			WHERE stream_id = $1 AND stream_version > $2 AND stream_version <= $3 ORDER BY stream_version`, b.stream, b.from, b.to)
+		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rawEvent, error) {
+			var e rawEvent
+			err := r.Scan(&e.position, &e.version, &e.body)
+			return e, err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("read events of %s: %w", b.stream, err)
+		}
+		for _, raw := range evs {
+			e, err := domain.DecodeBody(raw.body)
+			if err == nil {
+				_, err = shadow.applyOn(ctx, tx, proj, e, false)
+				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
+					return rep, fmt.Errorf("catch up %s of %s at version %d: %w", b.p, b.stream, raw.version, err)
+				}
+			}
+			if err != nil {
+				// The live projector dead-lettered it: so does the rebuild.
+				if _, err := tx.Exec(ctx, shadow.sql.skipCheckpoint, string(b.p), b.stream, raw.version, raw.position); err != nil {
+					return rep, fmt.Errorf("skip %s of %s: %w", b.p, b.stream, err)
+				}
+			}
+			rep.CaughtUp++
+		}
+	}
+	for _, p := range projections.All {
+		for {
+			_, more, err := shadow.advanceStep(ctx, tx, p, false)
+			if err != nil {
+				return rep, err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	old := pgx.Identifier{postgres.ReadModelSchema + "_old"}.Sanitize()
+	for _, stmt := range []string{
+		`COMMENT ON SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` IS NULL`,
+		`ALTER SCHEMA ` + pgx.Identifier{m.schema}.Sanitize() + ` RENAME TO ` + old,
+		`ALTER SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
+		`DROP SCHEMA ` + old + ` CASCADE`,
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return rep, fmt.Errorf("swap schemas: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return rep, fmt.Errorf("commit swap: %w", err)
+	}
+	return rep, nil
+}

@@ -1,0 +1,16 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/gateway/gatewaytest"
+)
+
+func TestRateWindows(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	gatewaytest.RunRateStore(t, func(*testing.T) gateway.RateStore { return postgres.NewRateWindows(pool) })
+}

@@ -1,5 +1,0 @@
-//go:build race
-
-package relay_test
-
-const raceEnabled = true

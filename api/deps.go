@@ -1,0 +1,30 @@
+package api
+
+import (
+	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/gateway"
+)
+
+// AdminDeps are the stores behind /admin/v1. Without Clients the admin API
+// answers 503; without Launch, Callbacks or Deps.Webhooks the fields and
+// routes they serve answer 503.
+type AdminDeps struct {
+	Clients   gateway.AdminClients
+	Launch    gateway.AdminLaunch
+	Callbacks gateway.AdminCallbacks
+}
+
+// ConsoleDeps are the stores behind the routes the console added to the
+// API (docs/console.md). Each may be nil: its route then answers 503, or
+// (the overview's lag) leaves its part out.
+type ConsoleDeps struct {
+	// Lag reads the relay's and the projections' lag (GET
+	// /api/v1/console/overview).
+	Lag gateway.LagSource
+	// Verifications reads the last recorded `pitboss verify` run (GET
+	// /api/v1/audit/head).
+	Verifications audit.Runs
+	// Details reads one history row with its ledger events (GET
+	// /api/v1/transactions/{id}).
+	Details audit.TransactionDetails
+}

@@ -1,0 +1,50 @@
+package audit
+
+import (
+	"context"
+
+	"github.com/pitboss/pitboss/projections"
+)
+
+// The ports below are what the audit and console routes read; the event
+// store implements them (adapters/postgres). They live here, beside the
+// records they carry, so that neither the HTTP layer nor the gateway model
+// has to import the other's rooms to name them.
+
+// Log pages the event log for GET /api/v1/audit/events.
+type Log interface {
+	// ClientEvents returns up to limit events of clientID (its streams, and
+	// data.client_id is clientID) with a position above after, in position
+	// order, and the head of the whole chain, all read in one snapshot.
+	ClientEvents(ctx context.Context, clientID string, after int64, limit int) (Page, error)
+}
+
+// Page is one page of a client's events.
+type Page struct {
+	Events       []Record
+	HeadPosition int64  // the last position in the store, every client's events counted
+	HeadHash     []byte // its hash; nil for an empty store
+}
+
+// Runs reads the verification runs recorded in audit_runs.
+type Runs interface {
+	// LastRun is the most recent run; ok is false when there is none.
+	LastRun(ctx context.Context) (rep Report, ok bool, err error)
+}
+
+// TransactionDetail is one row of a client's transaction history with the
+// ledger events behind it.
+type TransactionDetail struct {
+	Transaction projections.Transaction
+	// Events are, in position order: for a game result, every bet, win and
+	// rollback event of its round; for any other row, its own event and
+	// the rollback events that reference it.
+	Events []Record
+}
+
+// TransactionDetails reads history rows with their events.
+type TransactionDetails interface {
+	// TransactionDetail returns the client's row id. A row that does not
+	// exist or is another client's is domain.ErrNotFound.
+	TransactionDetail(ctx context.Context, clientID, id string) (TransactionDetail, error)
+}

@@ -1,0 +1,69 @@
+package gateway_test
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/pitboss/pitboss/gateway"
+)
+
+func TestParseAllowList(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		entries []string
+		want    string // prefixes joined by spaces
+		msg     string
+	}{
+		{name: "none", entries: nil, want: ""},
+		{name: "CIDRs and addresses", entries: []string{"203.0.113.0/24", " 198.51.100.7 ", "2001:db8::/32", "2001:db8::1"},
+			want: "203.0.113.0/24 198.51.100.7/32 2001:db8::/32 2001:db8::1/128"},
+		{name: "host bits masked", entries: []string{"203.0.113.77/24"}, want: "203.0.113.0/24"},
+		{name: "IPv4-mapped address unmapped", entries: []string{"::ffff:198.51.100.7"}, want: "198.51.100.7/32"},
+		{name: "not an address", entries: []string{"203.0.113.0/24", "nope"},
+			msg: `ip_allow_list entry "nope" is not a CIDR or an IP address`},
+		{name: "bad prefix length", entries: []string{"10.0.0.0/33"},
+			msg: `ip_allow_list entry "10.0.0.0/33" is not a CIDR or an IP address`},
+		{name: "long entry clipped", entries: []string{strings.Repeat("9", 45)},
+			msg: `ip_allow_list entry "` + strings.Repeat("9", 40) + `…" is not a CIDR or an IP address`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := gateway.ParseAllowList(tc.entries)
+			if wantFieldError(t, err, "ip_allow_list", tc.msg) != nil {
+				return
+			}
+			var s []string
+			for _, p := range got {
+				s = append(s, p.String())
+			}
+			if strings.Join(s, " ") != tc.want {
+				t.Fatalf("prefixes %v, want %s", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestLaunchClientSignatureRequired(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	tests := []struct {
+		env     string
+		require *bool
+		want    bool
+	}{
+		{gateway.EnvironmentProduction, nil, true},
+		{gateway.EnvironmentSandbox, nil, false},
+		{gateway.EnvironmentProduction, &no, false},
+		{gateway.EnvironmentSandbox, &yes, true},
+	}
+	for _, tc := range tests {
+		c := gateway.LaunchClient{Environment: tc.env, LaunchSettings: gateway.LaunchSettings{RequireSignature: tc.require,
+			IPAllowList: []netip.Prefix{}}}
+		if got := c.SignatureRequired(); got != tc.want {
+			t.Errorf("%s, require %v: %v, want %v", tc.env, tc.require, got, tc.want)
+		}
+	}
+}

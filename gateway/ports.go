@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Scopes a key may hold.
+const (
+	ScopeLaunch            = "launch"
+	ScopeTransactionsRead  = "transactions:read"
+	ScopeTransactionsWrite = "transactions:write"
+	ScopeWalletRead        = "wallet:read"
+	ScopeReportsRead       = "reports:read"
+	ScopeAuditRead         = "audit:read"
+	// ScopeDeliveriesRead reads the delivery log, webhook endpoints and the
+	// forwarded-callback setting; ScopeDeliveriesWrite also manages them
+	// (webhook CRUD, secret rotation, re-send).
+	ScopeDeliveriesRead  = "deliveries:read"
+	ScopeDeliveriesWrite = "deliveries:write"
+)
+
+// AllScopes lists every scope, for a sandbox key.
+var AllScopes = []string{ScopeLaunch, ScopeTransactionsRead, ScopeTransactionsWrite, ScopeWalletRead,
+	ScopeReportsRead, ScopeAuditRead, ScopeDeliveriesRead, ScopeDeliveriesWrite}
+
+// Principal is the client behind an authenticated API key.
+type Principal struct {
+	ClientID    string
+	KeyID       string
+	Environment string
+	Scopes      []string
+	// Plan is the client's plan tier: which rate limit applies to the key.
+	Plan string
+}
+
+// Has reports whether the key holds scope.
+func (p Principal) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// Keys finds the key whose SHA-256 hash is given. An unknown, revoked or
+// expired key is domain.ErrNotFound.
+type Keys interface {
+	AuthenticateKey(ctx context.Context, keyHash []byte) (Principal, error)
+}
+
+// Provider is a game provider known to the gateway.
+type Provider struct {
+	ID      string
+	Name    string
+	Secret  string
+	Enabled bool
+}
+
+// Game is one game of a provider.
+type Game struct {
+	ID         string
+	ProviderID string
+	Name       string
+	Category   string
+	Enabled    bool
+	// Code is the provider's own code of the game, sent in its launch
+	// request (migration 00007); the catalog fills in ID when none is set.
+	Code string
+}
+
+// GameSession is a launched game: what provider wallet calls are checked
+// against.
+type GameSession struct {
+	ID            string
+	ClientID      string
+	PlayerID      string
+	ProviderID    string
+	GameID        string
+	Currency      string
+	TransactionID string
+	ReturnURL     string
+	ExpiresAt     time.Time
+}
+
+// Catalog reads providers and games. Unknown ids are domain.ErrNotFound.
+type Catalog interface {
+	Provider(ctx context.Context, id string) (Provider, error)
+	Game(ctx context.Context, id string) (Game, error)
+}
+
+// Sessions stores game sessions. An unknown id is domain.ErrNotFound.
+type Sessions interface {
+	CreateSession(ctx context.Context, s GameSession) error
+	Session(ctx context.Context, id string) (GameSession, error)
+}
+
+// AccountBalance is one wallet's committed balance.
+type AccountBalance struct {
+	Currency     string
+	Minor        int64
+	LastPosition int64
+}
+
+// Wallets lists the committed balances of a client's own wallets (player
+// empty) or of one player's wallets, in every currency they hold.
+type Wallets interface {
+	WalletBalances(ctx context.Context, clientID, playerID string) ([]AccountBalance, error)
+}
