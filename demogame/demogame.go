@@ -10,7 +10,8 @@
 // The game is mounted on the HTTP server's Echo instance (Register) and
 // answers in that server's shapes through the Host port, which *api.Server
 // implements: this package does not import api, and api does not import
-// it; cmd wires the two.
+// it; cmd wires the two. It reads sessions, providers and routes from the
+// gateway stores (it imports only domain and gateway).
 package demogame
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 //go:embed web
@@ -72,9 +74,10 @@ type Config struct {
 	WalletURL string
 	// Host is the HTTP server the game is mounted on.
 	Host Host
-	// Sessions and Catalog resolve the session in the page's URL.
+	// Sessions and Catalog resolve the session in the page's URL and its
+	// provider (with the secret the wallet calls are signed with).
 	Sessions Sessions
-	Catalog  Catalog
+	Catalog  gateway.Catalog
 	// Routes gives a provider's route kind; nil: every provider is the
 	// demo kind (a server without a game catalog).
 	Routes Routes
@@ -141,34 +144,34 @@ func requestID(c echo.Context) string {
 // session resolves a session of a demo-kind provider with the provider
 // (and its secret). Anything else is 404: the demo game must not play a
 // session that belongs to an outside provider.
-func (g *Game) session(ctx context.Context, id string) (Session, Provider, error) {
+func (g *Game) session(ctx context.Context, id string) (gateway.GameSession, gateway.Provider, error) {
 	notFound := g.host.HTTPError(http.StatusNotFound, codeNotFound, "unknown game session",
 		map[string]any{"field": "session"}, nil)
 	if domain.ValidateID("session", id) != nil {
-		return Session{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	}
 	sess, err := g.cfg.Sessions.Session(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
-		return Session{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	} else if err != nil {
-		return Session{}, Provider{}, err
+		return gateway.GameSession{}, gateway.Provider{}, err
 	}
 	prov, err := g.cfg.Catalog.Provider(ctx, sess.ProviderID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return Session{}, Provider{}, notFound
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	} else if err != nil {
-		return Session{}, Provider{}, err
+		return gateway.GameSession{}, gateway.Provider{}, err
 	}
-	kind := ProviderKindDemo
+	kind := gateway.ProviderKindDemo
 	if g.cfg.Routes != nil {
 		route, err := g.cfg.Routes.ProviderRoute(ctx, prov.ID)
 		if err != nil {
-			return Session{}, Provider{}, err
+			return gateway.GameSession{}, gateway.Provider{}, err
 		}
 		kind = route.Kind
 	}
-	if kind != ProviderKindDemo {
-		return Session{}, Provider{}, notFound
+	if kind != gateway.ProviderKindDemo {
+		return gateway.GameSession{}, gateway.Provider{}, notFound
 	}
 	return sess, prov, nil
 }

@@ -130,8 +130,8 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 		startReadModels(t, ctx, pool, rm, logger)
 	}
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox"}, deps)
-	game, err := demogame.New(demogame.Config{WalletURL: proxy.URL, Host: srv, Sessions: ctSessions{gw},
-		Catalog: ctCatalog{gw}, Routes: ctRoutes{gw}, Logger: logger})
+	game, err := demogame.New(demogame.Config{WalletURL: proxy.URL, Host: srv, Sessions: gw, Catalog: gw,
+		Routes: gw, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,47 +148,6 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	})
 	return &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
 		http: &http.Client{Timeout: 30 * time.Second}, walletProxy: proxy, walletCalls: calls}
-}
-
-// ctSessions, ctCatalog and ctRoutes read the gateway store for the demo
-// game, as cmd/pitboss's wiring does.
-type ctSessions struct{ gw *postgres.Gateway }
-
-func (d ctSessions) Session(ctx context.Context, id string) (demogame.Session, error) {
-	s, err := d.gw.Session(ctx, id)
-	if err != nil {
-		return demogame.Session{}, err
-	}
-	return demogame.Session{ID: s.ID, ProviderID: s.ProviderID, GameID: s.GameID, Currency: s.Currency,
-		ExpiresAt: s.ExpiresAt}, nil
-}
-
-type ctCatalog struct{ gw *postgres.Gateway }
-
-func (d ctCatalog) Provider(ctx context.Context, id string) (demogame.Provider, error) {
-	p, err := d.gw.Provider(ctx, id)
-	if err != nil {
-		return demogame.Provider{}, err
-	}
-	return demogame.Provider{ID: p.ID, Secret: p.Secret, Enabled: p.Enabled}, nil
-}
-
-func (d ctCatalog) Game(ctx context.Context, id string) (demogame.GameInfo, error) {
-	g, err := d.gw.Game(ctx, id)
-	if err != nil {
-		return demogame.GameInfo{}, err
-	}
-	return demogame.GameInfo{Name: g.Name}, nil
-}
-
-type ctRoutes struct{ gw *postgres.Gateway }
-
-func (d ctRoutes) ProviderRoute(ctx context.Context, providerID string) (demogame.ProviderRoute, error) {
-	r, err := d.gw.ProviderRoute(ctx, providerID)
-	if err != nil {
-		return demogame.ProviderRoute{}, err
-	}
-	return demogame.ProviderRoute{Kind: r.Kind}, nil
 }
 
 // ctClient is an operator with an API key.

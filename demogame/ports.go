@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Host is what the game uses of the HTTP server it is mounted on, so it
@@ -27,51 +28,17 @@ type Host interface {
 	ErrorPage(c echo.Context, title string, err error) error
 }
 
-// ProviderKindDemo is the route kind of the built-in demo game's provider
-// (the catalog's "demo" kind).
-const ProviderKindDemo = "demo"
-
-// Session is a launched game session, as far as the game reads it.
-type Session struct {
-	ID         string
-	ProviderID string
-	GameID     string
-	Currency   string
-	ExpiresAt  time.Time
-}
-
-// Provider is a game provider with the secret its wallet calls are signed
-// with.
-type Provider struct {
-	ID      string
-	Secret  string
-	Enabled bool
-}
-
-// GameInfo is a game of the catalog, as far as the game reads it.
-type GameInfo struct {
-	Name string
-}
-
-// ProviderRoute is how a provider is reached; the game reads its kind.
-type ProviderRoute struct {
-	Kind string
-}
-
-// Sessions reads game sessions. An unknown id is domain.ErrNotFound.
+// Sessions reads game sessions; gateway.Sessions (the server's session
+// store) satisfies it, the game never creates one. An unknown id is
+// domain.ErrNotFound.
 type Sessions interface {
-	Session(ctx context.Context, id string) (Session, error)
+	Session(ctx context.Context, id string) (gateway.GameSession, error)
 }
 
-// Catalog reads providers and games. Unknown ids are domain.ErrNotFound.
-type Catalog interface {
-	Provider(ctx context.Context, id string) (Provider, error)
-	Game(ctx context.Context, id string) (GameInfo, error)
-}
-
-// Routes reads providers' routes.
+// Routes reads providers' routes, of which the game reads the kind;
+// gateway.GameCatalog satisfies it.
 type Routes interface {
-	ProviderRoute(ctx context.Context, providerID string) (ProviderRoute, error)
+	ProviderRoute(ctx context.Context, providerID string) (gateway.ProviderRoute, error)
 }
 
 // amountText is a money amount as sent in JSON, a number (0.10) or a

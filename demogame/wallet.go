@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The demo game server is a provider like any other: it calls the provider
@@ -81,7 +83,7 @@ func (e *walletError) Unwrap() error { return e.Err }
 
 // wallet calls the wallet as provider prov, under the request id rid of
 // the player's request.
-func (g *Game) wallet(ctx context.Context, rid, op string, prov Provider, call walletCall) (walletAnswer, error) {
+func (g *Game) wallet(ctx context.Context, rid, op string, prov gateway.Provider, call walletCall) (walletAnswer, error) {
 	body, err := json.Marshal(call)
 	if err != nil {
 		return walletAnswer{}, fmt.Errorf("encode wallet %s: %w", op, err)
@@ -132,7 +134,7 @@ func (g *Game) wallet(ctx context.Context, rid, op string, prov Provider, call w
 // walletRetried repeats an idempotent wallet call (same transaction
 // id) while the wallet says a retry may succeed, a bounded number of
 // times: what a provider does so a result it owes the player is credited.
-func (g *Game) walletRetried(ctx context.Context, rid, op string, prov Provider, call walletCall) (walletAnswer, error) {
+func (g *Game) walletRetried(ctx context.Context, rid, op string, prov gateway.Provider, call walletCall) (walletAnswer, error) {
 	var err error
 	for attempt := range 4 {
 		var a walletAnswer
