@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pitboss/pitboss/domain"
 )
 
 // Reference computations for the properties below, written out here and
@@ -110,8 +112,8 @@ func FuzzDecodeJSON(f *testing.F) {
 		func() any { return &issueKeyRequest{} }, func() any { return &rotateKeyRequest{} },
 		func() any { // the demo game's POST /demo/spin body (package demogame)
 			return &struct {
-				Session string `json:"session"`
-				Stake   Amount `json:"stake"`
+				Session string            `json:"session"`
+				Stake   domain.AmountText `json:"stake"`
 			}{}
 		},
 	}

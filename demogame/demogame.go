@@ -57,13 +57,16 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 // language.
 const maxLanguage = 16
 
-// Error codes of the one error shape (docs/errors.md) the demo answers
-// with; the host writes the body.
+// Error codes of the one error shape (docs/errors.md) for the answers no
+// domain or gateway error carries (a session not found with details.field,
+// a stake off the list, a wallet not answering); the host writes the body.
+// They are the API's vocabulary, spelled again here because api, which
+// declares them, is not importable from here; the demo tests pin each
+// against api's constants.
 const (
-	codeInvalidRequest = "INVALID_REQUEST"
-	codeInvalidAmount  = "INVALID_AMOUNT"
-	codeNotFound       = "NOT_FOUND"
-	codeUnavailable    = "SERVICE_UNAVAILABLE"
+	codeInvalidAmount = "INVALID_AMOUNT"
+	codeNotFound      = "NOT_FOUND"
+	codeUnavailable   = "SERVICE_UNAVAILABLE"
 )
 
 // Config configures the demo game.
@@ -327,18 +330,19 @@ func (g *Game) walletFailure(err error) error {
 	return g.host.HTTPError(we.Status, we.Code, we.Message, nil, we)
 }
 
-// requireField refuses a missing required field, naming it.
-func (g *Game) requireField(name, v string) error {
+// requireField refuses a missing required field, naming it: a gateway
+// field error, which the host answers as every handler's (400
+// INVALID_REQUEST with details.field).
+func requireField(name, v string) error {
 	if strings.TrimSpace(v) == "" {
-		return g.host.HTTPError(http.StatusBadRequest, codeInvalidRequest, name+" is required",
-			map[string]any{"field": name}, nil)
+		return &gateway.FieldError{Field: name, Message: name + " is required"}
 	}
 	return nil
 }
 
 type spinRequest struct {
-	Session string     `json:"session"`
-	Stake   amountText `json:"stake"`
+	Session string            `json:"session"`
+	Stake   domain.AmountText `json:"stake"`
 }
 
 // spinView is one spin's outcome.
@@ -368,7 +372,7 @@ func (g *Game) spinRound(c echo.Context) error {
 	if err := g.host.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := g.requireField("session", req.Session); err != nil {
+	if err := requireField("session", req.Session); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -381,7 +385,7 @@ func (g *Game) spinRound(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := g.requireField("stake", string(req.Stake)); err != nil {
+	if err := requireField("stake", string(req.Stake)); err != nil {
 		return err
 	}
 	stake, err := domain.ParseMoney(string(req.Stake), cur)

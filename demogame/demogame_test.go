@@ -219,7 +219,12 @@ func TestDemoRefusals(t *testing.T) {
 		t.Fatalf("details %v", e.Error.Details)
 	}
 	ctWantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, api.CodeAmountTooPrecise)
-	ctWantError(t, spin(`{`+sess+`}`), http.StatusBadRequest, api.CodeInvalidRequest)
+	for body, field := range map[string]string{`{` + sess + `}`: "stake", `{"stake":"0.10"}`: "session"} {
+		e := ctWantError(t, spin(body), http.StatusBadRequest, api.CodeInvalidRequest)
+		if e.Error.Details["field"] != field || e.Error.Message != field+" is required" {
+			t.Fatalf("%s: %+v", body, e.Error)
+		}
+	}
 	ctWantError(t, spin(`{`+sess), http.StatusBadRequest, api.CodeInvalidJSON)
 	ctWantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, api.CodeNotFound)
 	ctWantError(t, h.do(http.MethodGet, "/demo/state?session=gs_nope", "", ""), http.StatusNotFound, api.CodeNotFound)

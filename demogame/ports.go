@@ -1,9 +1,7 @@
 package demogame
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,7 +12,8 @@ import (
 // answers in that server's shapes: the strict JSON body decoding, the
 // success envelope, the one error shape and the player's error page.
 // *api.Server implements it. Errors the game's handlers return are written
-// by the server's error handler, as any handler's are.
+// by the server's error handler, as any handler's are: a domain error or a
+// gateway.FieldError gets the answer it gets from every other route.
 type Host interface {
 	// BindJSON decodes the request's JSON body into v, refusing what the
 	// server refuses (wrong Content-Type, too large, unknown fields ...).
@@ -39,27 +38,4 @@ type Sessions interface {
 // gateway.GameCatalog satisfies it.
 type Routes interface {
 	ProviderRoute(ctx context.Context, providerID string) (gateway.ProviderRoute, error)
-}
-
-// amountText is a money amount as sent in JSON, a number (0.10) or a
-// string ("0.10"), kept as its exact text and never read as a float: the
-// server's API reads amounts the same way.
-type amountText string
-
-// UnmarshalJSON keeps the number's text verbatim; null is empty.
-func (a *amountText) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*a = amountText(s)
-		return nil
-	}
-	if bytes.Equal(b, []byte("null")) {
-		*a = ""
-		return nil
-	}
-	*a = amountText(b)
-	return nil
 }
