@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -58,24 +59,24 @@ func (s *Server) registerAdminRoutes(e *echo.Echo) {
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.adminDigest == nil {
-			return apiError(http.StatusNotFound, CodeNotFound, "the admin API is disabled: PITBOSS_ADMIN_TOKEN is not set")
+			return wire.NewError(http.StatusNotFound, wire.CodeNotFound, "the admin API is disabled: PITBOSS_ADMIN_TOKEN is not set")
 		}
 		scheme, token, found := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
 		token = strings.TrimSpace(token)
 		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return apiError(http.StatusUnauthorized, CodeUnauthorized, "missing admin token: send Authorization: Bearer <PITBOSS_ADMIN_TOKEN>")
+			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing admin token: send Authorization: Bearer <PITBOSS_ADMIN_TOKEN>")
 		}
 		d := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(d[:], s.adminDigest) != 1 {
 			if s.deps.Keys != nil {
 				if _, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), gateway.HashKey(token)); err == nil {
-					return apiError(http.StatusForbidden, CodeForbidden, "a client API key cannot use the admin API")
+					return wire.NewError(http.StatusForbidden, wire.CodeForbidden, "a client API key cannot use the admin API")
 				}
 			}
-			return apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid admin token")
+			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "invalid admin token")
 		}
 		if s.deps.Admin.Clients == nil {
-			return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the admin API has no client store configured")
+			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the admin API has no client store configured")
 		}
 		return next(c)
 	}
@@ -85,19 +86,9 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 func adminClientID(c echo.Context) (string, error) {
 	id := c.Param("client")
 	if domain.ValidateID("client", id) != nil {
-		return "", apiError(http.StatusNotFound, CodeNotFound, "no such client")
+		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such client")
 	}
 	return id, nil
-}
-
-func adminTime(t time.Time) string { return t.UTC().Format(deliveryTimeLayout) }
-
-func adminTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := adminTime(*t)
-	return &s
 }
 
 type rateTierView struct {
@@ -147,7 +138,7 @@ type adminCallbackView struct {
 
 func (s *Server) viewOfClient(cl gateway.Client) adminClientView {
 	return adminClientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
-		RateLimit: viewOfTier(s.cfg.RateLimits.Tier(cl.Plan)), CreatedAt: adminTime(cl.CreatedAt)}
+		RateLimit: viewOfTier(s.cfg.RateLimits.Tier(cl.Plan)), CreatedAt: wire.FormatTime(cl.CreatedAt)}
 }
 
 // fullClientView adds what the other stores know of the client.
@@ -197,7 +188,7 @@ func (s *Server) adminTiers(c echo.Context) error {
 	for _, t := range s.cfg.RateLimits.Tiers {
 		out = append(out, viewOfTier(t))
 	}
-	return ok(c, map[string]any{"tiers": out, "default_tier": s.cfg.RateLimits.DefaultTier})
+	return wire.OK(c, map[string]any{"tiers": out, "default_tier": s.cfg.RateLimits.DefaultTier})
 }
 
 type adminClientRequest struct {
@@ -213,7 +204,7 @@ type adminClientRequest struct {
 // CLIENT_EXISTS.
 func (s *Server) adminCreateClient(c echo.Context) error {
 	var req adminClientRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if err := domain.ValidateID("id", req.ID); err != nil {
@@ -238,20 +229,20 @@ func (s *Server) adminCreateClient(c echo.Context) error {
 	}
 	if created {
 		s.log.InfoContext(c.Request().Context(), "admin: client created", "client_id", cl.ID, "environment", cl.Environment,
-			"plan", cl.Plan, "request_id", requestID(c))
+			"plan", cl.Plan, "request_id", wire.RequestID(c))
 	}
 	v := s.viewOfClient(cl)
 	v.Created = &created
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 // GET /admin/v1/clients?page=&per_page=
 func (s *Server) adminListClients(c echo.Context) error {
-	page, err := deliveryQueryInt(c, "page", 1, 1<<30)
+	page, err := wire.QueryInt(c, "page", 1, 1<<30)
 	if err != nil {
 		return err
 	}
-	perPage, err := deliveryQueryInt(c, "per_page", adminDefaultPerPage, adminMaxPerPage)
+	perPage, err := wire.QueryInt(c, "per_page", adminDefaultPerPage, adminMaxPerPage)
 	if err != nil {
 		return err
 	}
@@ -263,8 +254,7 @@ func (s *Server) adminListClients(c echo.Context) error {
 	for _, cl := range list {
 		out = append(out, s.viewOfClient(cl))
 	}
-	return c.JSON(http.StatusOK, envelope{Success: true, Data: out,
-		Pagination: &pagination{Page: page, PerPage: perPage, Total: total}})
+	return wire.OKPage(c, out, page, perPage, total)
 }
 
 // GET /admin/v1/clients/{id}: the client with its launch and callback
@@ -282,7 +272,7 @@ func (s *Server) adminGetClient(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 type adminClientPatch struct {
@@ -313,7 +303,7 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		return err
 	}
 	var req adminClientPatch
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Environment != nil {
@@ -352,13 +342,13 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 	}
 	if req.DefaultCurrency != nil && *req.DefaultCurrency != "" {
 		if _, err := domain.ParseCurrency(strings.ToUpper(*req.DefaultCurrency)); err != nil {
-			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency,
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeUnknownCurrency,
 				Message: "default_currency " + strconv.Quote(gateway.ClipValue(*req.DefaultCurrency)) + " is not a known currency",
 				Details: map[string]any{"field": "default_currency"}}
 		}
 	}
 	if (req.launchChanged() && s.deps.Admin.Launch == nil) || (req.ForwardCallbackURL != nil && s.deps.Admin.Callbacks == nil) {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the store of these settings is not configured")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the store of these settings is not configured")
 	}
 
 	ctx := c.Request().Context()
@@ -398,12 +388,12 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 			return err
 		}
 	}
-	s.log.InfoContext(ctx, "admin: client updated", "client_id", id, "request_id", requestID(c))
+	s.log.InfoContext(ctx, "admin: client updated", "client_id", id, "request_id", wire.RequestID(c))
 	v, err := s.fullClientView(c, cl)
 	if err != nil {
 		return err
 	}
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 // POST /admin/v1/clients/{id}/client-secret: a new client secret for the
@@ -414,14 +404,14 @@ func (s *Server) adminIssueClientSecret(c echo.Context) error {
 		return err
 	}
 	if s.deps.Admin.Launch == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the signed-launch store is not configured")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the signed-launch store is not configured")
 	}
 	secret, err := s.deps.Admin.Launch.IssueClientSecret(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	s.log.InfoContext(c.Request().Context(), "admin: client secret issued", "client_id", id, "request_id", requestID(c))
-	return ok(c, map[string]string{"client_id": id, "client_secret": secret})
+	s.log.InfoContext(c.Request().Context(), "admin: client secret issued", "client_id", id, "request_id", wire.RequestID(c))
+	return wire.OK(c, map[string]string{"client_id": id, "client_secret": secret})
 }
 
 // GET /admin/v1/clients/{id}/usage: as GET /api/v1/usage, for any client.
@@ -450,7 +440,7 @@ func (s *Server) adminKnownClient(c echo.Context) (string, error) {
 
 func (s *Server) requireAdminWebhooks() error {
 	if s.deps.Webhooks == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the webhook store is not configured")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the webhook store is not configured")
 	}
 	return nil
 }
@@ -520,23 +510,4 @@ func (s *Server) adminDeleteWebhook(c echo.Context) error {
 		return err
 	}
 	return s.deleteWebhookOf(c, clientID, id)
-}
-
-// optionalJSON decodes the body into v when there is one: an empty body
-// keeps v's defaults.
-func optionalJSON(c echo.Context, v any) error {
-	b, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil
-	}
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
-		return apiError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
-	}
-	if err := decodeJSON(b, v); err != nil {
-		return err
-	}
-	return nil
 }

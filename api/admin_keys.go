@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -30,8 +31,8 @@ type keyView struct {
 
 func viewOfKey(k gateway.APIKey, now time.Time) keyView {
 	v := keyView{ID: k.ID, ClientID: k.ClientID, Prefix: k.Prefix, Label: k.Label, Environment: k.Environment,
-		Scopes: k.Scopes, Status: k.State(now), CreatedAt: adminTime(k.CreatedAt), ExpiresAt: adminTimePtr(k.ExpiresAt),
-		RevokedAt: adminTimePtr(k.RevokedAt), LastUsedAt: adminTimePtr(k.LastUsedAt)}
+		Scopes: k.Scopes, Status: k.State(now), CreatedAt: wire.FormatTime(k.CreatedAt), ExpiresAt: wire.OptionalTime(k.ExpiresAt),
+		RevokedAt: wire.OptionalTime(k.RevokedAt), LastUsedAt: wire.OptionalTime(k.LastUsedAt)}
 	if k.ReplacedBy != "" {
 		v.ReplacedBy = &k.ReplacedBy
 	}
@@ -45,7 +46,7 @@ func viewOfKey(k gateway.APIKey, now time.Time) keyView {
 func adminKeyID(c echo.Context) (string, error) {
 	id := c.Param("key")
 	if domain.ValidateID("key", id) != nil {
-		return "", apiError(http.StatusNotFound, CodeNotFound, "no such API key")
+		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such API key")
 	}
 	return id, nil
 }
@@ -66,7 +67,7 @@ func (s *Server) adminListKeys(c echo.Context) error {
 	for _, k := range keys {
 		out = append(out, viewOfKey(k, now))
 	}
-	return ok(c, out)
+	return wire.OK(c, out)
 }
 
 // GET /admin/v1/clients/{id}/keys/{key_id}
@@ -83,7 +84,7 @@ func (s *Server) adminGetKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfKey(k, s.now()))
+	return wire.OK(c, viewOfKey(k, s.now()))
 }
 
 type issueKeyRequest struct {
@@ -101,7 +102,7 @@ func (s *Server) adminIssueKey(c echo.Context) error {
 		return err
 	}
 	var req issueKeyRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	scopes, err := gateway.CheckScopes(req.Scopes)
@@ -120,10 +121,10 @@ func (s *Server) adminIssueKey(c echo.Context) error {
 		return err
 	}
 	s.log.InfoContext(c.Request().Context(), "admin: API key issued", "client_id", id, "key_id", k.ID,
-		"scopes", k.Scopes, "request_id", requestID(c))
+		"scopes", k.Scopes, "request_id", wire.RequestID(c))
 	v := viewOfKey(k.APIKey, s.now())
 	v.Key = k.Secret
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 // rotatedKeyView is the new key with the key it replaces.
@@ -152,7 +153,7 @@ func (s *Server) adminRotateKey(c echo.Context) error {
 		return err
 	}
 	var req rotateKeyRequest
-	if err := optionalJSON(c, &req); err != nil {
+	if err := wire.OptionalJSON(c, &req); err != nil {
 		return err
 	}
 	grace := gateway.DefaultRotationGrace
@@ -171,11 +172,11 @@ func (s *Server) adminRotateKey(c echo.Context) error {
 		return err
 	}
 	s.log.InfoContext(c.Request().Context(), "admin: API key rotated", "client_id", id, "old_key_id", kid,
-		"key_id", k.ID, "grace", grace.String(), "request_id", requestID(c))
+		"key_id", k.ID, "grace", grace.String(), "request_id", wire.RequestID(c))
 	now := s.now()
 	v := viewOfKey(k.APIKey, now)
 	v.Key = k.Secret
-	return ok(c, rotatedKeyView{keyView: v, Replaced: viewOfKey(old, now)})
+	return wire.OK(c, rotatedKeyView{keyView: v, Replaced: viewOfKey(old, now)})
 }
 
 // POST /admin/v1/clients/{id}/keys/{key_id}/revoke: the key stops working
@@ -194,6 +195,6 @@ func (s *Server) adminRevokeKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.log.InfoContext(c.Request().Context(), "admin: API key revoked", "client_id", id, "key_id", kid, "request_id", requestID(c))
-	return ok(c, viewOfKey(k, s.now()))
+	s.log.InfoContext(c.Request().Context(), "admin: API key revoked", "client_id", id, "key_id", kid, "request_id", wire.RequestID(c))
+	return wire.OK(c, viewOfKey(k, s.now()))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -40,27 +41,27 @@ type auditEventsPage struct {
 // exact stored body and its hashes.
 func (s *Server) auditEvents(c echo.Context) error {
 	if s.deps.Audit == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the audit log is not configured on this server")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the audit log is not configured on this server")
 	}
 	after := int64(0)
-	if v, ok := queryValue(c, "after"); ok {
+	if v, ok := wire.QueryValue(c, "after"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 				Message: "after must be a non-negative integer (a ledger position)", Details: map[string]any{"field": "after"}}
 		}
 		after = n
 	}
 	limit := DefaultAuditLimit
-	if v, ok := queryValue(c, "limit"); ok {
+	if v, ok := wire.QueryValue(c, "limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxAuditLimit {
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 				Message: "limit must be an integer from 1 to " + strconv.Itoa(MaxAuditLimit), Details: map[string]any{"field": "limit"}}
 		}
 		limit = n
 	}
-	page, err := s.deps.Audit.ClientEvents(c.Request().Context(), principal(c).ClientID, after, limit)
+	page, err := s.deps.Audit.ClientEvents(c.Request().Context(), wire.Principal(c).ClientID, after, limit)
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
-
-const principalKey = "principal"
 
 // environmentOf tells which environment a request reached by its host:
 // sandbox and production are served at different base addresses.
@@ -35,35 +34,30 @@ func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		scheme, key, found := strings.Cut(h, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
-			return apiError(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
+			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
 		}
 		p, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), gateway.HashKey(strings.TrimSpace(key)))
 		if errors.Is(err, domain.ErrNotFound) {
-			return apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
+			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "invalid API key")
 		}
 		if err != nil {
 			return err
 		}
 		if env := s.environmentOf(c.Request()); p.Environment != env {
-			return apiError(http.StatusUnauthorized, CodeUnauthorized,
+			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
 				"this is a "+p.Environment+" key; it is not valid at the "+env+" address")
 		}
-		c.Set(principalKey, p)
+		wire.SetPrincipal(c, p)
 		return next(c)
 	}
-}
-
-func principal(c echo.Context) gateway.Principal {
-	p, _ := c.Get(principalKey).(gateway.Principal)
-	return p
 }
 
 // requireScope answers 403 when the key lacks scope.
 func requireScope(scope string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !principal(c).Has(scope) {
-				return &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+			if !wire.Principal(c).Has(scope) {
+				return &wire.Error{Status: http.StatusForbidden, Code: wire.CodeForbidden,
 					Message: "this API key lacks the " + scope + " scope", Details: map[string]any{"scope": scope}}
 			}
 			return next(c)

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -15,9 +16,9 @@ type balanceView struct {
 }
 
 type currencyTotal struct {
-	Currency string `json:"currency"`
-	Balance  rawNum `json:"balance"`
-	Position int64  `json:"position"`
+	Currency string      `json:"currency"`
+	Balance  wire.Number `json:"balance"`
+	Position int64       `json:"position"`
 }
 
 // walletBalance answers the committed balances of the client's wallet, or a
@@ -40,7 +41,7 @@ func (s *Server) walletBalance(c echo.Context) error {
 	if err := s.ledgerPosition(c); err != nil {
 		return err
 	}
-	p := principal(c)
+	p := wire.Principal(c)
 	rows, err := s.deps.Wallets.WalletBalances(c.Request().Context(), p.ClientID, player)
 	if err != nil {
 		return err
@@ -55,11 +56,11 @@ func (s *Server) walletBalance(c echo.Context) error {
 			return err
 		}
 		v.Balances = append(v.Balances, currencyTotal{Currency: r.Currency,
-			Balance: rawNum(domain.FromMinor(r.Minor, cur).String()), Position: r.LastPosition})
+			Balance: wire.Number(domain.FromMinor(r.Minor, cur).String()), Position: r.LastPosition})
 		v.Position = max(v.Position, r.LastPosition)
 	}
 	if !only.IsZero() && len(v.Balances) == 0 {
-		v.Balances = append(v.Balances, currencyTotal{Currency: only.Code(), Balance: rawNum(domain.Zero(only).String())})
+		v.Balances = append(v.Balances, currencyTotal{Currency: only.Code(), Balance: wire.Number(domain.Zero(only).String())})
 	}
-	return ok(c, v)
+	return wire.OK(c, v)
 }

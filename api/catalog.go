@@ -2,14 +2,13 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -40,7 +39,7 @@ func (s *Server) registerCatalogRoutes(v1 *echo.Group) {
 func (s *Server) requireGameCatalog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.deps.Games == nil {
-			return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the game catalog is not configured on this server")
+			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the game catalog is not configured on this server")
 		}
 		return next(c)
 	}
@@ -89,12 +88,12 @@ func (s *Server) listProviders(c echo.Context) error {
 		v := providerView{ID: p.ID, Name: p.Name, Kind: p.Route.Kind, Status: h.Status, GamesCount: p.GamesCount,
 			Endpoints: providerEndpoints{Total: h.Endpoints, Available: h.Available}}
 		if h.Status == gateway.ProviderUnavailable {
-			ra := retryAfterSeconds(h.RetryAfter)
+			ra := wire.RetryAfterSeconds(h.RetryAfter)
 			v.RetryAfterSeconds = &ra
 		}
 		out = append(out, v)
 	}
-	return ok(c, out)
+	return wire.OK(c, out)
 }
 
 // listGames is GET /api/v1/games?provider=&category=&search=&page=&per_page=.
@@ -103,7 +102,7 @@ func (s *Server) listGames(c echo.Context) error {
 		Search: strings.TrimSpace(c.QueryParam("search"))}
 	if f.ProviderID != "" {
 		if err := domain.ValidateID("provider", f.ProviderID); err != nil {
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(),
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
 				Details: map[string]any{"field": "provider"}}
 		}
 	}
@@ -112,16 +111,16 @@ func (s *Server) listGames(c echo.Context) error {
 		max     int
 	}{{"category", f.Category, maxGameCategory}, {"search", f.Search, maxGameSearch}} {
 		if !utf8.ValidString(p.v) || utf8.RuneCountInString(p.v) > p.max || strings.ContainsFunc(p.v, isControl) {
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 				Message: p.name + " must be text of at most " + toString(p.max) + " characters",
 				Details: map[string]any{"field": p.name}}
 		}
 	}
 	var err error
-	if f.Page, err = catalogQueryInt(c, "page", 1, gamesMaxPage); err != nil {
+	if f.Page, err = wire.QueryInt(c, "page", 1, gamesMaxPage); err != nil {
 		return err
 	}
-	if f.PerPage, err = catalogQueryInt(c, "per_page", gamesDefaultPerPage, gamesMaxPerPage); err != nil {
+	if f.PerPage, err = wire.QueryInt(c, "per_page", gamesDefaultPerPage, gamesMaxPerPage); err != nil {
 		return err
 	}
 	games, total, err := s.deps.Games.ListGames(c.Request().Context(), f)
@@ -132,22 +131,7 @@ func (s *Server) listGames(c echo.Context) error {
 	for _, g := range games {
 		out = append(out, viewOfGame(g))
 	}
-	return c.JSON(http.StatusOK, envelope{Success: true, Data: out,
-		Pagination: &pagination{Page: f.Page, PerPage: f.PerPage, Total: total}})
-}
-
-// catalogQueryInt reads an optional integer query parameter from 1 to max.
-func catalogQueryInt(c echo.Context, name string, def, max int) (int, error) {
-	raw, ok := queryValue(c, name)
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > max {
-		return 0, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: fmt.Sprintf("%s must be an integer from 1 to %d", name, max), Details: map[string]any{"field": name}}
-	}
-	return n, nil
+	return wire.OKPage(c, out, f.Page, f.PerPage, total)
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
@@ -157,14 +141,14 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 
 func (s *Server) getGame(c echo.Context) error {
 	id := c.Param("id")
 	if domain.ValidateID("id", id) != nil {
-		return apiError(http.StatusNotFound, CodeNotFound, "no such game")
+		return wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such game")
 	}
 	g, err := s.deps.Games.GameListing(c.Request().Context(), id)
 	if errors.Is(err, domain.ErrNotFound) {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such game", Details: map[string]any{"id": id}}
+		return &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: "no such game", Details: map[string]any{"id": id}}
 	}
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfGame(g))
+	return wire.OK(c, viewOfGame(g))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -40,27 +41,27 @@ type launchTarget struct {
 func checkLaunchRequest(req launchRequest) (domain.Currency, error) {
 	for _, f := range []struct{ n, v string }{{"provider", req.Provider}, {"game_id", req.GameID},
 		{"player_id", req.PlayerID}, {"currency", req.Currency}} {
-		if err := requireField(f.n, f.v); err != nil {
+		if err := wire.RequireField(f.n, f.v); err != nil {
 			return domain.Currency{}, err
 		}
 		if f.n == "currency" {
 			continue
 		}
 		if err := domain.ValidateID(f.n, f.v); err != nil {
-			return domain.Currency{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(),
+			return domain.Currency{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
 				Details: map[string]any{"field": f.n}, Err: err}
 		}
 	}
 	if len(req.SessionToken) > maxSessionTokenLength || strings.IndexFunc(req.SessionToken, func(r rune) bool {
 		return r < 0x21 || r > 0x7e
 	}) >= 0 {
-		return domain.Currency{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return domain.Currency{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "session_token must be at most 512 printable ASCII characters without spaces",
 			Details: map[string]any{"field": "session_token"}}
 	}
 	if len(req.Language) > maxLaunchLanguage || strings.Trim(req.Language,
 		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-		return domain.Currency{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return domain.Currency{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "language must be a language tag such as en or pt-BR", Details: map[string]any{"field": "language"}}
 	}
 	return domain.ParseCurrency(req.Currency)
@@ -70,14 +71,14 @@ func checkLaunchRequest(req launchRequest) (domain.Currency, error) {
 func (s *Server) resolveLaunch(ctx context.Context, providerID, gameID string) (launchTarget, error) {
 	prov, err := s.deps.Catalog.Provider(ctx, providerID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return launchTarget{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		return launchTarget{}, &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: "unknown provider " + providerID, Details: map[string]any{"field": "provider"}}
 	} else if err != nil {
 		return launchTarget{}, err
 	}
 	game, err := s.deps.Catalog.Game(ctx, gameID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && (game.ProviderID != prov.ID || !game.Enabled)) {
-		return launchTarget{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		return launchTarget{}, &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: "unknown game " + gameID + " of provider " + providerID, Details: map[string]any{"field": "game_id"}}
 	} else if err != nil {
 		return launchTarget{}, err
@@ -195,14 +196,14 @@ func (s *Server) launch(c echo.Context, req launchRequest) error {
 	if err != nil {
 		return err
 	}
-	sess := gateway.GameSession{ID: newToken("gs_"), ClientID: principal(c).ClientID, PlayerID: req.PlayerID,
+	sess := gateway.GameSession{ID: newToken("gs_"), ClientID: wire.Principal(c).ClientID, PlayerID: req.PlayerID,
 		ProviderID: t.prov.ID, GameID: t.game.ID, Currency: cur.Code(), TransactionID: newToken("ln_"),
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req)
 	if err != nil {
 		return err
 	}
-	return ok(c, res)
+	return wire.OK(c, res)
 }
 
 // launchGameByQuery is GET /api/v1/game/launch: the POST launch with its
@@ -212,7 +213,7 @@ func (s *Server) launchGameByQuery(c echo.Context) error {
 	q := c.QueryParams()
 	for name, vs := range q {
 		if len(vs) > 1 {
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 				Message: "query parameter " + name + " is given more than once", Details: map[string]any{"field": name}}
 		}
 	}

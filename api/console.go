@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/domain"
@@ -49,39 +50,39 @@ type meView struct {
 
 // consoleMe answers GET /api/v1/me. Any valid key may ask; no scope.
 func (s *Server) consoleMe(c echo.Context) error {
-	p := principal(c)
+	p := wire.Principal(c)
 	scopes := p.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
-	return ok(c, meView{ClientID: p.ClientID, KeyID: p.KeyID, Environment: p.Environment, Plan: p.Plan, Scopes: scopes})
+	return wire.OK(c, meView{ClientID: p.ClientID, KeyID: p.KeyID, Environment: p.Environment, Plan: p.Plan, Scopes: scopes})
 }
 
 // overviewDay is one currency's totals of the day: gross bets and wins,
 // GGR (net bets less net wins, real money), rounds and players.
 type overviewDay struct {
-	Currency string `json:"currency"`
-	Bets     rawNum `json:"bets"`
-	Wins     rawNum `json:"wins"`
-	GGR      rawNum `json:"ggr"`
-	Rounds   int64  `json:"rounds"`
-	Players  int64  `json:"players"`
+	Currency string      `json:"currency"`
+	Bets     wire.Number `json:"bets"`
+	Wins     wire.Number `json:"wins"`
+	GGR      wire.Number `json:"ggr"`
+	Rounds   int64       `json:"rounds"`
+	Players  int64       `json:"players"`
 }
 
 type overviewRelayLag struct {
-	Name                string  `json:"name"`
-	Position            int64   `json:"position"`
-	BehindEvents        int64   `json:"behind_events"`
-	LagSeconds          rawNum  `json:"lag_seconds"`
-	OldestUnpublishedAt *string `json:"oldest_unpublished_at"`
+	Name                string      `json:"name"`
+	Position            int64       `json:"position"`
+	BehindEvents        int64       `json:"behind_events"`
+	LagSeconds          wire.Number `json:"lag_seconds"`
+	OldestUnpublishedAt *string     `json:"oldest_unpublished_at"`
 }
 
 type overviewProjectionLag struct {
-	Name              string  `json:"name"`
-	Position          int64   `json:"position"`
-	BehindEvents      int64   `json:"behind_events"`
-	LagSeconds        rawNum  `json:"lag_seconds"`
-	OldestUnappliedAt *string `json:"oldest_unapplied_at"`
+	Name              string      `json:"name"`
+	Position          int64       `json:"position"`
+	BehindEvents      int64       `json:"behind_events"`
+	LagSeconds        wire.Number `json:"lag_seconds"`
+	OldestUnappliedAt *string     `json:"oldest_unapplied_at"`
 }
 
 type overviewLag struct {
@@ -106,12 +107,12 @@ type overviewView struct {
 
 // lagSeconds formats a wait as seconds with millisecond precision (text,
 // like every other number the API computes).
-func lagSeconds(now time.Time, since *time.Time) rawNum {
+func lagSeconds(now time.Time, since *time.Time) wire.Number {
 	if since == nil {
 		return "0.000"
 	}
 	ms := max(0, now.Sub(*since).Milliseconds())
-	return rawNum(strconv.FormatInt(ms/1000, 10) + "." + strconv.FormatInt(1000+ms%1000, 10)[1:])
+	return wire.Number(strconv.FormatInt(ms/1000, 10) + "." + strconv.FormatInt(1000+ms%1000, 10)[1:])
 }
 
 // consoleOverview answers GET /api/v1/console/overview?day=: the day's
@@ -135,7 +136,7 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := principal(c)
+	p := wire.Principal(c)
 	rows, pos, err := q.GGR(ctx, projections.ReportQuery{ClientID: p.ClientID, From: day, To: day,
 		GroupBy: []projections.Dimension{projections.DimCurrency}}, minPos)
 	if err != nil {
@@ -143,8 +144,8 @@ func (s *Server) consoleOverview(c echo.Context) error {
 	}
 	v := overviewView{Day: day.Format(time.DateOnly), Position: pos, Today: make([]overviewDay, 0, len(rows))}
 	for _, r := range rows {
-		v.Today = append(v.Today, overviewDay{Currency: r.Currency, Bets: rawNum(domain.FormatMinor(r.Bets, r.Scale)),
-			Wins: rawNum(domain.FormatMinor(r.Wins, r.Scale)), GGR: rawNum(domain.FormatMinor(r.GGR(), r.Scale)),
+		v.Today = append(v.Today, overviewDay{Currency: r.Currency, Bets: wire.Number(domain.FormatMinor(r.Bets, r.Scale)),
+			Wins: wire.Number(domain.FormatMinor(r.Wins, r.Scale)), GGR: wire.Number(domain.FormatMinor(r.GGR(), r.Scale)),
 			Rounds: r.Rounds, Players: r.Players})
 	}
 	if p.Has(gateway.ScopeWalletRead) && s.deps.Wallets != nil {
@@ -159,7 +160,7 @@ func (s *Server) consoleOverview(c echo.Context) error {
 				return err
 			}
 			v.Balances = append(v.Balances, currencyTotal{Currency: b.Currency,
-				Balance: rawNum(domain.FromMinor(b.Minor, cur).String()), Position: b.LastPosition})
+				Balance: wire.Number(domain.FromMinor(b.Minor, cur).String()), Position: b.LastPosition})
 		}
 	}
 	if s.deps.Console.Lag != nil {
@@ -171,12 +172,12 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		for _, r := range lag.Relays {
 			ov.Relays = append(ov.Relays, overviewRelayLag{Name: r.Name, Position: r.Position,
 				BehindEvents: max(0, lag.Head-r.Position), LagSeconds: lagSeconds(now, r.OldestUnpublishedAt),
-				OldestUnpublishedAt: deliveryTime(r.OldestUnpublishedAt)})
+				OldestUnpublishedAt: wire.OptionalTime(r.OldestUnpublishedAt)})
 		}
 		for _, pr := range lag.Projections {
 			ov.Projections = append(ov.Projections, overviewProjectionLag{Name: pr.Name, Position: pr.Position,
 				BehindEvents: max(0, lag.Head-pr.Position), LagSeconds: lagSeconds(now, pr.OldestUnappliedAt),
-				OldestUnappliedAt: deliveryTime(pr.OldestUnappliedAt)})
+				OldestUnappliedAt: wire.OptionalTime(pr.OldestUnappliedAt)})
 		}
 		v.Lag = ov
 	}
@@ -193,7 +194,7 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		v.FailedDeliveriesTotal = &total
 	}
 	setPosition(c, pos)
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 // transactionDetailView is GET /api/v1/transactions/{id}: the row as the
@@ -205,13 +206,13 @@ type transactionDetailView struct {
 }
 
 func itemOfTransaction(t projections.Transaction) transactionItem {
-	it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: rawNum(domain.FormatMinor(t.Amount, t.Scale)),
+	it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: wire.Number(domain.FormatMinor(t.Amount, t.Scale)),
 		Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
 		RoundID: optional(t.RoundID), ExternalTxID: optional(t.ExternalTxID), ReferenceID: optional(t.ReferenceID),
 		Promo: t.Promo, Position: t.Position}
 	if t.HasBalanceAfter {
-		it.BalanceAfter = rawNum(domain.FormatMinor(t.BalanceAfter, t.Scale))
+		it.BalanceAfter = wire.Number(domain.FormatMinor(t.BalanceAfter, t.Scale))
 	}
 	return it
 }
@@ -220,16 +221,16 @@ func itemOfTransaction(t projections.Transaction) transactionItem {
 // row's id from the list (a UUID); anything else is 400.
 func (s *Server) transactionDetail(c echo.Context) error {
 	if s.deps.Console.Details == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "transaction details are not configured on this server")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "transaction details are not configured on this server")
 	}
 	id := c.Param("id")
-	if !deliveryIsUUID(id) {
+	if !wire.IsUUID(id) {
 		return queryParamError("id", "id must be a transaction id from GET /api/v1/transactions (a UUID)")
 	}
 	if err := s.ledgerPosition(c); err != nil {
 		return err
 	}
-	d, err := s.deps.Console.Details.TransactionDetail(c.Request().Context(), principal(c).ClientID, id)
+	d, err := s.deps.Console.Details.TransactionDetail(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		// The position describes an answer; an error has none.
 		c.Response().Header().Del(HeaderLedgerPosition)
@@ -239,7 +240,7 @@ func (s *Server) transactionDetail(c echo.Context) error {
 	if v.Events == nil {
 		v.Events = []audit.Record{}
 	}
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 type verifyCheckView struct {
@@ -279,11 +280,11 @@ type auditHeadView struct {
 // verification and where the export is.
 func (s *Server) auditHead(c echo.Context) error {
 	if s.deps.Audit == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the audit log is not configured on this server")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the audit log is not configured on this server")
 	}
 	ctx := c.Request().Context()
 	// A page after the last possible position: no events, just the head.
-	page, err := s.deps.Audit.ClientEvents(ctx, principal(c).ClientID, math.MaxInt64, 1)
+	page, err := s.deps.Audit.ClientEvents(ctx, wire.Principal(c).ClientID, math.MaxInt64, 1)
 	if err != nil {
 		return err
 	}
@@ -294,8 +295,8 @@ func (s *Server) auditHead(c echo.Context) error {
 			return err
 		}
 		if found {
-			run := &verifyRunView{OK: rep.OK, StartedAt: rep.StartedAt.UTC().Format(deliveryTimeLayout),
-				FinishedAt: rep.FinishedAt.UTC().Format(deliveryTimeLayout), Events: rep.Events,
+			run := &verifyRunView{OK: rep.OK, StartedAt: wire.FormatTime(rep.StartedAt),
+				FinishedAt: wire.FormatTime(rep.FinishedAt), Events: rep.Events,
 				HeadPosition: rep.HeadPosition, HeadHash: rep.HeadHash, Checks: []verifyCheckView{}}
 			for _, ch := range rep.Checks {
 				run.Checks = append(run.Checks, verifyCheckView{Name: ch.Name, OK: ch.OK, Rows: ch.Rows,
@@ -305,5 +306,5 @@ func (s *Server) auditHead(c echo.Context) error {
 		}
 	}
 	setPosition(c, page.HeadPosition)
-	return ok(c, v)
+	return wire.OK(c, v)
 }

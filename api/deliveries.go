@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -45,23 +44,20 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 func (s *Server) requireDeliveryStores(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.deps.Deliveries == nil || s.deps.Webhooks == nil {
-			return apiError(http.StatusServiceUnavailable, CodeUnavailable, "deliveries are not configured on this server")
+			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "deliveries are not configured on this server")
 		}
 		return next(c)
 	}
 }
 
-// deliveryTimeLayout writes log times with milliseconds.
-const deliveryTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 type deliveryAttemptView struct {
-	Attempt         int    `json:"attempt"`
-	URL             string `json:"url"`
-	StartedAt       string `json:"started_at"`
-	LatencyMS       rawNum `json:"latency_ms"`
-	StatusCode      *int   `json:"status_code"`
-	Error           string `json:"error"`
-	ResponseExcerpt string `json:"response_excerpt"`
+	Attempt         int         `json:"attempt"`
+	URL             string      `json:"url"`
+	StartedAt       string      `json:"started_at"`
+	LatencyMS       wire.Number `json:"latency_ms"`
+	StatusCode      *int        `json:"status_code"`
+	Error           string      `json:"error"`
+	ResponseExcerpt string      `json:"response_excerpt"`
 }
 
 type deliveryView struct {
@@ -97,14 +93,6 @@ func (r deliveryRawJSON) MarshalJSON() ([]byte, error) {
 	return r, nil
 }
 
-func deliveryTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(deliveryTimeLayout)
-	return &s
-}
-
 func deliveryStatusCode(code int) *int {
 	if code == 0 {
 		return nil
@@ -115,15 +103,15 @@ func deliveryStatusCode(code int) *int {
 func viewOfDelivery(d gateway.Delivery, withPayload bool) deliveryView {
 	v := deliveryView{ID: d.ID, Target: d.Target, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Kind: d.Kind, StreamID: d.StreamID, StreamVersion: d.StreamVersion, Status: d.State, Attempts: d.Attempts,
-		NextAttemptAt: deliveryTime(d.NextAttemptAt), LastAttemptAt: deliveryTime(d.LastAttemptAt),
+		NextAttemptAt: wire.OptionalTime(d.NextAttemptAt), LastAttemptAt: wire.OptionalTime(d.LastAttemptAt),
 		LastStatusCode: deliveryStatusCode(d.LastStatusCode), LastError: d.LastError,
-		DeliveredAt: deliveryTime(d.DeliveredAt), ParkedAt: deliveryTime(d.ParkedAt),
-		CreatedAt: d.CreatedAt.UTC().Format(deliveryTimeLayout), Log: []deliveryAttemptView{}}
+		DeliveredAt: wire.OptionalTime(d.DeliveredAt), ParkedAt: wire.OptionalTime(d.ParkedAt),
+		CreatedAt: wire.FormatTime(d.CreatedAt), Log: []deliveryAttemptView{}}
 	for _, a := range d.Log {
 		us := a.Latency.Microseconds()
 		v.Log = append(v.Log, deliveryAttemptView{Attempt: a.Attempt, URL: a.URL,
-			StartedAt: a.StartedAt.UTC().Format(deliveryTimeLayout),
-			LatencyMS: rawNum(fmt.Sprintf("%d.%03d", us/1000, us%1000)), StatusCode: deliveryStatusCode(a.StatusCode),
+			StartedAt: wire.FormatTime(a.StartedAt),
+			LatencyMS: wire.Number(fmt.Sprintf("%d.%03d", us/1000, us%1000)), StatusCode: deliveryStatusCode(a.StatusCode),
 			Error: a.Error, ResponseExcerpt: a.Excerpt})
 	}
 	if withPayload {
@@ -132,47 +120,15 @@ func viewOfDelivery(d gateway.Delivery, withPayload bool) deliveryView {
 	return v
 }
 
-// deliveryQueryInt reads an optional positive integer query parameter.
-func deliveryQueryInt(c echo.Context, name string, def, max int) (int, error) {
-	raw, ok := queryValue(c, name)
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > max {
-		return 0, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: fmt.Sprintf("%s must be an integer from 1 to %d", name, max), Details: map[string]any{"field": name}}
-	}
-	return n, nil
-}
-
-// deliveryIsUUID reports whether s is a UUID in its canonical text form.
-func deliveryIsUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if r != '-' {
-				return false
-			}
-		case (r < '0' || r > '9') && (r < 'a' || r > 'f') && (r < 'A' || r > 'F'):
-			return false
-		}
-	}
-	return true
-}
-
 // GET /api/v1/deliveries?status=&endpoint_id=&event_id=&page=&per_page=
 func (s *Server) listDeliveries(c echo.Context) error {
 	f := gateway.DeliveryFilter{State: c.QueryParam("status"), EndpointID: c.QueryParam("endpoint_id"), EventID: c.QueryParam("event_id")}
 	if f.State != "" && !slices.Contains(gateway.DeliveryStates, f.State) {
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "status must be one of " + strings.Join(gateway.DeliveryStates, ", "), Details: map[string]any{"field": "status"}}
 	}
-	if f.EventID != "" && !deliveryIsUUID(f.EventID) {
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "event_id must be a UUID",
+	if f.EventID != "" && !wire.IsUUID(f.EventID) {
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: "event_id must be a UUID",
 			Details: map[string]any{"field": "event_id"}}
 	}
 	if f.EndpointID != "" {
@@ -181,13 +137,13 @@ func (s *Server) listDeliveries(c echo.Context) error {
 		}
 	}
 	var err error
-	if f.Page, err = deliveryQueryInt(c, "page", 1, 1_000_000); err != nil {
+	if f.Page, err = wire.QueryInt(c, "page", 1, 1_000_000); err != nil {
 		return err
 	}
-	if f.PerPage, err = deliveryQueryInt(c, "per_page", deliveriesDefaultPerPage, deliveriesMaxPerPage); err != nil {
+	if f.PerPage, err = wire.QueryInt(c, "per_page", deliveriesDefaultPerPage, deliveriesMaxPerPage); err != nil {
 		return err
 	}
-	list, total, err := s.deps.Deliveries.ListDeliveries(c.Request().Context(), principal(c).ClientID, f)
+	list, total, err := s.deps.Deliveries.ListDeliveries(c.Request().Context(), wire.Principal(c).ClientID, f)
 	if err != nil {
 		return err
 	}
@@ -195,8 +151,7 @@ func (s *Server) listDeliveries(c echo.Context) error {
 	for _, d := range list {
 		out = append(out, viewOfDelivery(d, false))
 	}
-	return c.JSON(http.StatusOK, envelope{Success: true, Data: out,
-		Pagination: &pagination{Page: f.Page, PerPage: f.PerPage, Total: total}})
+	return wire.OKPage(c, out, f.Page, f.PerPage, total)
 }
 
 // deliveryID reads the :id path parameter; an id no delivery can have is
@@ -204,7 +159,7 @@ func (s *Server) listDeliveries(c echo.Context) error {
 func deliveryID(c echo.Context) (string, error) {
 	id := c.Param("id")
 	if domain.ValidateID("id", id) != nil {
-		return "", apiError(http.StatusNotFound, CodeNotFound, "no such delivery")
+		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such delivery")
 	}
 	return id, nil
 }
@@ -215,11 +170,11 @@ func (s *Server) getDelivery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.deps.Deliveries.Delivery(c.Request().Context(), principal(c).ClientID, id)
+	d, err := s.deps.Deliveries.Delivery(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfDelivery(d, true))
+	return wire.OK(c, viewOfDelivery(d, true))
 }
 
 // POST /api/v1/deliveries/{id}/resend: a parked (or succeeded) delivery
@@ -229,9 +184,9 @@ func (s *Server) resendDelivery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.deps.Deliveries.ResendDelivery(c.Request().Context(), principal(c).ClientID, id)
+	d, err := s.deps.Deliveries.ResendDelivery(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfDelivery(d, false))
+	return wire.OK(c, viewOfDelivery(d, false))
 }

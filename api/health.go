@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // ReadyCheck is one dependency /readyz checks: Check returns nil when the
@@ -80,7 +82,7 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	if len(failed) > 0 {
 		slices.Sort(failed)
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "not ready: a dependency does not answer",
+		return &wire.Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, Message: "not ready: a dependency does not answer",
 			Details: map[string]any{"checks": checks, "failed": failed}}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"status": status, "checks": checks})

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // launchRequest is the spec's game launch request.
@@ -37,7 +39,7 @@ func newToken(prefix string) string {
 // game address comes from the provider's adapter (adapters/providers).
 func (s *Server) launchGame(c echo.Context) error {
 	var req launchRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	return s.launch(c, req)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -48,7 +49,7 @@ func transferLaunchIDs(clientID, transferID string) (sessionID, launchTx string)
 // stays in the player's game wallet and a retry completes the launch.
 func (s *Server) launchWithTransfer(c echo.Context) error {
 	var req transferLaunchRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	cur, err := checkLaunchRequest(req.launchRequest)
@@ -56,12 +57,12 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 		return err
 	}
 	for _, f := range []struct{ n, v string }{{"transfer_id", req.TransferID}, {"amount", string(req.Amount)}} {
-		if err := requireField(f.n, f.v); err != nil {
+		if err := wire.RequireField(f.n, f.v); err != nil {
 			return err
 		}
 	}
 	if err := domain.ValidateID("transfer_id", req.TransferID); err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(),
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
 			Details: map[string]any{"field": "transfer_id"}, Err: err}
 	}
 	amount, err := domain.ParseMoney(string(req.Amount), cur)
@@ -76,7 +77,7 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 	if err := s.launcher().Ready(t.route); err != nil {
 		return err
 	}
-	p := principal(c)
+	p := wire.Principal(c)
 	tr, err := s.deps.Commands.Transfer(ctx, domain.ClientTx{Client: p.ClientID, Player: req.PlayerID,
 		ExternalTxID: req.TransferID, Currency: cur, Reason: "game launch " + t.prov.ID + "/" + t.game.ID},
 		amount, domain.ToPlayer)
@@ -91,6 +92,6 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, transferLaunchResult{launchResult: res,
+	return wire.OK(c, transferLaunchResult{launchResult: res,
 		Transfer: viewOf(tr, "transfer", req.PlayerID, signedFor("transfer", domain.ToPlayer, tr.Amount))})
 }

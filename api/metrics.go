@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // Metrics is what the HTTP layer reports to the process's metrics
@@ -52,7 +54,7 @@ func (s *Server) metricsMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		status := responseStatus(c, err)
 		code := ""
 		if status >= 400 && err != nil {
-			e, _ := classify(err)
+			e, _ := wire.Classify(err)
 			code = e.Code
 		}
 		s.metrics.ObserveRequest(c.Request().Method, route, status, code, time.Since(start))

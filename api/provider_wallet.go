@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -39,14 +40,14 @@ type walletCall struct {
 }
 
 type walletAnswer struct {
-	Status       string `json:"status"`
-	Balance      rawNum `json:"balance"`
-	Currency     string `json:"currency"`
-	EventID      string `json:"transaction_id,omitempty"`
-	ExternalTxID string `json:"external_transaction_id,omitempty"`
-	RoundID      string `json:"round_id,omitempty"`
-	RoundClosed  bool   `json:"round_closed,omitempty"`
-	Replayed     bool   `json:"replayed,omitempty"`
+	Status       string      `json:"status"`
+	Balance      wire.Number `json:"balance"`
+	Currency     string      `json:"currency"`
+	EventID      string      `json:"transaction_id,omitempty"`
+	ExternalTxID string      `json:"external_transaction_id,omitempty"`
+	RoundID      string      `json:"round_id,omitempty"`
+	RoundClosed  bool        `json:"round_closed,omitempty"`
+	Replayed     bool        `json:"replayed,omitempty"`
 }
 
 // providerCall authenticates the provider, decodes the call and resolves
@@ -56,43 +57,43 @@ type walletAnswer struct {
 // still gets its original answer. See docs/provider-wallet.md.
 func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
 	var call walletCall
-	raw, err := readBody(c)
+	raw, err := wire.ReadBody(c)
 	if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	ctx := c.Request().Context()
 	pid := c.Request().Header.Get(headerProviderID)
 	if pid == "" {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
 			"missing "+headerProviderID+" header")
 	}
 	prov, err := s.deps.Catalog.Provider(ctx, pid)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "unknown provider")
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if !validSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusUnauthorized, CodeInvalidSignature,
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeInvalidSignature,
 			"X-Signature does not match the body (HMAC-SHA256 with the provider secret, lowercase hex)")
 	}
-	if err := decodeJSON(raw, &call); err != nil {
+	if err := wire.DecodeJSON(raw, &call); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
-	if err := requireField("session_id", call.SessionID); err != nil {
+	if err := wire.RequireField("session_id", call.SessionID); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	sess, err := s.deps.Sessions.Session(ctx, call.SessionID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusNotFound, CodeNotFound, "unknown session")
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusNotFound, wire.CodeNotFound, "unknown session")
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if call.PlayerID != "" && call.PlayerID != sess.PlayerID {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusConflict, CodePlayerMismatch, "player_id does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusConflict, wire.CodePlayerMismatch, "player_id does not match the session")
 	}
 	if call.Currency != "" && call.Currency != sess.Currency {
-		return call, gateway.GameSession{}, domain.Currency{}, apiError(http.StatusBadRequest, CodeCurrencyMismatch, "currency does not match the session")
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusBadRequest, wire.CodeCurrencyMismatch, "currency does not match the session")
 	}
 	cur, err := domain.ParseCurrency(sess.Currency)
 	return call, sess, cur, err
@@ -119,7 +120,7 @@ func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domai
 }
 
 func answer(c echo.Context, call walletCall, r commands.Result) error {
-	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: rawNum(r.BalanceAfter.String()),
+	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(r.BalanceAfter.String()),
 		Currency: r.BalanceAfter.Currency().Code(), EventID: r.EventID, ExternalTxID: r.ExternalTxID,
 		RoundID: call.RoundID, RoundClosed: call.RoundClosed,
 		Replayed: r.Replayed})
@@ -127,7 +128,7 @@ func answer(c echo.Context, call walletCall, r commands.Result) error {
 
 // walletAmount parses the call's amount, which must be present.
 func walletAmount(call walletCall, cur domain.Currency) (domain.Money, error) {
-	if err := requireField("amount", string(call.Amount)); err != nil {
+	if err := wire.RequireField("amount", string(call.Amount)); err != nil {
 		return domain.Money{}, err
 	}
 	return domain.ParseMoney(string(call.Amount), cur)
@@ -142,7 +143,7 @@ func (s *Server) providerBalance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: rawNum(domain.FromMinor(st.Balance, cur).String()),
+	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(domain.FromMinor(st.Balance, cur).String()),
 		Currency: cur.Code()})
 }
 
@@ -155,7 +156,7 @@ func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 	if err != nil {
 		return err
 	}
-	if err := requireField("transaction_id", call.ExternalTxID); err != nil {
+	if err := wire.RequireField("transaction_id", call.ExternalTxID); err != nil {
 		return err
 	}
 	amount, err := walletAmount(call, cur)
@@ -188,7 +189,7 @@ func (s *Server) providerRollback(c echo.Context) error {
 	}
 	for _, f := range []struct{ n, v string }{{"transaction_id", call.ExternalTxID},
 		{"reference_transaction_id", call.ReferenceTransactionID}} {
-		if err := requireField(f.n, f.v); err != nil {
+		if err := wire.RequireField(f.n, f.v); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
@@ -41,48 +41,22 @@ func (s *Server) registerQueryRoutes(v1 *echo.Group) {
 	v1.GET("/reports/commission", s.commissionReport, requireScope(gateway.ScopeReportsRead))
 }
 
-// badParam is a 400 naming the query parameter.
-func queryParamError(field, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...),
+// queryParamError is a 400 naming the query parameter.
+func queryParamError(field, format string, args ...any) *wire.Error {
+	return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: fmt.Sprintf(format, args...),
 		Details: map[string]any{"field": field}}
 }
 
 func (s *Server) queries() (*projections.Queries, error) {
 	if s.deps.Queries == nil {
-		return nil, apiError(http.StatusServiceUnavailable, CodeUnavailable, "read models are not configured on this server")
+		return nil, wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "read models are not configured on this server")
 	}
 	return s.deps.Queries, nil
 }
 
-// queryValue is the one rule for query parameters (docs/errors.md): the
-// first value of name, and whether it was given. An empty value
-// (?player_id=) is the same as leaving the parameter out, for every
-// optional parameter of every route. A required parameter left out or
-// empty is a 400 naming it (requireField, as GET /api/v1/game/launch does).
-func queryValue(c echo.Context, name string) (string, bool) {
-	vs := c.QueryParams()[name]
-	if len(vs) == 0 || vs[0] == "" {
-		return "", false
-	}
-	return vs[0], true
-}
-
-// intParam reads an optional integer query parameter within [lo, hi].
-func intParam(c echo.Context, name string, def, lo, hi int) (int, error) {
-	v, ok := queryValue(c, name)
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, queryParamError(name, "%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
-}
-
 // minPosition reads ?min_position=: a position from a write's answer.
 func minPosition(c echo.Context) (int64, error) {
-	v, ok := queryValue(c, "min_position")
+	v, ok := wire.QueryValue(c, "min_position")
 	if !ok {
 		return 0, nil
 	}
@@ -119,7 +93,7 @@ func (s *Server) ledgerPosition(c echo.Context) error {
 
 // idParam reads an optional identifier filter.
 func idParam(c echo.Context, name string) (string, error) {
-	v, ok := queryValue(c, name)
+	v, ok := wire.QueryValue(c, name)
 	if !ok {
 		return "", nil
 	}
@@ -130,7 +104,7 @@ func idParam(c echo.Context, name string) (string, error) {
 }
 
 func enumParam[T ~string](c echo.Context, name string, allowed []T) (T, error) {
-	v, ok := queryValue(c, name)
+	v, ok := wire.QueryValue(c, name)
 	if !ok {
 		return "", nil
 	}
@@ -145,7 +119,7 @@ func enumParam[T ~string](c echo.Context, name string, allowed []T) (T, error) {
 }
 
 func timeParam(c echo.Context, name string) (time.Time, error) {
-	v, ok := queryValue(c, name)
+	v, ok := wire.QueryValue(c, name)
 	if !ok {
 		return time.Time{}, nil
 	}
@@ -159,21 +133,21 @@ func timeParam(c echo.Context, name string) (time.Time, error) {
 // transactionItem is the spec's transaction shape (id, type, amount,
 // currency, status, created_at) plus what an operator reconciles with.
 type transactionItem struct {
-	ID           string  `json:"id"`
-	Type         string  `json:"type"`
-	Amount       rawNum  `json:"amount"`
-	Currency     string  `json:"currency"`
-	Status       string  `json:"status"`
-	CreatedAt    string  `json:"created_at"`
-	Provider     *string `json:"provider"`
-	Game         *string `json:"game"`
-	PlayerID     *string `json:"player_id"`
-	RoundID      *string `json:"round_id"`
-	ExternalTxID *string `json:"external_id"`
-	ReferenceID  *string `json:"reference_id"`
-	BalanceAfter rawNum  `json:"balance_after"`
-	Promo        bool    `json:"promo"`
-	Position     int64   `json:"position"`
+	ID           string      `json:"id"`
+	Type         string      `json:"type"`
+	Amount       wire.Number `json:"amount"`
+	Currency     string      `json:"currency"`
+	Status       string      `json:"status"`
+	CreatedAt    string      `json:"created_at"`
+	Provider     *string     `json:"provider"`
+	Game         *string     `json:"game"`
+	PlayerID     *string     `json:"player_id"`
+	RoundID      *string     `json:"round_id"`
+	ExternalTxID *string     `json:"external_id"`
+	ReferenceID  *string     `json:"reference_id"`
+	BalanceAfter wire.Number `json:"balance_after"`
+	Promo        bool        `json:"promo"`
+	Position     int64       `json:"position"`
 }
 
 type transactionList struct {
@@ -205,12 +179,12 @@ func (s *Server) listTransactions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := projections.TransactionFilter{ClientID: principal(c).ClientID}
-	page, err := intParam(c, "page", 1, 1, MaxPage)
+	f := projections.TransactionFilter{ClientID: wire.Principal(c).ClientID}
+	page, err := wire.QueryInt(c, "page", 1, MaxPage)
 	if err != nil {
 		return err
 	}
-	perPage, err := intParam(c, "per_page", DefaultPerPage, 1, MaxPerPage)
+	perPage, err := wire.QueryInt(c, "per_page", DefaultPerPage, MaxPerPage)
 	if err != nil {
 		return err
 	}
@@ -232,10 +206,10 @@ func (s *Server) listTransactions(c echo.Context) error {
 	if f.Status, err = enumParam(c, "status", projections.Statuses); err != nil {
 		return err
 	}
-	if v, ok := queryValue(c, "currency"); ok {
+	if v, ok := wire.QueryValue(c, "currency"); ok {
 		cur, err := domain.ParseCurrency(v)
 		if err != nil {
-			return &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency, Message: err.Error(),
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeUnknownCurrency, Message: err.Error(),
 				Details: map[string]any{"field": "currency"}}
 		}
 		f.Currency = cur.Code()
@@ -265,9 +239,9 @@ func (s *Server) listTransactions(c echo.Context) error {
 // reportQuery reads from, to (UTC days, both included; by default the 30
 // days up to today) and group_by (comma-separated or repeated).
 func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (projections.ReportQuery, error) {
-	q := projections.ReportQuery{ClientID: principal(c).ClientID}
+	q := projections.ReportQuery{ClientID: wire.Principal(c).ClientID}
 	day := func(name string, def time.Time) (time.Time, error) {
-		v, ok := queryValue(c, name)
+		v, ok := wire.QueryValue(c, name)
 		if !ok {
 			return def, nil
 		}
@@ -359,25 +333,25 @@ func periodColumn(q projections.ReportQuery, t time.Time) (name, value string) {
 // ggrItem is one row of GET /api/v1/reports/ggr. Amounts are decimal JSON
 // numbers in the row's currency.
 type ggrItem struct {
-	Day               *string `json:"day,omitempty"`
-	Month             *string `json:"month,omitempty"`
-	Provider          *string `json:"provider,omitempty"`
-	Game              *string `json:"game,omitempty"`
-	Currency          string  `json:"currency"`
-	Bets              rawNum  `json:"bets"`
-	BetRefunds        rawNum  `json:"bet_refunds"`
-	NetBets           rawNum  `json:"net_bets"`
-	Wins              rawNum  `json:"wins"`
-	WinReversals      rawNum  `json:"win_reversals"`
-	NetWins           rawNum  `json:"net_wins"`
-	GGR               rawNum  `json:"ggr"`
-	PromoBets         rawNum  `json:"promo_bets"`
-	PromoBetRefunds   rawNum  `json:"promo_bet_refunds"`
-	PromoWins         rawNum  `json:"promo_wins"`
-	PromoWinReversals rawNum  `json:"promo_win_reversals"`
-	PromoGGR          rawNum  `json:"promo_ggr"`
-	Rounds            int64   `json:"rounds"`
-	Players           int64   `json:"players"`
+	Day               *string     `json:"day,omitempty"`
+	Month             *string     `json:"month,omitempty"`
+	Provider          *string     `json:"provider,omitempty"`
+	Game              *string     `json:"game,omitempty"`
+	Currency          string      `json:"currency"`
+	Bets              wire.Number `json:"bets"`
+	BetRefunds        wire.Number `json:"bet_refunds"`
+	NetBets           wire.Number `json:"net_bets"`
+	Wins              wire.Number `json:"wins"`
+	WinReversals      wire.Number `json:"win_reversals"`
+	NetWins           wire.Number `json:"net_wins"`
+	GGR               wire.Number `json:"ggr"`
+	PromoBets         wire.Number `json:"promo_bets"`
+	PromoBetRefunds   wire.Number `json:"promo_bet_refunds"`
+	PromoWins         wire.Number `json:"promo_wins"`
+	PromoWinReversals wire.Number `json:"promo_win_reversals"`
+	PromoGGR          wire.Number `json:"promo_ggr"`
+	Rounds            int64       `json:"rounds"`
+	Players           int64       `json:"players"`
 }
 
 var ggrAmountColumns = []string{"bets", "bet_refunds", "net_bets", "wins", "win_reversals", "net_wins", "ggr",
@@ -443,10 +417,10 @@ func (s *Server) ggrReport(c echo.Context) error {
 	items := make([]ggrItem, 0, len(rows))
 	for _, r := range rows {
 		a := ggrAmounts(r)
-		it := ggrItem{Currency: r.Currency, Bets: rawNum(a[0]), BetRefunds: rawNum(a[1]), NetBets: rawNum(a[2]),
-			Wins: rawNum(a[3]), WinReversals: rawNum(a[4]), NetWins: rawNum(a[5]), GGR: rawNum(a[6]),
-			PromoBets: rawNum(a[7]), PromoBetRefunds: rawNum(a[8]), PromoWins: rawNum(a[9]),
-			PromoWinReversals: rawNum(a[10]), PromoGGR: rawNum(a[11]), Rounds: r.Rounds, Players: r.Players}
+		it := ggrItem{Currency: r.Currency, Bets: wire.Number(a[0]), BetRefunds: wire.Number(a[1]), NetBets: wire.Number(a[2]),
+			Wins: wire.Number(a[3]), WinReversals: wire.Number(a[4]), NetWins: wire.Number(a[5]), GGR: wire.Number(a[6]),
+			PromoBets: wire.Number(a[7]), PromoBetRefunds: wire.Number(a[8]), PromoWins: wire.Number(a[9]),
+			PromoWinReversals: wire.Number(a[10]), PromoGGR: wire.Number(a[11]), Rounds: r.Rounds, Players: r.Players}
 		switch name, v := periodColumn(rq, r.Period); name {
 		case "day":
 			it.Day = &v
@@ -461,19 +435,19 @@ func (s *Server) ggrReport(c echo.Context) error {
 		}
 		items = append(items, it)
 	}
-	return ok(c, items)
+	return wire.OK(c, items)
 }
 
 // commissionItem is one row of GET /api/v1/reports/commission.
 type commissionItem struct {
-	Day         *string `json:"day,omitempty"`
-	Month       *string `json:"month,omitempty"`
-	Provider    string  `json:"provider"`
-	Currency    string  `json:"currency"`
-	GGR         rawNum  `json:"ggr"`
-	Rate        rawNum  `json:"rate"`
-	RateChanged bool    `json:"rate_changed"`
-	Commission  rawNum  `json:"commission"`
+	Day         *string     `json:"day,omitempty"`
+	Month       *string     `json:"month,omitempty"`
+	Provider    string      `json:"provider"`
+	Currency    string      `json:"currency"`
+	GGR         wire.Number `json:"ggr"`
+	Rate        wire.Number `json:"rate"`
+	RateChanged bool        `json:"rate_changed"`
+	Commission  wire.Number `json:"commission"`
 }
 
 // commissionReport answers GET /api/v1/reports/commission: per provider,
@@ -514,8 +488,8 @@ func (s *Server) commissionReport(c echo.Context) error {
 	}
 	items := make([]commissionItem, 0, len(rows))
 	for _, r := range rows {
-		it := commissionItem{Provider: r.Provider, Currency: r.Currency, GGR: rawNum(domain.FormatMinor(r.GGR, r.Scale)),
-			Rate: rawNum(r.Rate), RateChanged: r.RateChanged, Commission: rawNum(domain.FormatMinor(r.Commission, r.Scale))}
+		it := commissionItem{Provider: r.Provider, Currency: r.Currency, GGR: wire.Number(domain.FormatMinor(r.GGR, r.Scale)),
+			Rate: wire.Number(r.Rate), RateChanged: r.RateChanged, Commission: wire.Number(domain.FormatMinor(r.Commission, r.Scale))}
 		switch name, v := periodColumn(rq, r.Period); name {
 		case "day":
 			it.Day = &v
@@ -524,22 +498,5 @@ func (s *Server) commissionReport(c echo.Context) error {
 		}
 		items = append(items, it)
 	}
-	return ok(c, items)
-}
-
-// behindError is how a *projections.BehindError (503, retryable) and a
-// *projections.BeyondHeadError (400, final) are answered (errors.go).
-func behindError(err error) (*Error, bool) {
-	var bh *projections.BeyondHeadError
-	if errors.As(err, &bh) {
-		return &Error{Status: http.StatusBadRequest, Code: CodePositionBeyondHead, Message: bh.Error(),
-			Details: map[string]any{"field": "min_position", "min_position": bh.Want, "head": bh.Head}}, true
-	}
-	var be *projections.BehindError
-	if !errors.As(err, &be) {
-		return nil, false
-	}
-	return &Error{Status: http.StatusServiceUnavailable, Code: CodeReadModelBehind, Message: be.Error(),
-		Details: map[string]any{"read_model": be.Source, "min_position": be.Want, "position": be.Have,
-			"retry_after_seconds": int64(max(be.RetryAfter, time.Second) / time.Second)}}, true
+	return wire.OK(c, items)
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // Rate limit headers. X-RateLimit-Remaining and X-RateLimit-Reset are the
@@ -25,13 +27,13 @@ const (
 // request.
 func (s *Server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		p := principal(c)
+		p := wire.Principal(c)
 		tier := s.cfg.RateLimits.Tier(p.Plan)
 		now := s.now()
 		d, err := s.rates.Take(c.Request().Context(), p.KeyID, tier, now)
 		if err != nil {
 			s.log.WarnContext(c.Request().Context(), "rate limit store failed; counting in this process",
-				"error", err, "request_id", requestID(c))
+				"error", err, "request_id", wire.RequestID(c))
 			s.metrics.ObserveRateStoreError()
 			d, _ = s.localRates.Take(c.Request().Context(), p.KeyID, tier, now)
 		}
@@ -47,7 +49,7 @@ func (s *Server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if retry < 1 {
 			retry = 1
 		}
-		return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+		return &wire.Error{Status: http.StatusTooManyRequests, Code: wire.CodeRateLimited,
 			Message: fmt.Sprintf("rate limit of %d requests per %s exceeded for this API key; retry after %d s",
 				tier.Limit, tier.Window, retry),
 			Details: map[string]any{"retry_after_seconds": retry, "limit": tier.Limit,

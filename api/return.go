@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -30,9 +31,9 @@ func (s *Server) returnAddress(c echo.Context) error {
 		return htmlPage(c, http.StatusNotFound, closed)
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "return address", "error", err, "session_id", id, "request_id", requestID(c))
+		s.log.ErrorContext(ctx, "return address", "error", err, "session_id", id, "request_id", wire.RequestID(c))
 		return htmlPage(c, http.StatusInternalServerError, pageData{Title: closed.Title, Text: closed.Text,
-			RequestID: requestID(c)})
+			RequestID: wire.RequestID(c)})
 	}
 	if sess.ReturnURL == "" {
 		return htmlPage(c, http.StatusOK, closed)
@@ -42,13 +43,13 @@ func (s *Server) returnAddress(c echo.Context) error {
 	}
 	client, err := s.deps.LaunchClients.LaunchClient(ctx, sess.ClientID)
 	if err != nil {
-		s.log.ErrorContext(ctx, "return address", "error", err, "session_id", id, "request_id", requestID(c))
+		s.log.ErrorContext(ctx, "return address", "error", err, "session_id", id, "request_id", wire.RequestID(c))
 		return htmlPage(c, http.StatusInternalServerError, pageData{Title: closed.Title, Text: closed.Text,
-			RequestID: requestID(c)})
+			RequestID: wire.RequestID(c)})
 	}
 	if err := checkReturnURL(sess.ReturnURL, client.AllowedReturnHosts); err != nil {
 		s.log.WarnContext(ctx, "return_url no longer allowed", "session_id", id, "client_id", sess.ClientID,
-			"reason", err.Error(), "request_id", requestID(c))
+			"reason", err.Error(), "request_id", wire.RequestID(c))
 		return htmlPage(c, http.StatusForbidden, closed)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

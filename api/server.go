@@ -1,6 +1,7 @@
 // Package api is the HTTP edge: Echo handlers for the operator API
 // (/api/v1), the provider wallet protocol (/provider/v1), authentication,
-// request ids and the one error shape. It turns requests into commands and
+// request ids and the one error handler; package wire holds the answer
+// shapes and the error mapping. It turns requests into commands and
 // queries; it never touches SQL.
 package api
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -179,7 +181,7 @@ func (s *Server) requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if rid == "" || len(rid) > 128 || domain.ValidateID("request id", rid) != nil {
 			rid = newRequestID(func(b []byte) { _, _ = rand.Read(b) })
 		}
-		c.Set("request_id", rid)
+		wire.SetRequestID(c, rid)
 		c.Response().Header().Set(requestIDHeader, rid)
 		ctx := commands.WithMeta(c.Request().Context(), domain.Metadata{RequestID: rid, CorrelationID: rid})
 		c.SetRequest(c.Request().WithContext(ctx))
@@ -203,17 +205,12 @@ func newRequestID(fill func([]byte)) string {
 	}
 }
 
-func requestID(c echo.Context) string {
-	rid, _ := c.Get("request_id").(string)
-	return rid
-}
-
 func (s *Server) recoverMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.ErrorContext(c.Request().Context(), "panic in handler", "panic", r, "request_id", requestID(c))
-				err = apiError(http.StatusInternalServerError, CodeInternal, "internal error")
+				s.log.ErrorContext(c.Request().Context(), "panic in handler", "panic", r, "request_id", wire.RequestID(c))
+				err = wire.NewError(http.StatusInternalServerError, wire.CodeInternal, "internal error")
 			}
 		}()
 		return next(c)
@@ -226,29 +223,12 @@ func (s *Server) logMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		err := next(c)
 		status := c.Response().Status
 		if err != nil {
-			if e, _ := classify(err); e != nil {
+			if e, _ := wire.Classify(err); e != nil {
 				status = e.Status
 			}
 		}
 		s.log.InfoContext(c.Request().Context(), "http", "method", c.Request().Method, "route", c.Path(),
-			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
+			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", wire.RequestID(c))
 		return err
 	}
-}
-
-// envelope is the success body {success:true, data}.
-type envelope struct {
-	Success    bool        `json:"success"`
-	Data       any         `json:"data"`
-	Pagination *pagination `json:"pagination,omitempty"`
-}
-
-type pagination struct {
-	Page    int   `json:"page"`
-	PerPage int   `json:"per_page"`
-	Total   int64 `json:"total"`
-}
-
-func ok(c echo.Context, data any) error {
-	return c.JSON(http.StatusOK, envelope{Success: true, Data: data})
 }

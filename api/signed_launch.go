@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -90,8 +91,8 @@ func (s *Server) signedLaunch(c echo.Context) error {
 func isTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
 
 // badParam is a 400 naming the parameter.
-func badParam(name, msg string) *Error {
-	e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: msg}
+func badParam(name, msg string) *wire.Error {
+	e := &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: msg}
 	if name != "" {
 		e.Details = map[string]any{"parameter": name}
 	}
@@ -109,21 +110,21 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 		}
 	}
 	if s.deps.LaunchClients == nil {
-		return signedLaunchAnswer{}, apiError(http.StatusServiceUnavailable, CodeUnavailable, "signed launch is not configured")
+		return signedLaunchAnswer{}, wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "signed launch is not configured")
 	}
 	ctx := c.Request().Context()
 	apiKey := q.Get("api_key")
 	if apiKey == "" {
-		return signedLaunchAnswer{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "api_key is required")
+		return signedLaunchAnswer{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "api_key is required")
 	}
 	p, err := s.deps.Keys.AuthenticateKey(ctx, gateway.HashKey(apiKey))
 	if errors.Is(err, domain.ErrNotFound) {
-		return signedLaunchAnswer{}, apiError(http.StatusUnauthorized, CodeUnauthorized, "invalid api_key")
+		return signedLaunchAnswer{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "invalid api_key")
 	} else if err != nil {
 		return signedLaunchAnswer{}, err
 	}
 	if env := s.environmentOf(c.Request()); p.Environment != env {
-		return signedLaunchAnswer{}, apiError(http.StatusUnauthorized, CodeUnauthorized,
+		return signedLaunchAnswer{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
 			"this is a "+p.Environment+" api_key; it is not valid at the "+env+" address")
 	}
 	client, err := s.deps.LaunchClients.LaunchClient(ctx, p.ClientID)
@@ -133,7 +134,7 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 	if len(client.IPAllowList) > 0 {
 		ip := s.clientIP(c.Request())
 		if !inAny(ip, client.IPAllowList) {
-			return signedLaunchAnswer{}, &Error{Status: http.StatusForbidden, Code: CodeIPNotAllowed,
+			return signedLaunchAnswer{}, &wire.Error{Status: http.StatusForbidden, Code: wire.CodeIPNotAllowed,
 				Message: "this address is not on the client's IP allow-list", Details: map[string]any{"ip": ipText(ip)}}
 		}
 	}
@@ -146,7 +147,7 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 		return signedLaunchAnswer{}, err
 	}
 	if !p.Has(gateway.ScopeLaunch) {
-		return signedLaunchAnswer{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+		return signedLaunchAnswer{}, &wire.Error{Status: http.StatusForbidden, Code: wire.CodeForbidden,
 			Message: "this api_key lacks the " + gateway.ScopeLaunch + " scope", Details: map[string]any{"scope": gateway.ScopeLaunch}}
 	}
 	req, err := launchValues(q, client)
@@ -155,14 +156,14 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 	}
 	game, err := s.deps.Catalog.Game(ctx, req.game)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !game.Enabled) {
-		return signedLaunchAnswer{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		return signedLaunchAnswer{}, &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: "game not found: " + req.game, Details: map[string]any{"parameter": "game_uid"}}
 	} else if err != nil {
 		return signedLaunchAnswer{}, err
 	}
 	prov, err := s.deps.Catalog.Provider(ctx, game.ProviderID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return signedLaunchAnswer{}, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		return signedLaunchAnswer{}, &wire.Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable,
 			Message: "the game's provider is unavailable", Details: map[string]any{"retry_after_seconds": 60}}
 	} else if err != nil {
 		return signedLaunchAnswer{}, err
@@ -176,7 +177,7 @@ func (s *Server) checkSignature(q url.Values, client gateway.LaunchClient) error
 	sig := q.Get("sig")
 	if sig == "" {
 		if client.SignatureRequired() {
-			return apiError(http.StatusUnauthorized, CodeSignatureRequired,
+			return wire.NewError(http.StatusUnauthorized, wire.CodeSignatureRequired,
 				"sig is required: this client launches only with a signature")
 		}
 		return nil
@@ -190,15 +191,15 @@ func (s *Server) checkSignature(q url.Values, client gateway.LaunchClient) error
 		return badParam("ts", "ts must be an integer: seconds or milliseconds since 1970-01-01 UTC")
 	}
 	if len(client.Secret) == 0 {
-		return apiError(http.StatusUnauthorized, CodeInvalidSignature, "no client secret is issued for this client")
+		return wire.NewError(http.StatusUnauthorized, wire.CodeInvalidSignature, "no client secret is issued for this client")
 	}
 	if !validLaunchSignature(client.Secret, q, sig) {
-		return apiError(http.StatusUnauthorized, CodeInvalidSignature,
+		return wire.NewError(http.StatusUnauthorized, wire.CodeInvalidSignature,
 			"sig does not match: HMAC-SHA256 of api_key|user_id|game_uid|balance|ts with the client secret, lowercase hex")
 	}
 	if now := s.deps.Clock.Now(); !withinWindow(ts, now) {
 		// server_time (Unix seconds) lets the client see its clock skew.
-		return &Error{Status: http.StatusUnauthorized, Code: CodeTimestampOutOfRange,
+		return &wire.Error{Status: http.StatusUnauthorized, Code: wire.CodeTimestampOutOfRange,
 			Message: fmt.Sprintf("ts is more than %d seconds away from the server time", int(LaunchWindow/time.Second)),
 			Details: map[string]any{"server_time": now.Unix()}}
 	}
@@ -274,12 +275,12 @@ func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchReques
 	}
 	cur, err := domain.ParseCurrency(code)
 	if err != nil {
-		return r, &Error{Status: http.StatusBadRequest, Code: CodeUnknownCurrency, Message: "unknown currency_code " + code,
+		return r, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeUnknownCurrency, Message: "unknown currency_code " + code,
 			Details: map[string]any{"parameter": "currency_code"}, Err: err}
 	}
 	r.currency = cur
 	if r.balance, err = domain.ParseMoney(q.Get("balance"), cur); err != nil {
-		e, _ := classify(err)
+		e, _ := wire.Classify(err)
 		msg := "balance must be a decimal number such as 100 or 100.50"
 		switch {
 		case errors.Is(err, domain.ErrTooPrecise):
@@ -287,10 +288,10 @@ func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchReques
 		case errors.Is(err, domain.ErrAmountOverflow):
 			msg = "balance is out of range"
 		}
-		return r, &Error{Status: e.Status, Code: e.Code, Message: msg, Details: map[string]any{"parameter": "balance"}, Err: err}
+		return r, &wire.Error{Status: e.Status, Code: e.Code, Message: msg, Details: map[string]any{"parameter": "balance"}, Err: err}
 	}
 	if r.balance.IsNegative() {
-		return r, &Error{Status: http.StatusBadRequest, Code: CodeInvalidAmount, Message: "balance must not be negative",
+		return r, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidAmount, Message: "balance must not be negative",
 			Details: map[string]any{"parameter": "balance"}}
 	}
 	if len(r.language) > maxLanguageLength || strings.Trim(r.language,
@@ -347,7 +348,7 @@ func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunc
 	}
 	s.log.InfoContext(ctx, "signed launch", "client_id", p.ClientID, "player_id", r.user, "game_id", game.ID,
 		"session_id", res.SessionID, "balance", r.balance.String(), "currency", r.currency.Code(),
-		"sync_replayed", sync.Replayed, "request_id", requestID(c))
+		"sync_replayed", sync.Replayed, "request_id", wire.RequestID(c))
 	return signedLaunchAnswer{OK: true, GameURL: res.GameURL, SessionID: res.SessionID, ExpiresAt: res.ExpiresAt}, nil
 }
 
@@ -362,7 +363,7 @@ func launchConflict(err error) error {
 	if field == "currency" {
 		field = "currency_code"
 	}
-	return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict,
+	return &wire.Error{Status: http.StatusConflict, Code: wire.CodeIdempotencyConflict,
 		Message: "this signed launch was already used with a different " + field,
 		Details: map[string]any{"parameter": field, "original": ic.Original, "given": ic.Given}, Err: err}
 }
@@ -372,7 +373,7 @@ func launchConflict(err error) error {
 // it.
 func checkReturnURL(raw string, allowed []string) error {
 	refuse := func(msg string) error {
-		return &Error{Status: http.StatusBadRequest, Code: CodeReturnURLNotAllowed, Message: msg,
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeReturnURLNotAllowed, Message: msg,
 			Details: map[string]any{"parameter": "return_url"}}
 	}
 	if len(raw) > maxURLLength {
@@ -451,12 +452,12 @@ func ipText(a netip.Addr) string {
 }
 
 // launchFailed answers a failed launch in the spec's shape,
-// {ok:false, error}, with the status and code errors.go gives the error, or
-// with a small HTML page for the redirect form (the player's browser is
-// on the other end).
+// {ok:false, error}, with the status and code wire.Classify gives the
+// error, or with a small HTML page for the redirect form (the player's
+// browser is on the other end).
 func (s *Server) launchFailed(c echo.Context, err error, redirect bool) error {
-	e, known := classify(err)
-	rid := requestID(c)
+	e, known := wire.Classify(err)
+	rid := wire.RequestID(c)
 	if !known {
 		s.log.ErrorContext(c.Request().Context(), "signed launch failed", "error", err, "request_id", rid)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -25,40 +26,29 @@ type createTransactionRequest struct {
 // transactionView is the spec's alternative transaction shape, plus the
 // fields an operator needs to reconcile.
 type transactionView struct {
-	EventID      string  `json:"transaction_id"`
-	ExternalTxID string  `json:"external_id,omitempty"`
-	Type         string  `json:"type"`
-	Amount       rawNum  `json:"amount"`
-	Currency     string  `json:"currency"`
-	Provider     *string `json:"provider"`
-	Game         *string `json:"game"`
-	Status       string  `json:"status"`
-	Timestamp    string  `json:"timestamp"`
-	PlayerID     string  `json:"player_id,omitempty"`
-	BalanceAfter rawNum  `json:"balance_after"`
-	Position     int64   `json:"position"`
-	Replayed     bool    `json:"replayed"`
-}
-
-// rawNum writes decimal text as a JSON number without a float in between.
-type rawNum string
-
-// MarshalJSON writes the text as is.
-func (r rawNum) MarshalJSON() ([]byte, error) {
-	if r == "" {
-		return []byte("null"), nil
-	}
-	return []byte(r), nil
+	EventID      string      `json:"transaction_id"`
+	ExternalTxID string      `json:"external_id,omitempty"`
+	Type         string      `json:"type"`
+	Amount       wire.Number `json:"amount"`
+	Currency     string      `json:"currency"`
+	Provider     *string     `json:"provider"`
+	Game         *string     `json:"game"`
+	Status       string      `json:"status"`
+	Timestamp    string      `json:"timestamp"`
+	PlayerID     string      `json:"player_id,omitempty"`
+	BalanceAfter wire.Number `json:"balance_after"`
+	Position     int64       `json:"position"`
+	Replayed     bool        `json:"replayed"`
 }
 
 func (s *Server) createTransaction(c echo.Context) error {
 	var req createTransactionRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	for _, f := range []struct{ n, v string }{{"type", req.Type}, {"transaction_id", req.ExternalTxID},
 		{"currency", req.Currency}, {"amount", string(req.Amount)}} {
-		if err := requireField(f.n, f.v); err != nil {
+		if err := wire.RequireField(f.n, f.v); err != nil {
 			return err
 		}
 	}
@@ -70,7 +60,7 @@ func (s *Server) createTransaction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	call := domain.ClientTx{Client: principal(c).ClientID, Player: req.PlayerID,
+	call := domain.ClientTx{Client: wire.Principal(c).ClientID, Player: req.PlayerID,
 		ExternalTxID: req.ExternalTxID, Currency: cur, Reason: req.Reason}
 	ctx := c.Request().Context()
 	var res commands.Result
@@ -84,14 +74,14 @@ func (s *Server) createTransaction(c echo.Context) error {
 	case "transfer":
 		res, err = s.deps.Commands.Transfer(ctx, call, amount, req.Direction)
 	default:
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: `type must be one of "deposit", "withdrawal", "adjustment", "transfer"`,
 			Details: map[string]any{"field": "type"}}
 	}
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOf(res, req.Type, req.PlayerID, signedFor(req.Type, req.Direction, res.Amount)))
+	return wire.OK(c, viewOf(res, req.Type, req.PlayerID, signedFor(req.Type, req.Direction, res.Amount)))
 }
 
 // signedFor gives the amount its sign from the wallet's point of view:
@@ -107,9 +97,9 @@ func signedFor(typ, direction string, amount domain.Money) domain.Money {
 // viewOf formats a command's answer for the wire: amounts become decimal
 // text here, and only here.
 func viewOf(r commands.Result, typ, player string, amount domain.Money) transactionView {
-	v := transactionView{EventID: r.EventID, ExternalTxID: r.ExternalTxID, Type: typ, Amount: rawNum(amount.String()),
+	v := transactionView{EventID: r.EventID, ExternalTxID: r.ExternalTxID, Type: typ, Amount: wire.Number(amount.String()),
 		Currency: amount.Currency().Code(), Status: "settled", PlayerID: player,
-		BalanceAfter: rawNum(r.BalanceAfter.String()), Position: r.Position, Replayed: r.Replayed}
+		BalanceAfter: wire.Number(r.BalanceAfter.String()), Position: r.Position, Replayed: r.Replayed}
 	if !r.OccurredAt.IsZero() {
 		v.Timestamp = r.OccurredAt.UTC().Format(time.RFC3339)
 	}

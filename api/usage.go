@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -155,7 +156,7 @@ func (s *Server) usageMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		if s.deps.Meter != nil {
-			p := principal(c)
+			p := wire.Principal(c)
 			s.deps.Meter.Record(p.ClientID, p.KeyID, s.now(), responseStatus(c, err))
 		}
 		return err
@@ -166,7 +167,7 @@ func (s *Server) usageMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 // the one errorHandler will write for err.
 func responseStatus(c echo.Context, err error) int {
 	if err != nil && !c.Response().Committed {
-		e, _ := classify(err)
+		e, _ := wire.Classify(err)
 		return e.Status
 	}
 	if st := c.Response().Status; st != 0 {
@@ -209,7 +210,7 @@ func parseUsageTime(field, v string) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, v); err == nil {
 		return t, nil
 	}
-	return time.Time{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+	return time.Time{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 		Message: field + " must be an RFC 3339 time (2026-03-14T15:00:00Z) or a date (2026-03-14)",
 		Details: map[string]any{"field": field}}
 }
@@ -224,11 +225,11 @@ func (s *Server) usageQuery(c echo.Context, clientID string) (gateway.UsageQuery
 	}
 	step, ok := gateway.GranularityStep(q.Granularity)
 	if !ok {
-		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "granularity must be minute, hour or day", Details: map[string]any{"field": "granularity"}}
 	}
 	if q.KeyID != "" && domain.ValidateID("key_id", q.KeyID) != nil {
-		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "key_id is not a key id", Details: map[string]any{"field": "key_id"}}
 	}
 	var err error
@@ -251,11 +252,11 @@ func (s *Server) usageQuery(c echo.Context, clientID string) (gateway.UsageQuery
 		q.To = t
 	}
 	if !q.From.Before(q.To) {
-		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "from must be before to", Details: map[string]any{"field": "from"}}
 	}
 	if n := q.To.Sub(q.From) / step; n > gateway.MaxUsageBuckets {
-		return q, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: fmt.Sprintf("the range spans %d %ss; at most %d per query: narrow it or use a coarser granularity",
 				n, q.Granularity, gateway.MaxUsageBuckets),
 			Details: map[string]any{"field": "from", "max_buckets": gateway.MaxUsageBuckets}}
@@ -265,7 +266,7 @@ func (s *Server) usageQuery(c echo.Context, clientID string) (gateway.UsageQuery
 
 func (s *Server) usage(c echo.Context, clientID string) error {
 	if s.deps.Usage == nil {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "usage monitoring is not configured")
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "usage monitoring is not configured")
 	}
 	q, err := s.usageQuery(c, clientID)
 	if err != nil {
@@ -290,14 +291,14 @@ func (s *Server) usage(c echo.Context, clientID string) error {
 		v.ByStatus.Class4xx += cl.Class4xx
 		v.ByStatus.Class5xx += cl.Class5xx
 	}
-	return ok(c, v)
+	return wire.OK(c, v)
 }
 
 // GET /api/v1/usage?from=&to=&granularity=minute|hour|day&key_id=: the
 // calling client's requests per period, every key of the client unless
 // key_id is given. Any key of the client may read it.
 func (s *Server) clientUsage(c echo.Context) error {
-	return s.usage(c, principal(c).ClientID)
+	return s.usage(c, wire.Principal(c).ClientID)
 }
 
 // initMetering sets up what the metering middlewares use: the rate-limit

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -30,7 +31,7 @@ type webhookView struct {
 
 func viewOfWebhook(e gateway.WebhookEndpoint, secret string) webhookView {
 	return webhookView{ID: e.ID, URL: e.URL, Kinds: e.Kinds, Description: e.Description, Enabled: e.Enabled,
-		CreatedAt: e.CreatedAt.UTC().Format(deliveryTimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(deliveryTimeLayout),
+		CreatedAt: wire.FormatTime(e.CreatedAt), UpdatedAt: wire.FormatTime(e.UpdatedAt),
 		Secret: secret}
 }
 
@@ -38,7 +39,7 @@ func viewOfWebhook(e gateway.WebhookEndpoint, secret string) webhookView {
 func webhookID(c echo.Context) (string, error) {
 	id := c.Param("id")
 	if domain.ValidateID("id", id) != nil {
-		return "", apiError(http.StatusNotFound, CodeNotFound, "no such webhook endpoint")
+		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such webhook endpoint")
 	}
 	return id, nil
 }
@@ -56,7 +57,7 @@ func (r webhookRequest) change() gateway.WebhookChange {
 // the answer carries the signing secret, shown once.
 func (s *Server) createWebhookOf(c echo.Context, clientID string) error {
 	var req webhookRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	e, err := gateway.NewWebhookEndpoint(clientID, req.change(), s.cfg.AllowPrivateCallbacks)
@@ -67,7 +68,7 @@ func (s *Server) createWebhookOf(c echo.Context, clientID string) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfWebhook(e, secret))
+	return wire.OK(c, viewOfWebhook(e, secret))
 }
 
 func (s *Server) listWebhooksOf(c echo.Context, clientID string) error {
@@ -79,7 +80,7 @@ func (s *Server) listWebhooksOf(c echo.Context, clientID string) error {
 	for _, e := range list {
 		out = append(out, viewOfWebhook(e, ""))
 	}
-	return ok(c, out)
+	return wire.OK(c, out)
 }
 
 func (s *Server) getWebhookOf(c echo.Context, clientID, id string) error {
@@ -87,14 +88,14 @@ func (s *Server) getWebhookOf(c echo.Context, clientID, id string) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfWebhook(e, ""))
+	return wire.OK(c, viewOfWebhook(e, ""))
 }
 
 // updateWebhookOf applies the request body's fields to an endpoint of
 // clientID.
 func (s *Server) updateWebhookOf(c echo.Context, clientID, id string) error {
 	var req webhookRequest
-	if _, err := bindJSON(c, &req); err != nil {
+	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
 	ch, err := gateway.CheckWebhookChange(req.change(), s.cfg.AllowPrivateCallbacks)
@@ -105,25 +106,25 @@ func (s *Server) updateWebhookOf(c echo.Context, clientID, id string) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, viewOfWebhook(e, ""))
+	return wire.OK(c, viewOfWebhook(e, ""))
 }
 
 func (s *Server) deleteWebhookOf(c echo.Context, clientID, id string) error {
 	if err := s.deps.Webhooks.DeleteWebhook(c.Request().Context(), clientID, id); err != nil {
 		return err
 	}
-	return ok(c, map[string]any{"id": id, "deleted": true})
+	return wire.OK(c, map[string]any{"id": id, "deleted": true})
 }
 
 // POST /api/v1/webhooks: {url, kinds, description?, enabled?}. The answer
 // carries the signing secret: the only time it is shown.
 func (s *Server) createWebhook(c echo.Context) error {
-	return s.createWebhookOf(c, principal(c).ClientID)
+	return s.createWebhookOf(c, wire.Principal(c).ClientID)
 }
 
 // GET /api/v1/webhooks
 func (s *Server) listWebhooks(c echo.Context) error {
-	return s.listWebhooksOf(c, principal(c).ClientID)
+	return s.listWebhooksOf(c, wire.Principal(c).ClientID)
 }
 
 // GET /api/v1/webhooks/{id}
@@ -132,7 +133,7 @@ func (s *Server) getWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.getWebhookOf(c, principal(c).ClientID, id)
+	return s.getWebhookOf(c, wire.Principal(c).ClientID, id)
 }
 
 // PATCH /api/v1/webhooks/{id}: any of url, kinds, description, enabled.
@@ -141,7 +142,7 @@ func (s *Server) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.updateWebhookOf(c, principal(c).ClientID, id)
+	return s.updateWebhookOf(c, wire.Principal(c).ClientID, id)
 }
 
 // DELETE /api/v1/webhooks/{id}: pending deliveries to it are parked.
@@ -150,7 +151,7 @@ func (s *Server) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.deleteWebhookOf(c, principal(c).ClientID, id)
+	return s.deleteWebhookOf(c, wire.Principal(c).ClientID, id)
 }
 
 // POST /api/v1/webhooks/{id}/rotate-secret
@@ -159,11 +160,11 @@ func (s *Server) rotateWebhookSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secret, err := s.deps.Webhooks.RotateWebhookSecret(c.Request().Context(), principal(c).ClientID, id)
+	secret, err := s.deps.Webhooks.RotateWebhookSecret(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		return err
 	}
-	return ok(c, map[string]string{"id": id, "secret": secret})
+	return wire.OK(c, map[string]string{"id": id, "secret": secret})
 }
 
 type forwardCallbackView struct {
@@ -177,20 +178,20 @@ type forwardCallbackView struct {
 // whether a signing secret exists (the secret itself is shown only by
 // rotate-secret).
 func (s *Server) getForwardCallback(c echo.Context) error {
-	fc, err := s.deps.Webhooks.ForwardCallback(c.Request().Context(), principal(c).ClientID)
+	fc, err := s.deps.Webhooks.ForwardCallback(c.Request().Context(), wire.Principal(c).ClientID)
 	if err != nil {
 		return err
 	}
-	return ok(c, forwardCallbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil,
-		SecretCreatedAt: deliveryTime(fc.SecretCreatedAt), SignatureHeader: "X-Pitboss-Signature"})
+	return wire.OK(c, forwardCallbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil,
+		SecretCreatedAt: wire.OptionalTime(fc.SecretCreatedAt), SignatureHeader: "X-Pitboss-Signature"})
 }
 
 // POST /api/v1/forward-callback/rotate-secret: a new key for the
 // forwarded callbacks' signature, shown once.
 func (s *Server) rotateForwardCallbackSecret(c echo.Context) error {
-	secret, err := s.deps.Webhooks.RotateCallbackSecret(c.Request().Context(), principal(c).ClientID)
+	secret, err := s.deps.Webhooks.RotateCallbackSecret(c.Request().Context(), wire.Principal(c).ClientID)
 	if err != nil {
 		return err
 	}
-	return ok(c, map[string]string{"secret": secret})
+	return wire.OK(c, map[string]string{"secret": secret})
 }

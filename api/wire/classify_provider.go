@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// providerError maps the Launcher's errors (classify calls it): an
+// providerError maps the Launcher's errors (Classify calls it): an
 // unreachable provider is 503 SERVICE_UNAVAILABLE with Retry-After (whole
 // seconds until the soonest endpoint breaker half-opens, at least 1), a
 // refusal is 502 PROVIDER_REJECTED. Endpoint URLs are never shown.
@@ -19,7 +19,7 @@ func providerError(err error) (*Error, bool) {
 		for _, f := range pu.Endpoints {
 			endpoints = append(endpoints, map[string]any{"endpoint": f.Endpoint, "reason": f.Reason})
 		}
-		details := map[string]any{"provider": pu.Provider, "retry_after_seconds": retryAfterSeconds(pu.RetryAfter),
+		details := map[string]any{"provider": pu.Provider, "retry_after_seconds": RetryAfterSeconds(pu.RetryAfter),
 			"endpoints": endpoints}
 		if pu.Reason != "" {
 			details["reason"] = pu.Reason
@@ -43,8 +43,9 @@ func providerError(err error) (*Error, bool) {
 	return nil, false
 }
 
-// retryAfterSeconds rounds d up to whole seconds, at least 1.
-func retryAfterSeconds(d time.Duration) int64 {
+// RetryAfterSeconds rounds d up to whole seconds, at least 1: the
+// retry_after_seconds of an answer.
+func RetryAfterSeconds(d time.Duration) int64 {
 	s := int64((d + time.Second - 1) / time.Second)
 	return max(s, 1)
 }

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -20,38 +19,38 @@ const MaxBodyBytes = 64 << 10
 // maxJSONDepth bounds nesting so a hostile body cannot make decoding deep.
 const maxJSONDepth = 16
 
-// readBody reads the raw request body within MaxBodyBytes.
-func readBody(c echo.Context) ([]byte, error) {
+// ReadBody reads the raw request body within MaxBodyBytes.
+func ReadBody(c echo.Context) ([]byte, error) {
 	r := http.MaxBytesReader(c.Response(), c.Request().Body, MaxBodyBytes)
 	b, err := io.ReadAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, apiError(http.StatusBadRequest, CodeBodyTooLarge,
+			return nil, NewError(http.StatusBadRequest, CodeBodyTooLarge,
 				fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes))
 		}
-		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "could not read the request body")
+		return nil, NewError(http.StatusBadRequest, CodeInvalidRequest, "could not read the request body")
 	}
 	return b, nil
 }
 
-// decodeJSON strictly decodes a JSON object into v: valid UTF-8, an object
+// DecodeJSON strictly decodes a JSON object into v: valid UTF-8, an object
 // (not null, an array or a scalar), bounded depth, no unknown fields,
 // nothing after the object.
-func decodeJSON(b []byte, v any) error {
+func DecodeJSON(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body is empty; a JSON object is required")
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body is empty; a JSON object is required")
 	}
 	if !utf8.Valid(b) {
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body is not valid UTF-8")
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body is not valid UTF-8")
 	}
 	// Every body is an object: null, an array, a string or a number would
 	// decode into the zero request (a PATCH of null a silent no-op).
 	if trimmed := bytes.TrimLeft(b, " \t\r\n"); trimmed[0] != '{' {
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body must be a JSON object ({...})")
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body must be a JSON object ({...})")
 	}
 	if d := depth(b); d > maxJSONDepth {
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("JSON nests deeper than %d levels", maxJSONDepth))
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("JSON nests deeper than %d levels", maxJSONDepth))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -61,12 +60,12 @@ func decodeJSON(b []byte, v any) error {
 	// Only white space may follow (dec.More is false before a stray '}'
 	// or ']', which would slip through).
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body has data after the JSON object")
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body has data after the JSON object")
 	}
 	// PostgreSQL text cannot hold U+0000: a string carrying it would fail
 	// in the database (a 500) instead of being refused here.
 	if bytes.Contains(b, []byte(`\u0000`)) && hasNUL(b) {
-		return apiError(http.StatusBadRequest, CodeInvalidRequest, `a string in the body contains U+0000 ("\u0000"), which is not allowed`)
+		return NewError(http.StatusBadRequest, CodeInvalidRequest, `a string in the body contains U+0000 ("\u0000"), which is not allowed`)
 	}
 	return nil
 }
@@ -86,16 +85,36 @@ func hasNUL(b []byte) bool {
 	}
 }
 
-// bindJSON reads and decodes the request body.
-func bindJSON(c echo.Context, v any) ([]byte, error) {
+// BindJSON reads the request body and strictly decodes it into v
+// (DecodeJSON); the body must be sent as application/json.
+func BindJSON(c echo.Context, v any) error {
 	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
-		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
+		return NewError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
 	}
-	b, err := readBody(c)
+	b, err := ReadBody(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return b, decodeJSON(b, v)
+	return DecodeJSON(b, v)
+}
+
+// OptionalJSON decodes the body into v when there is one: an empty body
+// keeps v's defaults.
+func OptionalJSON(c echo.Context, v any) error {
+	b, err := ReadBody(c)
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
+		return NewError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
+	}
+	if err := DecodeJSON(b, v); err != nil {
+		return err
+	}
+	return nil
 }
 
 func jsonError(err error) error {
@@ -103,19 +122,19 @@ func jsonError(err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("malformed JSON at byte %d", se.Offset))
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("malformed JSON at byte %d", se.Offset))
 	case errors.As(err, &te):
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 			Message: fmt.Sprintf("field %q must be %s", te.Field, te.Type.String()),
 			Details: map[string]any{"field": te.Field}}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return apiError(http.StatusBadRequest, CodeInvalidJSON, "JSON ends too early")
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "JSON ends too early")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fmt.Sprintf("unknown field %q", f),
 			Details: map[string]any{"field": f}}
 	}
-	return apiError(http.StatusBadRequest, CodeInvalidJSON, "request body is not a valid JSON object")
+	return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body is not a valid JSON object")
 }
 
 // depth returns the deepest nesting of objects and arrays, ignoring strings.
@@ -142,20 +161,8 @@ func depth(b []byte) int {
 	return max
 }
 
-func toString(v any) string {
-	switch x := v.(type) {
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case string:
-		return x
-	}
-	return fmt.Sprint(v)
-}
-
-// requireField reports a missing required field as a 400 naming it.
-func requireField(name, v string) error {
+// RequireField reports a missing required field as a 400 naming it.
+func RequireField(name, v string) error {
 	if strings.TrimSpace(v) == "" {
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: name + " is required",
 			Details: map[string]any{"field": name}}

@@ -1,0 +1,55 @@
+package wire
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+)
+
+// QueryValue is the one rule for query parameters (docs/errors.md): the
+// first value of name, and whether it was given. An empty value
+// (?player_id=) is the same as leaving the parameter out, for every
+// optional parameter of every route. A required parameter left out or
+// empty is a 400 naming it (RequireField, as GET /api/v1/game/launch does).
+func QueryValue(c echo.Context, name string) (string, bool) {
+	vs := c.QueryParams()[name]
+	if len(vs) == 0 || vs[0] == "" {
+		return "", false
+	}
+	return vs[0], true
+}
+
+// QueryInt reads an optional integer query parameter from 1 to max (pages
+// and page sizes); def when it is not given.
+func QueryInt(c echo.Context, name string, def, max int) (int, error) {
+	raw, ok := QueryValue(c, name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > max {
+		return 0, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: fmt.Sprintf("%s must be an integer from 1 to %d", name, max), Details: map[string]any{"field": name}}
+	}
+	return n, nil
+}
+
+// IsUUID reports whether s is a UUID in its canonical text form.
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if r != '-' {
+				return false
+			}
+		case (r < '0' || r > '9') && (r < 'a' || r > 'f') && (r < 'A' || r > 'F'):
+			return false
+		}
+	}
+	return true
+}
