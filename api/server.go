@@ -1,8 +1,9 @@
 // Package api is the HTTP edge: Echo handlers for the operator API
-// (/api/v1), the provider wallet protocol (/provider/v1), authentication,
-// request ids and the one error handler; package wire holds the answer
-// shapes and the error mapping. It turns requests into commands and
-// queries; it never touches SQL.
+// (/api/v1), authentication, request ids and the one error handler;
+// package providerwallet serves the provider wallet protocol
+// (/provider/v1), package wire holds the answer shapes and the error
+// mapping. It turns requests into commands and queries; it never touches
+// SQL.
 package api
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/providerwallet"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
@@ -152,10 +154,12 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerConsoleRoutes(e, v1)
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
-	p.POST("/balance", s.providerBalance)
-	p.POST("/bet", s.providerBet)
-	p.POST("/win", s.providerWin)
-	p.POST("/rollback", s.providerRollback)
+	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
+		Commands: deps.Commands, Balances: deps.Balances})
+	p.POST("/balance", pw.Balance)
+	p.POST("/bet", pw.Bet)
+	p.POST("/win", pw.Win)
+	p.POST("/rollback", pw.Rollback)
 
 	e.GET("/v1/launch", s.signedLaunch)
 	e.GET("/v1/return", s.returnAddress)

@@ -1,4 +1,7 @@
-package api
+// Package providerwallet is the provider wallet protocol (/provider/v1/wallet,
+// docs/provider-wallet.md): what game providers call during play to read a
+// player's balance and to bet, win and roll back in a game session.
+package providerwallet
 
 import (
 	"context"
@@ -16,8 +19,7 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// Provider wallet protocol: what game providers call during play. Each call
-// carries X-Provider-Id and X-Signature: the lowercase hex HMAC-SHA256 of
+// Each call carries X-Provider-Id and X-Signature: the lowercase hex HMAC-SHA256 of
 // the raw body keyed with the provider's secret. Calls are idempotent by the
 // provider's transaction_id; each debit or credit is applied at once and
 // answered with the new balance.
@@ -25,6 +27,25 @@ const (
 	headerProviderID = "X-Provider-Id"
 	headerSignature  = "X-Signature"
 )
+
+// Deps are the stores and the ledger the protocol uses.
+type Deps struct {
+	// Catalog knows the providers and their secrets; Sessions the game
+	// sessions the calls are made in.
+	Catalog  gateway.Catalog
+	Sessions gateway.Sessions
+	// Commands run the money calls on the ledger; Balances reads a
+	// player's balance.
+	Commands *commands.Handler
+	Balances commands.Balances
+}
+
+// Handlers answer the protocol's calls. Package api registers them on the
+// /provider/v1/wallet group, whose error bodies carry details.retryable.
+type Handlers struct{ deps Deps }
+
+// New returns the protocol's handlers over deps.
+func New(deps Deps) *Handlers { return &Handlers{deps: deps} }
 
 type walletCall struct {
 	SessionID              string            `json:"session_id"`
@@ -55,7 +76,7 @@ type walletAnswer struct {
 // rollbacks are accepted after it, and a bet's expiry is decided by the
 // ledger after the idempotency check (PlaceBetInSession), so a retried bet
 // still gets its original answer. See docs/provider-wallet.md.
-func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
+func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
 	var call walletCall
 	raw, err := wire.ReadBody(c)
 	if err != nil {
@@ -67,7 +88,7 @@ func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, 
 		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
 			"missing "+headerProviderID+" header")
 	}
-	prov, err := s.deps.Catalog.Provider(ctx, pid)
+	prov, err := h.deps.Catalog.Provider(ctx, pid)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
 		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
 	} else if err != nil {
@@ -83,7 +104,7 @@ func (s *Server) providerCall(c echo.Context) (walletCall, gateway.GameSession, 
 	if err := wire.RequireField("session_id", call.SessionID); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
-	sess, err := s.deps.Sessions.Session(ctx, call.SessionID)
+	sess, err := h.deps.Sessions.Session(ctx, call.SessionID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
 		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusNotFound, wire.CodeNotFound, "unknown session")
 	} else if err != nil {
@@ -134,12 +155,14 @@ func walletAmount(call walletCall, cur domain.Currency) (domain.Money, error) {
 	return domain.ParseMoney(string(call.Amount), cur)
 }
 
-func (s *Server) providerBalance(c echo.Context) error {
-	_, sess, cur, err := s.providerCall(c)
+// Balance answers POST /provider/v1/wallet/balance: the player's balance
+// in the session's currency.
+func (h *Handlers) Balance(c echo.Context) error {
+	_, sess, cur, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
-	st, err := s.deps.Balances.Account(c.Request().Context(), domain.PlayerWallet(sess.ClientID, sess.PlayerID, cur))
+	st, err := h.deps.Balances.Account(c.Request().Context(), domain.PlayerWallet(sess.ClientID, sess.PlayerID, cur))
 	if err != nil {
 		return err
 	}
@@ -151,8 +174,8 @@ func (s *Server) providerBalance(c echo.Context) error {
 type moneyCall func(ctx context.Context, call walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error)
 
 // providerMoneyCall authenticates, validates and runs a bet or a win.
-func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
-	call, sess, cur, err := s.providerCall(c)
+func (h *Handlers) providerMoneyCall(c echo.Context, run moneyCall) error {
+	call, sess, cur, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
@@ -170,20 +193,25 @@ func (s *Server) providerMoneyCall(c echo.Context, run moneyCall) error {
 	return answer(c, call, res)
 }
 
-func (s *Server) providerBet(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
-		return s.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
+// Bet answers POST /provider/v1/wallet/bet: a stake debited at once, while
+// the session takes bets.
+func (h *Handlers) Bet(c echo.Context) error {
+	return h.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
+		return h.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
 	})
 }
 
-func (s *Server) providerWin(c echo.Context) error {
-	return s.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
-		return s.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
+// Win answers POST /provider/v1/wallet/win: a win credited at once.
+func (h *Handlers) Win(c echo.Context) error {
+	return h.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
+		return h.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
 	})
 }
 
-func (s *Server) providerRollback(c echo.Context) error {
-	call, sess, cur, err := s.providerCall(c)
+// Rollback answers POST /provider/v1/wallet/rollback: the call of
+// reference_transaction_id undone.
+func (h *Handlers) Rollback(c echo.Context) error {
+	call, sess, cur, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
@@ -193,7 +221,7 @@ func (s *Server) providerRollback(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := s.deps.Commands.Rollback(c.Request().Context(), call.game(sess, cur), call.ReferenceTransactionID)
+	res, err := h.deps.Commands.Rollback(c.Request().Context(), call.game(sess, cur), call.ReferenceTransactionID)
 	if err != nil {
 		return err
 	}
