@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/deliveries"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -438,6 +439,12 @@ func (s *Server) adminKnownClient(c echo.Context) (string, error) {
 	return id, nil
 }
 
+// adminEndpoints are the webhook-endpoint handlers the client API uses
+// too (package deliveries), for the client of the path.
+func (s *Server) adminEndpoints() deliveries.Endpoints {
+	return deliveries.Endpoints{Store: s.deps.Webhooks, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks}
+}
+
 func (s *Server) requireAdminWebhooks() error {
 	if s.deps.Webhooks == nil {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the webhook store is not configured")
@@ -454,7 +461,7 @@ func (s *Server) adminListWebhooks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.listWebhooksOf(c, id)
+	return s.adminEndpoints().List(c, id)
 }
 
 // POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
@@ -467,7 +474,7 @@ func (s *Server) adminCreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.createWebhookOf(c, id)
+	return s.adminEndpoints().Create(c, id)
 }
 
 // adminWebhookIDs reads :client and :id of the routes of one endpoint.
@@ -478,7 +485,7 @@ func (s *Server) adminWebhookIDs(c echo.Context) (clientID, id string, err error
 	if clientID, err = adminClientID(c); err != nil {
 		return "", "", err
 	}
-	if id, err = webhookID(c); err != nil {
+	if id, err = deliveries.EndpointID(c); err != nil {
 		return "", "", err
 	}
 	return clientID, id, nil
@@ -490,7 +497,7 @@ func (s *Server) adminGetWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.getWebhookOf(c, clientID, id)
+	return s.adminEndpoints().Get(c, clientID, id)
 }
 
 // PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
@@ -500,7 +507,7 @@ func (s *Server) adminUpdateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.updateWebhookOf(c, clientID, id)
+	return s.adminEndpoints().Update(c, clientID, id)
 }
 
 // DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}
@@ -509,5 +516,5 @@ func (s *Server) adminDeleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.deleteWebhookOf(c, clientID, id)
+	return s.adminEndpoints().Delete(c, clientID, id)
 }

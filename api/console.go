@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/deliveries"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
@@ -99,10 +100,10 @@ type overviewView struct {
 	Position int64         `json:"position"`
 	Today    []overviewDay `json:"today"`
 	// Balances are the client's own wallets (not its players').
-	Balances              []currencyTotal `json:"balances"`
-	Lag                   *overviewLag    `json:"lag"`
-	FailedDeliveries      []deliveryView  `json:"failed_deliveries"`
-	FailedDeliveriesTotal *int64          `json:"failed_deliveries_total"`
+	Balances              []currencyTotal   `json:"balances"`
+	Lag                   *overviewLag      `json:"lag"`
+	FailedDeliveries      []deliveries.View `json:"failed_deliveries"`
+	FailedDeliveriesTotal *int64            `json:"failed_deliveries_total"`
 }
 
 // lagSeconds formats a wait as seconds with millisecond precision (text,
@@ -187,9 +188,9 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v.FailedDeliveries = make([]deliveryView, 0, len(list))
+		v.FailedDeliveries = make([]deliveries.View, 0, len(list))
 		for _, d := range list {
-			v.FailedDeliveries = append(v.FailedDeliveries, viewOfDelivery(d, false))
+			v.FailedDeliveries = append(v.FailedDeliveries, deliveries.ViewOf(d, false))
 		}
 		v.FailedDeliveriesTotal = &total
 	}

@@ -1,4 +1,10 @@
-package api
+// Package deliveries serves what Pitboss sends to a client and the
+// client's say over it (docs/callbacks-and-webhooks.md): the delivery log
+// (/api/v1/deliveries), the webhook endpoints (/api/v1/webhooks, and
+// /admin/v1/clients/{id}/webhooks through Endpoints) and the forwarded
+// callback's setting (/api/v1/forward-callback). Package api registers the
+// /api/v1 routes with their scopes; package admin calls Endpoints.
+package deliveries
 
 import (
 	"fmt"
@@ -19,31 +25,27 @@ const (
 	deliveriesMaxPerPage     = 100
 )
 
-// registerDeliveryRoutes adds the delivery log, webhook endpoints and the
-// forwarded-callback setting to the authenticated /api/v1 group.
-func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
-	// The scope is checked before the stores: a key without it is 403 on
-	// any server.
-	read := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesRead), s.requireDeliveryStores}
-	write := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesWrite), s.requireDeliveryStores}
-	v1.GET("/deliveries", s.listDeliveries, read...)
-	v1.GET("/deliveries/:id", s.getDelivery, read...)
-	v1.POST("/deliveries/:id/resend", s.resendDelivery, write...)
-	v1.GET("/webhooks", s.listWebhooks, read...)
-	v1.POST("/webhooks", s.createWebhook, write...)
-	v1.GET("/webhooks/:id", s.getWebhook, read...)
-	v1.PATCH("/webhooks/:id", s.updateWebhook, write...)
-	v1.DELETE("/webhooks/:id", s.deleteWebhook, write...)
-	v1.POST("/webhooks/:id/rotate-secret", s.rotateWebhookSecret, write...)
-	v1.GET("/forward-callback", s.getForwardCallback, read...)
-	v1.POST("/forward-callback/rotate-secret", s.rotateForwardCallbackSecret, write...)
+// Handlers serve the delivery routes of /api/v1 for the calling client
+// (wire.Principal).
+type Handlers struct {
+	deliveries gateway.Deliveries
+	webhooks   gateway.Webhooks
+	endpoints  Endpoints
 }
 
-// requireDeliveryStores answers 503 when the server was built without the
+// New returns the handlers over the delivery log and the webhook store;
+// allowPrivateCallbacks accepts webhook URLs at loopback or private
+// addresses (see api.Config).
+func New(deliveries gateway.Deliveries, webhooks gateway.Webhooks, allowPrivateCallbacks bool) *Handlers {
+	return &Handlers{deliveries: deliveries, webhooks: webhooks,
+		endpoints: Endpoints{Store: webhooks, AllowPrivateCallbacks: allowPrivateCallbacks}}
+}
+
+// RequireStores answers 503 when the server was built without the
 // delivery stores.
-func (s *Server) requireDeliveryStores(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *Handlers) RequireStores(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.deps.Deliveries == nil || s.deps.Webhooks == nil {
+		if h.deliveries == nil || h.webhooks == nil {
 			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "deliveries are not configured on this server")
 		}
 		return next(c)
@@ -60,7 +62,9 @@ type deliveryAttemptView struct {
 	ResponseExcerpt string      `json:"response_excerpt"`
 }
 
-type deliveryView struct {
+// View is a delivery as the log shows it (and the console's overview
+// lists parked ones).
+type View struct {
 	ID             string                `json:"id"`
 	Target         string                `json:"target"`
 	EndpointID     string                `json:"endpoint_id"`
@@ -100,8 +104,9 @@ func deliveryStatusCode(code int) *int {
 	return &code
 }
 
-func viewOfDelivery(d gateway.Delivery, withPayload bool) deliveryView {
-	v := deliveryView{ID: d.ID, Target: d.Target, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+// ViewOf is d as the log shows it; withPayload adds the payload sent.
+func ViewOf(d gateway.Delivery, withPayload bool) View {
+	v := View{ID: d.ID, Target: d.Target, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Kind: d.Kind, StreamID: d.StreamID, StreamVersion: d.StreamVersion, Status: d.State, Attempts: d.Attempts,
 		NextAttemptAt: wire.OptionalTime(d.NextAttemptAt), LastAttemptAt: wire.OptionalTime(d.LastAttemptAt),
 		LastStatusCode: deliveryStatusCode(d.LastStatusCode), LastError: d.LastError,
@@ -120,8 +125,9 @@ func viewOfDelivery(d gateway.Delivery, withPayload bool) deliveryView {
 	return v
 }
 
-// GET /api/v1/deliveries?status=&endpoint_id=&event_id=&page=&per_page=
-func (s *Server) listDeliveries(c echo.Context) error {
+// ListDeliveries answers GET
+// /api/v1/deliveries?status=&endpoint_id=&event_id=&page=&per_page=.
+func (h *Handlers) ListDeliveries(c echo.Context) error {
 	f := gateway.DeliveryFilter{State: c.QueryParam("status"), EndpointID: c.QueryParam("endpoint_id"), EventID: c.QueryParam("event_id")}
 	if f.State != "" && !slices.Contains(gateway.DeliveryStates, f.State) {
 		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
@@ -143,13 +149,13 @@ func (s *Server) listDeliveries(c echo.Context) error {
 	if f.PerPage, err = wire.QueryInt(c, "per_page", deliveriesDefaultPerPage, deliveriesMaxPerPage); err != nil {
 		return err
 	}
-	list, total, err := s.deps.Deliveries.ListDeliveries(c.Request().Context(), wire.Principal(c).ClientID, f)
+	list, total, err := h.deliveries.ListDeliveries(c.Request().Context(), wire.Principal(c).ClientID, f)
 	if err != nil {
 		return err
 	}
-	out := make([]deliveryView, 0, len(list))
+	out := make([]View, 0, len(list))
 	for _, d := range list {
-		out = append(out, viewOfDelivery(d, false))
+		out = append(out, ViewOf(d, false))
 	}
 	return wire.OKPage(c, out, f.Page, f.PerPage, total)
 }
@@ -164,29 +170,31 @@ func deliveryID(c echo.Context) (string, error) {
 	return id, nil
 }
 
-// GET /api/v1/deliveries/{id}: the delivery, its log and its payload.
-func (s *Server) getDelivery(c echo.Context) error {
+// Delivery answers GET /api/v1/deliveries/{id}: the delivery, its log and
+// its payload.
+func (h *Handlers) Delivery(c echo.Context) error {
 	id, err := deliveryID(c)
 	if err != nil {
 		return err
 	}
-	d, err := s.deps.Deliveries.Delivery(c.Request().Context(), wire.Principal(c).ClientID, id)
+	d, err := h.deliveries.Delivery(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		return err
 	}
-	return wire.OK(c, viewOfDelivery(d, true))
+	return wire.OK(c, ViewOf(d, true))
 }
 
-// POST /api/v1/deliveries/{id}/resend: a parked (or succeeded) delivery
-// goes back to its queue with a fresh round of attempts.
-func (s *Server) resendDelivery(c echo.Context) error {
+// ResendDelivery answers POST /api/v1/deliveries/{id}/resend: a parked (or
+// succeeded) delivery goes back to its queue with a fresh round of
+// attempts.
+func (h *Handlers) ResendDelivery(c echo.Context) error {
 	id, err := deliveryID(c)
 	if err != nil {
 		return err
 	}
-	d, err := s.deps.Deliveries.ResendDelivery(c.Request().Context(), wire.Principal(c).ClientID, id)
+	d, err := h.deliveries.ResendDelivery(c.Request().Context(), wire.Principal(c).ClientID, id)
 	if err != nil {
 		return err
 	}
-	return wire.OK(c, viewOfDelivery(d, false))
+	return wire.OK(c, ViewOf(d, false))
 }

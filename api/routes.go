@@ -1,0 +1,34 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/gateway"
+)
+
+// Routes served by the handler packages under api/: this server builds
+// their dependencies from its Config and Deps and registers them, so each
+// route's authentication, scope and rate limit are decided here.
+
+// registerDeliveryRoutes adds the delivery log, webhook endpoints and the
+// forwarded-callback setting (package deliveries) to the authenticated
+// /api/v1 group.
+func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
+	d := deliveries.New(s.deps.Deliveries, s.deps.Webhooks, s.cfg.AllowPrivateCallbacks)
+	// The scope is checked before the stores: a key without it is 403 on
+	// any server.
+	read := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesRead), d.RequireStores}
+	write := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesWrite), d.RequireStores}
+	v1.GET("/deliveries", d.ListDeliveries, read...)
+	v1.GET("/deliveries/:id", d.Delivery, read...)
+	v1.POST("/deliveries/:id/resend", d.ResendDelivery, write...)
+	v1.GET("/webhooks", d.ListWebhooks, read...)
+	v1.POST("/webhooks", d.CreateWebhook, write...)
+	v1.GET("/webhooks/:id", d.Webhook, read...)
+	v1.PATCH("/webhooks/:id", d.UpdateWebhook, write...)
+	v1.DELETE("/webhooks/:id", d.DeleteWebhook, write...)
+	v1.POST("/webhooks/:id/rotate-secret", d.RotateWebhookSecret, write...)
+	v1.GET("/forward-callback", d.ForwardCallback, read...)
+	v1.POST("/forward-callback/rotate-secret", d.RotateForwardCallbackSecret, write...)
+}
