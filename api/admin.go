@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/usage"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -424,7 +425,7 @@ func (s *Server) adminUsage(c echo.Context) error {
 	if _, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.usage(c, id)
+	return usage.Reports{Store: s.deps.Usage, Now: s.now}.Answer(c, id)
 }
 
 // adminKnownClient answers 404 for a client that does not exist.

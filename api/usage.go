@@ -13,15 +13,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/usage"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
 
 // Usage monitoring: every authenticated /api/v1 request is counted in
 // memory per client, key, minute and status class, and flushed to the
 // usage store (gateway.UsageStore) periodically and on shutdown. See
-// docs/keys-and-admin.md.
+// docs/keys-and-admin.md; package usage answers the counts.
 
 // Usage meter defaults.
 const (
@@ -176,129 +176,11 @@ func responseStatus(c echo.Context, err error) int {
 	return http.StatusOK
 }
 
-type usageClassesView struct {
-	Class2xx int64 `json:"2xx"`
-	Class3xx int64 `json:"3xx"`
-	Class4xx int64 `json:"4xx"`
-	Class5xx int64 `json:"5xx"`
-}
-
-type usageBucketView struct {
-	Start    string `json:"start"`
-	Requests int64  `json:"requests"`
-	usageClassesView
-}
-
-type usageView struct {
-	ClientID    string            `json:"client_id"`
-	KeyID       *string           `json:"key_id"`
-	From        string            `json:"from"`
-	To          string            `json:"to"`
-	Granularity string            `json:"granularity"`
-	Requests    int64             `json:"requests"`
-	ByStatus    usageClassesView  `json:"by_status"`
-	Buckets     []usageBucketView `json:"buckets"`
-}
-
-const usageTimeLayout = time.RFC3339
-
-// parseUsageTime reads an RFC 3339 time or a date (midnight UTC).
-func parseUsageTime(field, v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
-	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		return t, nil
-	}
-	return time.Time{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-		Message: field + " must be an RFC 3339 time (2026-03-14T15:00:00Z) or a date (2026-03-14)",
-		Details: map[string]any{"field": field}}
-}
-
-// usageQuery reads ?from=&to=&granularity=&key_id= for clientID. Defaults:
-// granularity hour, to now, from 24 hours before to. from is rounded down
-// and to up to the granularity (UTC).
-func (s *Server) usageQuery(c echo.Context, clientID string) (gateway.UsageQuery, error) {
-	q := gateway.UsageQuery{ClientID: clientID, Granularity: c.QueryParam("granularity"), KeyID: c.QueryParam("key_id")}
-	if q.Granularity == "" {
-		q.Granularity = gateway.GranularityHour
-	}
-	step, ok := gateway.GranularityStep(q.Granularity)
-	if !ok {
-		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "granularity must be minute, hour or day", Details: map[string]any{"field": "granularity"}}
-	}
-	if q.KeyID != "" && domain.ValidateID("key_id", q.KeyID) != nil {
-		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "key_id is not a key id", Details: map[string]any{"field": "key_id"}}
-	}
-	var err error
-	q.To = s.now()
-	if v := c.QueryParam("to"); v != "" {
-		if q.To, err = parseUsageTime("to", v); err != nil {
-			return q, err
-		}
-	}
-	q.From = q.To.Add(-24 * time.Hour)
-	if v := c.QueryParam("from"); v != "" {
-		if q.From, err = parseUsageTime("from", v); err != nil {
-			return q, err
-		}
-	}
-	q.From = q.From.UTC().Truncate(step)
-	if t := q.To.UTC().Truncate(step); t.Before(q.To) {
-		q.To = t.Add(step)
-	} else {
-		q.To = t
-	}
-	if !q.From.Before(q.To) {
-		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "from must be before to", Details: map[string]any{"field": "from"}}
-	}
-	if n := q.To.Sub(q.From) / step; n > gateway.MaxUsageBuckets {
-		return q, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: fmt.Sprintf("the range spans %d %ss; at most %d per query: narrow it or use a coarser granularity",
-				n, q.Granularity, gateway.MaxUsageBuckets),
-			Details: map[string]any{"field": "from", "max_buckets": gateway.MaxUsageBuckets}}
-	}
-	return q, nil
-}
-
-func (s *Server) usage(c echo.Context, clientID string) error {
-	if s.deps.Usage == nil {
-		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "usage monitoring is not configured")
-	}
-	q, err := s.usageQuery(c, clientID)
-	if err != nil {
-		return err
-	}
-	buckets, err := s.deps.Usage.Usage(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	v := usageView{ClientID: clientID, From: q.From.Format(usageTimeLayout), To: q.To.Format(usageTimeLayout),
-		Granularity: q.Granularity, Buckets: make([]usageBucketView, 0, len(buckets))}
-	if q.KeyID != "" {
-		v.KeyID = &q.KeyID
-	}
-	for _, b := range buckets {
-		cl := usageClassesView{Class2xx: b.ByClass[2], Class3xx: b.ByClass[3], Class4xx: b.ByClass[4], Class5xx: b.ByClass[5]}
-		v.Buckets = append(v.Buckets, usageBucketView{Start: b.Start.UTC().Format(usageTimeLayout), Requests: b.Requests,
-			usageClassesView: cl})
-		v.Requests += b.Requests
-		v.ByStatus.Class2xx += cl.Class2xx
-		v.ByStatus.Class3xx += cl.Class3xx
-		v.ByStatus.Class4xx += cl.Class4xx
-		v.ByStatus.Class5xx += cl.Class5xx
-	}
-	return wire.OK(c, v)
-}
-
 // GET /api/v1/usage?from=&to=&granularity=minute|hour|day&key_id=: the
 // calling client's requests per period, every key of the client unless
 // key_id is given. Any key of the client may read it.
 func (s *Server) clientUsage(c echo.Context) error {
-	return s.usage(c, wire.Principal(c).ClientID)
+	return usage.Reports{Store: s.deps.Usage, Now: s.now}.Answer(c, wire.Principal(c).ClientID)
 }
 
 // initMetering sets up what the metering middlewares use: the rate-limit
