@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -31,4 +32,11 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 	v1.POST("/webhooks/:id/rotate-secret", d.RotateWebhookSecret, write...)
 	v1.GET("/forward-callback", d.ForwardCallback, read...)
 	v1.POST("/forward-callback/rotate-secret", d.RotateForwardCallbackSecret, write...)
+}
+
+// adminDeps are the admin API's (package admin) dependencies.
+func (s *Server) adminDeps() admin.Deps {
+	return admin.Deps{Token: s.cfg.AdminToken, Clients: s.deps.Admin.Clients, Launch: s.deps.Admin.Launch,
+		Callbacks: s.deps.Admin.Callbacks, Webhooks: s.deps.Webhooks, Usage: s.deps.Usage, Keys: s.deps.Keys,
+		RateLimits: s.cfg.RateLimits, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks, Now: s.now, Logger: s.log}
 }

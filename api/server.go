@@ -1,9 +1,12 @@
-// Package api is the HTTP edge: Echo handlers for the operator API
-// (/api/v1), authentication, request ids and the one error handler;
-// package providerwallet serves the provider wallet protocol
-// (/provider/v1), package wire holds the answer shapes and the error
-// mapping. It turns requests into commands and queries; it never touches
-// SQL.
+// Package api is the HTTP edge: the server with every route, its
+// middleware (request ids, API-key authentication, rate limits, usage and
+// metrics), the one error handler and the OpenAPI document, and the
+// handlers of the operator API (/api/v1), the signed launch (/v1/launch)
+// and the console. Handler packages under it serve the rest — admin
+// (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
+// providerwallet (/provider/v1), usage (usage reports) — and package wire
+// holds the answer shapes and the error mapping they all share. It turns
+// requests into commands and queries; it never touches SQL.
 package api
 
 import (
@@ -17,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/providerwallet"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
@@ -25,6 +29,9 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
 )
+
+// MinAdminTokenLength is the shortest admin token accepted.
+const MinAdminTokenLength = 32
 
 // Config is the HTTP layer's configuration.
 type Config struct {
@@ -45,7 +52,8 @@ type Config struct {
 	// loopback or private addresses (tests, single-machine sandboxes).
 	AllowPrivateCallbacks bool
 	// AdminToken authenticates the admin API (/admin/v1); empty disables
-	// it (404). See docs/keys-and-admin.md.
+	// it (404). At least MinAdminTokenLength characters (checked by the
+	// configuration). See docs/keys-and-admin.md.
 	AdminToken string
 	// RateLimits are the plan tiers; zero: DefaultRateTiers.
 	RateLimits gateway.RateLimits
@@ -126,7 +134,6 @@ type Server struct {
 
 	rates, localRates gateway.RateStore
 	metrics           Metrics
-	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
 }
 
 // NewServer builds the Echo instance with every route.
@@ -164,7 +171,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	e.GET("/v1/launch", s.signedLaunch)
 	e.GET("/v1/return", s.returnAddress)
 
-	s.registerAdminRoutes(e)
+	admin.Register(e.Group("/admin/v1"), s.adminDeps())
 	s.registerHealthRoutes(e)
 	s.registerOpenAPIRoute(e)
 	return s

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -184,7 +183,7 @@ func (s *Server) clientUsage(c echo.Context) error {
 }
 
 // initMetering sets up what the metering middlewares use: the rate-limit
-// stores, the metrics registry and the admin token's digest.
+// stores and the metrics registry.
 func (s *Server) initMetering() {
 	s.localRates = gateway.NewMemoryRateStore()
 	s.rates = s.deps.RateStore
@@ -194,10 +193,6 @@ func (s *Server) initMetering() {
 	s.metrics = s.deps.Metrics
 	if s.metrics == nil {
 		s.metrics = noMetrics{}
-	}
-	if s.cfg.AdminToken != "" {
-		d := sha256.Sum256([]byte(s.cfg.AdminToken))
-		s.adminDigest = d[:]
 	}
 }
 

@@ -1,9 +1,17 @@
-package api
+// Package admin is the admin API (/admin/v1): clients, their keys, plan
+// tiers, launch and callback settings, webhook endpoints and usage, for
+// the operators of Pitboss itself. It is authenticated by one admin token
+// from configuration (PITBOSS_ADMIN_TOKEN); without a token it does not
+// exist (404). See docs/keys-and-admin.md. Webhook endpoints and usage are
+// answered by the same handlers as the client API's (packages deliveries
+// and usage), for the client of the path.
+package admin
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -19,48 +27,96 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// The admin API (/admin/v1): clients, their keys, plan tiers, launch and
-// callback settings, webhook endpoints and usage, for the operators of
-// Pitboss itself. It is authenticated by one admin token from
-// configuration (PITBOSS_ADMIN_TOKEN); without a token it does not exist
-// (404). See docs/keys-and-admin.md.
-
-// MinAdminTokenLength is the shortest admin token accepted.
-const MinAdminTokenLength = 32
-
 // Admin list paging.
 const (
 	adminDefaultPerPage = 50
 	adminMaxPerPage     = 200
 )
 
-func (s *Server) registerAdminRoutes(e *echo.Echo) {
-	a := e.Group("/admin/v1", s.adminAuth)
-	a.GET("/tiers", s.adminTiers)
-	a.POST("/clients", s.adminCreateClient)
-	a.GET("/clients", s.adminListClients)
-	a.GET("/clients/:client", s.adminGetClient)
-	a.PATCH("/clients/:client", s.adminUpdateClient)
-	a.POST("/clients/:client/client-secret", s.adminIssueClientSecret)
-	a.GET("/clients/:client/usage", s.adminUsage)
-	a.GET("/clients/:client/keys", s.adminListKeys)
-	a.POST("/clients/:client/keys", s.adminIssueKey)
-	a.GET("/clients/:client/keys/:key", s.adminGetKey)
-	a.POST("/clients/:client/keys/:key/rotate", s.adminRotateKey)
-	a.POST("/clients/:client/keys/:key/revoke", s.adminRevokeKey)
-	a.GET("/clients/:client/webhooks", s.adminListWebhooks)
-	a.POST("/clients/:client/webhooks", s.adminCreateWebhook)
-	a.GET("/clients/:client/webhooks/:id", s.adminGetWebhook)
-	a.PATCH("/clients/:client/webhooks/:id", s.adminUpdateWebhook)
-	a.DELETE("/clients/:client/webhooks/:id", s.adminDeleteWebhook)
+// Deps are what the admin API needs; package api fills them from its
+// Config and Deps.
+type Deps struct {
+	// Token authenticates the admin API; empty disables it (404).
+	Token string
+	// Clients is the client and key store; without it the admin API
+	// answers 503. Without Launch, Callbacks or Webhooks the fields and
+	// routes they serve answer 503; without Usage the usage route does.
+	Clients   gateway.AdminClients
+	Launch    gateway.AdminLaunch
+	Callbacks gateway.AdminCallbacks
+	Webhooks  gateway.Webhooks
+	Usage     gateway.UsageStore
+	// Keys authenticates client API keys, so that one sent here is told
+	// 403 (a credential without the permission) rather than 401; nil:
+	// every wrong token is 401.
+	Keys gateway.Keys
+	// RateLimits are the plan tiers clients are put on.
+	RateLimits gateway.RateLimits
+	// AllowPrivateCallbacks accepts webhook and callback URLs at loopback
+	// or private addresses.
+	AllowPrivateCallbacks bool
+	// Now is the clock of key states and expiries (nil: the system
+	// clock); Logger records what the admin changed (nil: slog.Default).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// server is the admin API's handler set.
+type server struct {
+	deps     Deps
+	log      *slog.Logger
+	digest   []byte // SHA-256 of Deps.Token; nil: admin API disabled
+	webhooks deliveries.Endpoints
+	usage    usage.Reports
+}
+
+// now is the admin API's clock (the system clock when none is set).
+func (s *server) now() time.Time {
+	if s.deps.Now != nil {
+		return s.deps.Now()
+	}
+	return time.Now()
+}
+
+// Register adds the admin routes to g (the /admin/v1 group), behind the
+// admin token.
+func Register(g *echo.Group, deps Deps) {
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	s := &server{deps: deps, log: deps.Logger,
+		webhooks: deliveries.Endpoints{Store: deps.Webhooks, AllowPrivateCallbacks: deps.AllowPrivateCallbacks},
+		usage:    usage.Reports{Store: deps.Usage, Now: deps.Now}}
+	if deps.Token != "" {
+		d := sha256.Sum256([]byte(deps.Token))
+		s.digest = d[:]
+	}
+	g.Use(s.adminAuth)
+	g.GET("/tiers", s.adminTiers)
+	g.POST("/clients", s.adminCreateClient)
+	g.GET("/clients", s.adminListClients)
+	g.GET("/clients/:client", s.adminGetClient)
+	g.PATCH("/clients/:client", s.adminUpdateClient)
+	g.POST("/clients/:client/client-secret", s.adminIssueClientSecret)
+	g.GET("/clients/:client/usage", s.adminUsage)
+	g.GET("/clients/:client/keys", s.adminListKeys)
+	g.POST("/clients/:client/keys", s.adminIssueKey)
+	g.GET("/clients/:client/keys/:key", s.adminGetKey)
+	g.POST("/clients/:client/keys/:key/rotate", s.adminRotateKey)
+	g.POST("/clients/:client/keys/:key/revoke", s.adminRevokeKey)
+	g.GET("/clients/:client/webhooks", s.adminListWebhooks)
+	g.POST("/clients/:client/webhooks", s.adminCreateWebhook)
+	g.GET("/clients/:client/webhooks/:id", s.adminGetWebhook)
+	g.PATCH("/clients/:client/webhooks/:id", s.adminUpdateWebhook)
+	g.DELETE("/clients/:client/webhooks/:id", s.adminDeleteWebhook)
 }
 
 // adminAuth checks Authorization: Bearer <admin token> in constant time.
 // A valid client API key is 403 (a credential without the permission);
 // anything else is 401.
-func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.adminDigest == nil {
+		if s.digest == nil {
 			return wire.NewError(http.StatusNotFound, wire.CodeNotFound, "the admin API is disabled: PITBOSS_ADMIN_TOKEN is not set")
 		}
 		scheme, token, found := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
@@ -69,7 +125,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing admin token: send Authorization: Bearer <PITBOSS_ADMIN_TOKEN>")
 		}
 		d := sha256.Sum256([]byte(token))
-		if subtle.ConstantTimeCompare(d[:], s.adminDigest) != 1 {
+		if subtle.ConstantTimeCompare(d[:], s.digest) != 1 {
 			if s.deps.Keys != nil {
 				if _, err := s.deps.Keys.AuthenticateKey(c.Request().Context(), gateway.HashKey(token)); err == nil {
 					return wire.NewError(http.StatusForbidden, wire.CodeForbidden, "a client API key cannot use the admin API")
@@ -77,7 +133,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "invalid admin token")
 		}
-		if s.deps.Admin.Clients == nil {
+		if s.deps.Clients == nil {
 			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the admin API has no client store configured")
 		}
 		return next(c)
@@ -138,16 +194,16 @@ type adminCallbackView struct {
 	SecretSet bool   `json:"secret_set"`
 }
 
-func (s *Server) viewOfClient(cl gateway.Client) adminClientView {
+func (s *server) viewOfClient(cl gateway.Client) adminClientView {
 	return adminClientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
-		RateLimit: viewOfTier(s.cfg.RateLimits.Tier(cl.Plan)), CreatedAt: wire.FormatTime(cl.CreatedAt)}
+		RateLimit: viewOfTier(s.deps.RateLimits.Tier(cl.Plan)), CreatedAt: wire.FormatTime(cl.CreatedAt)}
 }
 
 // fullClientView adds what the other stores know of the client.
-func (s *Server) fullClientView(c echo.Context, cl gateway.Client) (adminClientView, error) {
+func (s *server) fullClientView(c echo.Context, cl gateway.Client) (adminClientView, error) {
 	ctx := c.Request().Context()
 	v := s.viewOfClient(cl)
-	keys, err := s.deps.Admin.Clients.ListAPIKeys(ctx, cl.ID)
+	keys, err := s.deps.Clients.ListAPIKeys(ctx, cl.ID)
 	if err != nil {
 		return v, err
 	}
@@ -158,8 +214,8 @@ func (s *Server) fullClientView(c echo.Context, cl gateway.Client) (adminClientV
 			v.Keys.Active++
 		}
 	}
-	if s.deps.Admin.Launch != nil {
-		lc, err := s.deps.Admin.Launch.LaunchClient(ctx, cl.ID)
+	if s.deps.Launch != nil {
+		lc, err := s.deps.Launch.LaunchClient(ctx, cl.ID)
 		if err != nil {
 			return v, err
 		}
@@ -174,8 +230,8 @@ func (s *Server) fullClientView(c echo.Context, cl gateway.Client) (adminClientV
 		}
 		v.SignedLaunch = sl
 	}
-	if s.deps.Admin.Callbacks != nil {
-		fc, err := s.deps.Admin.Callbacks.ForwardCallback(ctx, cl.ID)
+	if s.deps.Callbacks != nil {
+		fc, err := s.deps.Callbacks.ForwardCallback(ctx, cl.ID)
 		if err != nil {
 			return v, err
 		}
@@ -185,12 +241,12 @@ func (s *Server) fullClientView(c echo.Context, cl gateway.Client) (adminClientV
 }
 
 // GET /admin/v1/tiers: the configured plan tiers.
-func (s *Server) adminTiers(c echo.Context) error {
-	out := make([]rateTierView, 0, len(s.cfg.RateLimits.Tiers))
-	for _, t := range s.cfg.RateLimits.Tiers {
+func (s *server) adminTiers(c echo.Context) error {
+	out := make([]rateTierView, 0, len(s.deps.RateLimits.Tiers))
+	for _, t := range s.deps.RateLimits.Tiers {
 		out = append(out, viewOfTier(t))
 	}
-	return wire.OK(c, map[string]any{"tiers": out, "default_tier": s.cfg.RateLimits.DefaultTier})
+	return wire.OK(c, map[string]any{"tiers": out, "default_tier": s.deps.RateLimits.DefaultTier})
 }
 
 type adminClientRequest struct {
@@ -204,7 +260,7 @@ type adminClientRequest struct {
 // client and created true; the same request again answers the existing
 // client with created false; the id with other settings is 409
 // CLIENT_EXISTS.
-func (s *Server) adminCreateClient(c echo.Context) error {
+func (s *server) adminCreateClient(c echo.Context) error {
 	var req adminClientRequest
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
@@ -219,12 +275,12 @@ func (s *Server) adminCreateClient(c echo.Context) error {
 		return err
 	}
 	if req.Plan == "" {
-		req.Plan = s.cfg.RateLimits.DefaultTier
+		req.Plan = s.deps.RateLimits.DefaultTier
 	}
-	if err := s.cfg.RateLimits.CheckPlan(req.Plan); err != nil {
+	if err := s.deps.RateLimits.CheckPlan(req.Plan); err != nil {
 		return err
 	}
-	cl, created, err := s.deps.Admin.Clients.AddClient(c.Request().Context(),
+	cl, created, err := s.deps.Clients.AddClient(c.Request().Context(),
 		gateway.Client{ID: req.ID, Name: req.Name, Environment: req.Environment, Plan: req.Plan})
 	if err != nil {
 		return err
@@ -239,7 +295,7 @@ func (s *Server) adminCreateClient(c echo.Context) error {
 }
 
 // GET /admin/v1/clients?page=&per_page=
-func (s *Server) adminListClients(c echo.Context) error {
+func (s *server) adminListClients(c echo.Context) error {
 	page, err := wire.QueryInt(c, "page", 1, 1<<30)
 	if err != nil {
 		return err
@@ -248,7 +304,7 @@ func (s *Server) adminListClients(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := s.deps.Admin.Clients.ListClients(c.Request().Context(), page, perPage)
+	list, total, err := s.deps.Clients.ListClients(c.Request().Context(), page, perPage)
 	if err != nil {
 		return err
 	}
@@ -261,12 +317,12 @@ func (s *Server) adminListClients(c echo.Context) error {
 
 // GET /admin/v1/clients/{id}: the client with its launch and callback
 // settings and key counts.
-func (s *Server) adminGetClient(c echo.Context) error {
+func (s *server) adminGetClient(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
 	}
-	cl, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id)
+	cl, err := s.deps.Clients.GetClient(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -299,7 +355,7 @@ func (p adminClientPatch) launchChanged() bool {
 // stores are then written one after another (launch settings, callback
 // address, name and plan), so a failing database may leave a part applied
 // — repeating the PATCH completes it.
-func (s *Server) adminUpdateClient(c echo.Context) error {
+func (s *server) adminUpdateClient(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
@@ -318,12 +374,12 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		}
 	}
 	if req.Plan != nil {
-		if err := s.cfg.RateLimits.CheckPlan(*req.Plan); err != nil {
+		if err := s.deps.RateLimits.CheckPlan(*req.Plan); err != nil {
 			return err
 		}
 	}
 	if req.ForwardCallbackURL != nil && *req.ForwardCallbackURL != "" {
-		if err := gateway.CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.cfg.AllowPrivateCallbacks); err != nil {
+		if err := gateway.CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.deps.AllowPrivateCallbacks); err != nil {
 			return err
 		}
 	}
@@ -349,17 +405,17 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 				Details: map[string]any{"field": "default_currency"}}
 		}
 	}
-	if (req.launchChanged() && s.deps.Admin.Launch == nil) || (req.ForwardCallbackURL != nil && s.deps.Admin.Callbacks == nil) {
+	if (req.launchChanged() && s.deps.Launch == nil) || (req.ForwardCallbackURL != nil && s.deps.Callbacks == nil) {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the store of these settings is not configured")
 	}
 
 	ctx := c.Request().Context()
-	cl, err := s.deps.Admin.Clients.GetClient(ctx, id)
+	cl, err := s.deps.Clients.GetClient(ctx, id)
 	if err != nil {
 		return err
 	}
 	if req.launchChanged() {
-		lc, err := s.deps.Admin.Launch.LaunchClient(ctx, id)
+		lc, err := s.deps.Launch.LaunchClient(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -376,17 +432,17 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 		if req.DefaultCurrency != nil {
 			ls.DefaultCurrency = strings.ToUpper(*req.DefaultCurrency)
 		}
-		if err := s.deps.Admin.Launch.SetLaunchSettings(ctx, id, ls); err != nil {
+		if err := s.deps.Launch.SetLaunchSettings(ctx, id, ls); err != nil {
 			return err
 		}
 	}
 	if req.ForwardCallbackURL != nil {
-		if err := s.deps.Admin.Callbacks.SetForwardCallbackURL(ctx, id, *req.ForwardCallbackURL); err != nil {
+		if err := s.deps.Callbacks.SetForwardCallbackURL(ctx, id, *req.ForwardCallbackURL); err != nil {
 			return err
 		}
 	}
 	if req.Name != nil || req.Plan != nil {
-		if cl, err = s.deps.Admin.Clients.UpdateClient(ctx, id, gateway.ClientChange{Name: req.Name, Plan: req.Plan}); err != nil {
+		if cl, err = s.deps.Clients.UpdateClient(ctx, id, gateway.ClientChange{Name: req.Name, Plan: req.Plan}); err != nil {
 			return err
 		}
 	}
@@ -400,15 +456,15 @@ func (s *Server) adminUpdateClient(c echo.Context) error {
 
 // POST /admin/v1/clients/{id}/client-secret: a new client secret for the
 // signed launch, shown once; the previous one stops working at once.
-func (s *Server) adminIssueClientSecret(c echo.Context) error {
+func (s *server) adminIssueClientSecret(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
 	}
-	if s.deps.Admin.Launch == nil {
+	if s.deps.Launch == nil {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the signed-launch store is not configured")
 	}
-	secret, err := s.deps.Admin.Launch.IssueClientSecret(c.Request().Context(), id)
+	secret, err := s.deps.Launch.IssueClientSecret(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -417,36 +473,30 @@ func (s *Server) adminIssueClientSecret(c echo.Context) error {
 }
 
 // GET /admin/v1/clients/{id}/usage: as GET /api/v1/usage, for any client.
-func (s *Server) adminUsage(c echo.Context) error {
+func (s *server) adminUsage(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id); err != nil {
+	if _, err := s.deps.Clients.GetClient(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return usage.Reports{Store: s.deps.Usage, Now: s.now}.Answer(c, id)
+	return s.usage.Answer(c, id)
 }
 
 // adminKnownClient answers 404 for a client that does not exist.
-func (s *Server) adminKnownClient(c echo.Context) (string, error) {
+func (s *server) adminKnownClient(c echo.Context) (string, error) {
 	id, err := adminClientID(c)
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.deps.Admin.Clients.GetClient(c.Request().Context(), id); err != nil {
+	if _, err := s.deps.Clients.GetClient(c.Request().Context(), id); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-// adminEndpoints are the webhook-endpoint handlers the client API uses
-// too (package deliveries), for the client of the path.
-func (s *Server) adminEndpoints() deliveries.Endpoints {
-	return deliveries.Endpoints{Store: s.deps.Webhooks, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks}
-}
-
-func (s *Server) requireAdminWebhooks() error {
+func (s *server) requireAdminWebhooks() error {
 	if s.deps.Webhooks == nil {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the webhook store is not configured")
 	}
@@ -454,7 +504,7 @@ func (s *Server) requireAdminWebhooks() error {
 }
 
 // GET /admin/v1/clients/{id}/webhooks
-func (s *Server) adminListWebhooks(c echo.Context) error {
+func (s *server) adminListWebhooks(c echo.Context) error {
 	if err := s.requireAdminWebhooks(); err != nil {
 		return err
 	}
@@ -462,12 +512,12 @@ func (s *Server) adminListWebhooks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.adminEndpoints().List(c, id)
+	return s.webhooks.List(c, id)
 }
 
 // POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
 // answer carries the signing secret, shown once.
-func (s *Server) adminCreateWebhook(c echo.Context) error {
+func (s *server) adminCreateWebhook(c echo.Context) error {
 	if err := s.requireAdminWebhooks(); err != nil {
 		return err
 	}
@@ -475,11 +525,11 @@ func (s *Server) adminCreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.adminEndpoints().Create(c, id)
+	return s.webhooks.Create(c, id)
 }
 
 // adminWebhookIDs reads :client and :id of the routes of one endpoint.
-func (s *Server) adminWebhookIDs(c echo.Context) (clientID, id string, err error) {
+func (s *server) adminWebhookIDs(c echo.Context) (clientID, id string, err error) {
 	if err := s.requireAdminWebhooks(); err != nil {
 		return "", "", err
 	}
@@ -493,29 +543,29 @@ func (s *Server) adminWebhookIDs(c echo.Context) (clientID, id string, err error
 }
 
 // GET /admin/v1/clients/{id}/webhooks/{webhook_id}
-func (s *Server) adminGetWebhook(c echo.Context) error {
+func (s *server) adminGetWebhook(c echo.Context) error {
 	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	return s.adminEndpoints().Get(c, clientID, id)
+	return s.webhooks.Get(c, clientID, id)
 }
 
 // PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
 // description, enabled.
-func (s *Server) adminUpdateWebhook(c echo.Context) error {
+func (s *server) adminUpdateWebhook(c echo.Context) error {
 	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	return s.adminEndpoints().Update(c, clientID, id)
+	return s.webhooks.Update(c, clientID, id)
 }
 
 // DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}
-func (s *Server) adminDeleteWebhook(c echo.Context) error {
+func (s *server) adminDeleteWebhook(c echo.Context) error {
 	clientID, id, err := s.adminWebhookIDs(c)
 	if err != nil {
 		return err
 	}
-	return s.adminEndpoints().Delete(c, clientID, id)
+	return s.webhooks.Delete(c, clientID, id)
 }

@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"net/http"
@@ -53,12 +53,12 @@ func adminKeyID(c echo.Context) (string, error) {
 
 // GET /admin/v1/clients/{id}/keys: every key, newest first, without
 // secrets.
-func (s *Server) adminListKeys(c echo.Context) error {
+func (s *server) adminListKeys(c echo.Context) error {
 	id, err := s.adminKnownClient(c)
 	if err != nil {
 		return err
 	}
-	keys, err := s.deps.Admin.Clients.ListAPIKeys(c.Request().Context(), id)
+	keys, err := s.deps.Clients.ListAPIKeys(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Server) adminListKeys(c echo.Context) error {
 }
 
 // GET /admin/v1/clients/{id}/keys/{key_id}
-func (s *Server) adminGetKey(c echo.Context) error {
+func (s *server) adminGetKey(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *Server) adminGetKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.deps.Admin.Clients.GetAPIKey(c.Request().Context(), id, kid)
+	k, err := s.deps.Clients.GetAPIKey(c.Request().Context(), id, kid)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ type issueKeyRequest struct {
 // POST /admin/v1/clients/{id}/keys {scopes, label?, expires_at?}: a new
 // key of the client's environment. The answer's key is the only time the
 // key is shown.
-func (s *Server) adminIssueKey(c echo.Context) error {
+func (s *server) adminIssueKey(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (s *Server) adminIssueKey(c echo.Context) error {
 	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
 		return err
 	}
-	k, err := s.deps.Admin.Clients.IssueAPIKey(c.Request().Context(),
+	k, err := s.deps.Clients.IssueAPIKey(c.Request().Context(),
 		gateway.KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: req.ExpiresAt})
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ type rotateKeyRequest struct {
 // The old key keeps working for the grace period (default 24 h, 0 ends it
 // now) and is then expired. A key is rotated once: rotating it again is
 // 409 KEY_ALREADY_ROTATED, so a retried call never mints two keys.
-func (s *Server) adminRotateKey(c echo.Context) error {
+func (s *server) adminRotateKey(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func (s *Server) adminRotateKey(c echo.Context) error {
 	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
 		return err
 	}
-	k, old, err := s.deps.Admin.Clients.RotateAPIKey(c.Request().Context(),
+	k, old, err := s.deps.Clients.RotateAPIKey(c.Request().Context(),
 		gateway.RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: req.ExpiresAt})
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (s *Server) adminRotateKey(c echo.Context) error {
 // POST /admin/v1/clients/{id}/keys/{key_id}/revoke: the key stops working
 // at once (every API process looks keys up per request). Revoking a
 // revoked key answers it unchanged.
-func (s *Server) adminRevokeKey(c echo.Context) error {
+func (s *server) adminRevokeKey(c echo.Context) error {
 	id, err := adminClientID(c)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (s *Server) adminRevokeKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.deps.Admin.Clients.RevokeAPIKey(c.Request().Context(), id, kid)
+	k, err := s.deps.Clients.RevokeAPIKey(c.Request().Context(), id, kid)
 	if err != nil {
 		return err
 	}
