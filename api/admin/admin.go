@@ -29,8 +29,8 @@ import (
 
 // Admin list paging.
 const (
-	adminDefaultPerPage = 50
-	adminMaxPerPage     = 200
+	defaultPerPage = 50
+	maxPerPage     = 200
 )
 
 // Deps are what the admin API needs; package api fills them from its
@@ -91,30 +91,30 @@ func Register(g *echo.Group, deps Deps) {
 		d := sha256.Sum256([]byte(deps.Token))
 		s.digest = d[:]
 	}
-	g.Use(s.adminAuth)
-	g.GET("/tiers", s.adminTiers)
-	g.POST("/clients", s.adminCreateClient)
-	g.GET("/clients", s.adminListClients)
-	g.GET("/clients/:client", s.adminGetClient)
-	g.PATCH("/clients/:client", s.adminUpdateClient)
-	g.POST("/clients/:client/client-secret", s.adminIssueClientSecret)
-	g.GET("/clients/:client/usage", s.adminUsage)
-	g.GET("/clients/:client/keys", s.adminListKeys)
-	g.POST("/clients/:client/keys", s.adminIssueKey)
-	g.GET("/clients/:client/keys/:key", s.adminGetKey)
-	g.POST("/clients/:client/keys/:key/rotate", s.adminRotateKey)
-	g.POST("/clients/:client/keys/:key/revoke", s.adminRevokeKey)
-	g.GET("/clients/:client/webhooks", s.adminListWebhooks)
-	g.POST("/clients/:client/webhooks", s.adminCreateWebhook)
-	g.GET("/clients/:client/webhooks/:id", s.adminGetWebhook)
-	g.PATCH("/clients/:client/webhooks/:id", s.adminUpdateWebhook)
-	g.DELETE("/clients/:client/webhooks/:id", s.adminDeleteWebhook)
+	g.Use(s.auth)
+	g.GET("/tiers", s.tiers)
+	g.POST("/clients", s.createClient)
+	g.GET("/clients", s.listClients)
+	g.GET("/clients/:client", s.getClient)
+	g.PATCH("/clients/:client", s.updateClient)
+	g.POST("/clients/:client/client-secret", s.issueClientSecret)
+	g.GET("/clients/:client/usage", s.clientUsage)
+	g.GET("/clients/:client/keys", s.listKeys)
+	g.POST("/clients/:client/keys", s.issueKey)
+	g.GET("/clients/:client/keys/:key", s.getKey)
+	g.POST("/clients/:client/keys/:key/rotate", s.rotateKey)
+	g.POST("/clients/:client/keys/:key/revoke", s.revokeKey)
+	g.GET("/clients/:client/webhooks", s.listWebhooks)
+	g.POST("/clients/:client/webhooks", s.createWebhook)
+	g.GET("/clients/:client/webhooks/:id", s.getWebhook)
+	g.PATCH("/clients/:client/webhooks/:id", s.updateWebhook)
+	g.DELETE("/clients/:client/webhooks/:id", s.deleteWebhook)
 }
 
-// adminAuth checks Authorization: Bearer <admin token> in constant time.
+// auth checks Authorization: Bearer <admin token> in constant time.
 // A valid client API key is 403 (a credential without the permission);
 // anything else is 401.
-func (s *server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.digest == nil {
 			return wire.NewError(http.StatusNotFound, wire.CodeNotFound, "the admin API is disabled: PITBOSS_ADMIN_TOKEN is not set")
@@ -140,8 +140,8 @@ func (s *server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// adminClientID reads :client; an id no client can have is not found.
-func adminClientID(c echo.Context) (string, error) {
+// clientParam reads :client; an id no client can have is not found.
+func clientParam(c echo.Context) (string, error) {
 	id := c.Param("client")
 	if domain.ValidateID("client", id) != nil {
 		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such client")
@@ -159,22 +159,22 @@ func viewOfTier(t gateway.RateTier) rateTierView {
 	return rateTierView{Tier: t.Name, Limit: t.Limit, WindowSeconds: int64(t.Window / time.Second)}
 }
 
-type adminClientView struct {
+type clientView struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Environment string `json:"environment"`
 	Plan        string `json:"plan"`
 	// RateLimit is the tier that applies: the plan's, or the default tier
 	// when the plan is not configured.
-	RateLimit       rateTierView         `json:"rate_limit"`
-	CreatedAt       string               `json:"created_at"`
-	SignedLaunch    *signedLaunchView    `json:"signed_launch,omitempty"`
-	ForwardCallback *adminCallbackView   `json:"forward_callback,omitempty"`
-	Created         *bool                `json:"created,omitempty"`
-	Keys            *adminClientKeyCount `json:"keys,omitempty"`
+	RateLimit       rateTierView      `json:"rate_limit"`
+	CreatedAt       string            `json:"created_at"`
+	SignedLaunch    *signedLaunchView `json:"signed_launch,omitempty"`
+	ForwardCallback *callbackView     `json:"forward_callback,omitempty"`
+	Created         *bool             `json:"created,omitempty"`
+	Keys            *keyCount         `json:"keys,omitempty"`
 }
 
-type adminClientKeyCount struct {
+type keyCount struct {
 	Active int `json:"active"`
 	Total  int `json:"total"`
 }
@@ -189,18 +189,18 @@ type signedLaunchView struct {
 	ClientSecretSet    bool     `json:"client_secret_set"`
 }
 
-type adminCallbackView struct {
+type callbackView struct {
 	URL       string `json:"url"`
 	SecretSet bool   `json:"secret_set"`
 }
 
-func (s *server) viewOfClient(cl gateway.Client) adminClientView {
-	return adminClientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
+func (s *server) viewOfClient(cl gateway.Client) clientView {
+	return clientView{ID: cl.ID, Name: cl.Name, Environment: cl.Environment, Plan: cl.Plan,
 		RateLimit: viewOfTier(s.deps.RateLimits.Tier(cl.Plan)), CreatedAt: wire.FormatTime(cl.CreatedAt)}
 }
 
 // fullClientView adds what the other stores know of the client.
-func (s *server) fullClientView(c echo.Context, cl gateway.Client) (adminClientView, error) {
+func (s *server) fullClientView(c echo.Context, cl gateway.Client) (clientView, error) {
 	ctx := c.Request().Context()
 	v := s.viewOfClient(cl)
 	keys, err := s.deps.Clients.ListAPIKeys(ctx, cl.ID)
@@ -208,7 +208,7 @@ func (s *server) fullClientView(c echo.Context, cl gateway.Client) (adminClientV
 		return v, err
 	}
 	now := s.now()
-	v.Keys = &adminClientKeyCount{Total: len(keys)}
+	v.Keys = &keyCount{Total: len(keys)}
 	for _, k := range keys {
 		if k.State(now) == gateway.KeyActive {
 			v.Keys.Active++
@@ -235,13 +235,13 @@ func (s *server) fullClientView(c echo.Context, cl gateway.Client) (adminClientV
 		if err != nil {
 			return v, err
 		}
-		v.ForwardCallback = &adminCallbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil}
+		v.ForwardCallback = &callbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil}
 	}
 	return v, nil
 }
 
 // GET /admin/v1/tiers: the configured plan tiers.
-func (s *server) adminTiers(c echo.Context) error {
+func (s *server) tiers(c echo.Context) error {
 	out := make([]rateTierView, 0, len(s.deps.RateLimits.Tiers))
 	for _, t := range s.deps.RateLimits.Tiers {
 		out = append(out, viewOfTier(t))
@@ -249,7 +249,7 @@ func (s *server) adminTiers(c echo.Context) error {
 	return wire.OK(c, map[string]any{"tiers": out, "default_tier": s.deps.RateLimits.DefaultTier})
 }
 
-type adminClientRequest struct {
+type clientRequest struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Environment string `json:"environment"`
@@ -260,8 +260,8 @@ type adminClientRequest struct {
 // client and created true; the same request again answers the existing
 // client with created false; the id with other settings is 409
 // CLIENT_EXISTS.
-func (s *server) adminCreateClient(c echo.Context) error {
-	var req adminClientRequest
+func (s *server) createClient(c echo.Context) error {
+	var req clientRequest
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
@@ -295,12 +295,12 @@ func (s *server) adminCreateClient(c echo.Context) error {
 }
 
 // GET /admin/v1/clients?page=&per_page=
-func (s *server) adminListClients(c echo.Context) error {
+func (s *server) listClients(c echo.Context) error {
 	page, err := wire.QueryInt(c, "page", 1, 1<<30)
 	if err != nil {
 		return err
 	}
-	perPage, err := wire.QueryInt(c, "per_page", adminDefaultPerPage, adminMaxPerPage)
+	perPage, err := wire.QueryInt(c, "per_page", defaultPerPage, maxPerPage)
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (s *server) adminListClients(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]adminClientView, 0, len(list))
+	out := make([]clientView, 0, len(list))
 	for _, cl := range list {
 		out = append(out, s.viewOfClient(cl))
 	}
@@ -317,8 +317,8 @@ func (s *server) adminListClients(c echo.Context) error {
 
 // GET /admin/v1/clients/{id}: the client with its launch and callback
 // settings and key counts.
-func (s *server) adminGetClient(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) getClient(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (s *server) adminGetClient(c echo.Context) error {
 	return wire.OK(c, v)
 }
 
-type adminClientPatch struct {
+type clientPatch struct {
 	Name               *string         `json:"name"`
 	Plan               *string         `json:"plan"`
 	Environment        *string         `json:"environment"`
@@ -344,7 +344,7 @@ type adminClientPatch struct {
 	DefaultCurrency    *string         `json:"default_currency"`
 }
 
-func (p adminClientPatch) launchChanged() bool {
+func (p clientPatch) launchChanged() bool {
 	return p.RequireSignature != nil || p.IPAllowList != nil || p.AllowedReturnHosts != nil || p.DefaultCurrency != nil
 }
 
@@ -355,12 +355,12 @@ func (p adminClientPatch) launchChanged() bool {
 // stores are then written one after another (launch settings, callback
 // address, name and plan), so a failing database may leave a part applied
 // — repeating the PATCH completes it.
-func (s *server) adminUpdateClient(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) updateClient(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
-	var req adminClientPatch
+	var req clientPatch
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
@@ -456,8 +456,8 @@ func (s *server) adminUpdateClient(c echo.Context) error {
 
 // POST /admin/v1/clients/{id}/client-secret: a new client secret for the
 // signed launch, shown once; the previous one stops working at once.
-func (s *server) adminIssueClientSecret(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) issueClientSecret(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
@@ -473,8 +473,8 @@ func (s *server) adminIssueClientSecret(c echo.Context) error {
 }
 
 // GET /admin/v1/clients/{id}/usage: as GET /api/v1/usage, for any client.
-func (s *server) adminUsage(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) clientUsage(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
@@ -484,9 +484,9 @@ func (s *server) adminUsage(c echo.Context) error {
 	return s.usage.Answer(c, id)
 }
 
-// adminKnownClient answers 404 for a client that does not exist.
-func (s *server) adminKnownClient(c echo.Context) (string, error) {
-	id, err := adminClientID(c)
+// knownClient answers 404 for a client that does not exist.
+func (s *server) knownClient(c echo.Context) (string, error) {
+	id, err := clientParam(c)
 	if err != nil {
 		return "", err
 	}
@@ -496,7 +496,7 @@ func (s *server) adminKnownClient(c echo.Context) (string, error) {
 	return id, nil
 }
 
-func (s *server) requireAdminWebhooks() error {
+func (s *server) requireWebhooks() error {
 	if s.deps.Webhooks == nil {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the webhook store is not configured")
 	}
@@ -504,11 +504,11 @@ func (s *server) requireAdminWebhooks() error {
 }
 
 // GET /admin/v1/clients/{id}/webhooks
-func (s *server) adminListWebhooks(c echo.Context) error {
-	if err := s.requireAdminWebhooks(); err != nil {
+func (s *server) listWebhooks(c echo.Context) error {
+	if err := s.requireWebhooks(); err != nil {
 		return err
 	}
-	id, err := s.adminKnownClient(c)
+	id, err := s.knownClient(c)
 	if err != nil {
 		return err
 	}
@@ -517,23 +517,23 @@ func (s *server) adminListWebhooks(c echo.Context) error {
 
 // POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
 // answer carries the signing secret, shown once.
-func (s *server) adminCreateWebhook(c echo.Context) error {
-	if err := s.requireAdminWebhooks(); err != nil {
+func (s *server) createWebhook(c echo.Context) error {
+	if err := s.requireWebhooks(); err != nil {
 		return err
 	}
-	id, err := adminClientID(c)
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
 	return s.webhooks.Create(c, id)
 }
 
-// adminWebhookIDs reads :client and :id of the routes of one endpoint.
-func (s *server) adminWebhookIDs(c echo.Context) (clientID, id string, err error) {
-	if err := s.requireAdminWebhooks(); err != nil {
+// webhookIDs reads :client and :id of the routes of one endpoint.
+func (s *server) webhookIDs(c echo.Context) (clientID, id string, err error) {
+	if err := s.requireWebhooks(); err != nil {
 		return "", "", err
 	}
-	if clientID, err = adminClientID(c); err != nil {
+	if clientID, err = clientParam(c); err != nil {
 		return "", "", err
 	}
 	if id, err = deliveries.EndpointID(c); err != nil {
@@ -543,8 +543,8 @@ func (s *server) adminWebhookIDs(c echo.Context) (clientID, id string, err error
 }
 
 // GET /admin/v1/clients/{id}/webhooks/{webhook_id}
-func (s *server) adminGetWebhook(c echo.Context) error {
-	clientID, id, err := s.adminWebhookIDs(c)
+func (s *server) getWebhook(c echo.Context) error {
+	clientID, id, err := s.webhookIDs(c)
 	if err != nil {
 		return err
 	}
@@ -553,8 +553,8 @@ func (s *server) adminGetWebhook(c echo.Context) error {
 
 // PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
 // description, enabled.
-func (s *server) adminUpdateWebhook(c echo.Context) error {
-	clientID, id, err := s.adminWebhookIDs(c)
+func (s *server) updateWebhook(c echo.Context) error {
+	clientID, id, err := s.webhookIDs(c)
 	if err != nil {
 		return err
 	}
@@ -562,8 +562,8 @@ func (s *server) adminUpdateWebhook(c echo.Context) error {
 }
 
 // DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}
-func (s *server) adminDeleteWebhook(c echo.Context) error {
-	clientID, id, err := s.adminWebhookIDs(c)
+func (s *server) deleteWebhook(c echo.Context) error {
+	clientID, id, err := s.webhookIDs(c)
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,8 @@ func viewOfKey(k gateway.APIKey, now time.Time) keyView {
 	return v
 }
 
-// adminKeyID reads :key; an id no key can have is not found.
-func adminKeyID(c echo.Context) (string, error) {
+// keyParam reads :key; an id no key can have is not found.
+func keyParam(c echo.Context) (string, error) {
 	id := c.Param("key")
 	if domain.ValidateID("key", id) != nil {
 		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such API key")
@@ -53,8 +53,8 @@ func adminKeyID(c echo.Context) (string, error) {
 
 // GET /admin/v1/clients/{id}/keys: every key, newest first, without
 // secrets.
-func (s *server) adminListKeys(c echo.Context) error {
-	id, err := s.adminKnownClient(c)
+func (s *server) listKeys(c echo.Context) error {
+	id, err := s.knownClient(c)
 	if err != nil {
 		return err
 	}
@@ -71,12 +71,12 @@ func (s *server) adminListKeys(c echo.Context) error {
 }
 
 // GET /admin/v1/clients/{id}/keys/{key_id}
-func (s *server) adminGetKey(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) getKey(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
-	kid, err := adminKeyID(c)
+	kid, err := keyParam(c)
 	if err != nil {
 		return err
 	}
@@ -96,8 +96,8 @@ type issueKeyRequest struct {
 // POST /admin/v1/clients/{id}/keys {scopes, label?, expires_at?}: a new
 // key of the client's environment. The answer's key is the only time the
 // key is shown.
-func (s *server) adminIssueKey(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) issueKey(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
@@ -143,12 +143,12 @@ type rotateKeyRequest struct {
 // The old key keeps working for the grace period (default 24 h, 0 ends it
 // now) and is then expired. A key is rotated once: rotating it again is
 // 409 KEY_ALREADY_ROTATED, so a retried call never mints two keys.
-func (s *server) adminRotateKey(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) rotateKey(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
-	kid, err := adminKeyID(c)
+	kid, err := keyParam(c)
 	if err != nil {
 		return err
 	}
@@ -182,12 +182,12 @@ func (s *server) adminRotateKey(c echo.Context) error {
 // POST /admin/v1/clients/{id}/keys/{key_id}/revoke: the key stops working
 // at once (every API process looks keys up per request). Revoking a
 // revoked key answers it unchanged.
-func (s *server) adminRevokeKey(c echo.Context) error {
-	id, err := adminClientID(c)
+func (s *server) revokeKey(c echo.Context) error {
+	id, err := clientParam(c)
 	if err != nil {
 		return err
 	}
-	kid, err := adminKeyID(c)
+	kid, err := keyParam(c)
 	if err != nil {
 		return err
 	}
