@@ -15,7 +15,7 @@ const (
 	EnvironmentProduction = "production"
 )
 
-// Key management errors (api/errors.go maps them to HTTP answers).
+// Key management errors (api/wire maps them to HTTP answers).
 var (
 	// ErrKeyNotActive: a revoked or expired key cannot be rotated.
 	ErrKeyNotActive = errors.New("the API key is revoked or expired")

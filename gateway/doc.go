@@ -6,6 +6,6 @@
 // (api) and the CLI use.
 //
 // Nothing here knows HTTP: a rule that refuses a field returns a
-// *FieldError, which api/errors.go turns into the one error answer and the
+// *FieldError, which api/wire turns into the one error answer and the
 // CLI prints as it is.
 package gateway
