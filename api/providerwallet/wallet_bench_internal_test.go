@@ -1,16 +1,18 @@
-package api
+package providerwallet
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"testing"
+
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // Hot paths of every provider wallet call, in isolation (the whole call,
-// on the real ledger, is BenchmarkProviderBet in wallet_bench_test.go):
+// on the real ledger, is BenchmarkProviderBet in api/wallet_bench_test.go):
 //
-//	go test -run '^$' -bench 'ValidSignature|DecodeWalletCall' -benchmem ./api/
+//	go test -run '^$' -bench 'ValidSignature|DecodeWalletCall' -benchmem ./api/providerwallet/
 
 // benchBody is a bet as a provider sends it.
 var benchBody = []byte(`{"session_id":"sess-5f0c2b7e9a1d4c3b8e6f","transaction_id":"bet-0195f3c2-7d41-7a8e-9c10",` +
@@ -38,7 +40,7 @@ func BenchmarkDecodeWalletCall(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var call walletCall
-		if err := decodeJSON(benchBody, &call); err != nil {
+		if err := wire.DecodeJSON(benchBody, &call); err != nil {
 			b.Fatal(err)
 		}
 		if call.Amount != "2.50" || call.SessionID == "" {
