@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
@@ -54,10 +55,10 @@ func TestAdminAuthentication(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"no token", "", http.StatusUnauthorized, api.CodeUnauthorized},
-		{"wrong token", admToken + "x", http.StatusUnauthorized, api.CodeUnauthorized},
-		{"token prefix", admToken[:20], http.StatusUnauthorized, api.CodeUnauthorized},
-		{"a client API key", key.Key, http.StatusForbidden, api.CodeForbidden},
+		{"no token", "", http.StatusUnauthorized, wire.CodeUnauthorized},
+		{"wrong token", admToken + "x", http.StatusUnauthorized, wire.CodeUnauthorized},
+		{"token prefix", admToken[:20], http.StatusUnauthorized, wire.CodeUnauthorized},
+		{"a client API key", key.Key, http.StatusForbidden, wire.CodeForbidden},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,18 +70,18 @@ func TestAdminAuthentication(t *testing.T) {
 		admData[[]admClient](t, h.admin(http.MethodGet, "/admin/v1/clients", nil))
 	})
 	t.Run("unknown admin route", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/nothing-here", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/nothing-here", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("the admin token is not an API key", func(t *testing.T) {
 		rec := h.call(http.MethodGet, "/api/v1/usage", admToken, nil)
-		wantAdmError(t, rec, http.StatusUnauthorized, api.CodeUnauthorized)
+		wantAdmError(t, rec, http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 
 	t.Run("disabled without a token", func(t *testing.T) {
 		off := newAdmHarnessOn(t, h.pool, admOptions{})
 		for _, tok := range []string{"", admToken} {
 			rec := off.do(admReq{method: http.MethodGet, path: "/admin/v1/clients", token: tok})
-			e := wantAdmError(t, rec, http.StatusNotFound, api.CodeNotFound)
+			e := wantAdmError(t, rec, http.StatusNotFound, wire.CodeNotFound)
 			if !strings.Contains(e.Error.Message, "disabled") {
 				t.Fatalf("message %q should say the admin API is disabled", e.Error.Message)
 			}
@@ -111,7 +112,7 @@ func TestAdminClients(t *testing.T) {
 	})
 	t.Run("create the id with other settings", func(t *testing.T) {
 		body := map[string]any{"id": id, "name": "Acme Casino", "environment": "sandbox", "plan": "enterprise"}
-		e := wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients", body), http.StatusConflict, api.CodeClientExists)
+		e := wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients", body), http.StatusConflict, wire.CodeClientExists)
 		if e.Error.Details["field"] != "environment" || e.Error.Details["existing"] != "production" {
 			t.Fatalf("details %v", e.Error.Details)
 		}
@@ -130,13 +131,13 @@ func TestAdminClients(t *testing.T) {
 		field string
 		code  string
 	}{
-		{"no id", map[string]any{"name": "x", "environment": "sandbox"}, "id", api.CodeInvalidRequest},
-		{"id with a colon", map[string]any{"id": "a:b", "name": "x", "environment": "sandbox"}, "id", api.CodeInvalidRequest},
-		{"no name", map[string]any{"id": admUID("x"), "environment": "sandbox"}, "name", api.CodeInvalidRequest},
-		{"bad environment", map[string]any{"id": admUID("x"), "name": "x", "environment": "staging"}, "environment", api.CodeInvalidRequest},
-		{"unknown plan", map[string]any{"id": admUID("x"), "name": "x", "environment": "sandbox", "plan": "gold"}, "plan", api.CodeInvalidRequest},
-		{"unknown field", map[string]any{"id": admUID("x"), "name": "x", "environment": "sandbox", "tier": "gold"}, "tier", api.CodeInvalidRequest},
-		{"not JSON", "{", "", api.CodeInvalidJSON},
+		{"no id", map[string]any{"name": "x", "environment": "sandbox"}, "id", wire.CodeInvalidRequest},
+		{"id with a colon", map[string]any{"id": "a:b", "name": "x", "environment": "sandbox"}, "id", wire.CodeInvalidRequest},
+		{"no name", map[string]any{"id": admUID("x"), "environment": "sandbox"}, "name", wire.CodeInvalidRequest},
+		{"bad environment", map[string]any{"id": admUID("x"), "name": "x", "environment": "staging"}, "environment", wire.CodeInvalidRequest},
+		{"unknown plan", map[string]any{"id": admUID("x"), "name": "x", "environment": "sandbox", "plan": "gold"}, "plan", wire.CodeInvalidRequest},
+		{"unknown field", map[string]any{"id": admUID("x"), "name": "x", "environment": "sandbox", "tier": "gold"}, "tier", wire.CodeInvalidRequest},
+		{"not JSON", "{", "", wire.CodeInvalidJSON},
 	}
 	for _, tc := range bad {
 		t.Run("create: "+tc.name, func(t *testing.T) {
@@ -156,7 +157,7 @@ func TestAdminClients(t *testing.T) {
 		if rec.Code != http.StatusOK || len(page.Data) != 1 || page.Pagination.Total != 2 {
 			t.Fatalf("page %s", rec.Body)
 		}
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients?per_page=0", nil), http.StatusBadRequest, api.CodeInvalidRequest)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients?per_page=0", nil), http.StatusBadRequest, wire.CodeInvalidRequest)
 	})
 	t.Run("get", func(t *testing.T) {
 		c := admData[admClient](t, h.admin(http.MethodGet, "/admin/v1/clients/"+id, nil))
@@ -166,8 +167,8 @@ func TestAdminClients(t *testing.T) {
 		}
 	})
 	t.Run("get unknown", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody", nil), http.StatusNotFound, api.CodeNotFound)
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/bad:id", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody", nil), http.StatusNotFound, wire.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/bad:id", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 
 	t.Run("update every setting", func(t *testing.T) {
@@ -204,15 +205,15 @@ func TestAdminClients(t *testing.T) {
 		name, field, code string
 		body              any
 	}{
-		{"environment", "environment", api.CodeInvalidRequest, map[string]any{"environment": "sandbox"}},
-		{"plan", "plan", api.CodeInvalidRequest, map[string]any{"plan": "platinum"}},
-		{"empty name", "name", api.CodeInvalidRequest, map[string]any{"name": " "}},
-		{"callback URL", "forward_callback_url", api.CodeInvalidRequest, map[string]any{"forward_callback_url": "ftp://x"}},
-		{"private callback URL", "forward_callback_url", api.CodeInvalidRequest, map[string]any{"forward_callback_url": "http://127.0.0.1/cb"}},
-		{"require_signature", "require_signature", api.CodeInvalidRequest, map[string]any{"require_signature": "yes"}},
-		{"ip", "ip_allow_list", api.CodeInvalidRequest, map[string]any{"ip_allow_list": []string{"10.0.0.300"}}},
-		{"currency", "default_currency", api.CodeUnknownCurrency, map[string]any{"default_currency": "XXQ"}},
-		{"return host", "", api.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"a/b"}}},
+		{"environment", "environment", wire.CodeInvalidRequest, map[string]any{"environment": "sandbox"}},
+		{"plan", "plan", wire.CodeInvalidRequest, map[string]any{"plan": "platinum"}},
+		{"empty name", "name", wire.CodeInvalidRequest, map[string]any{"name": " "}},
+		{"callback URL", "forward_callback_url", wire.CodeInvalidRequest, map[string]any{"forward_callback_url": "ftp://x"}},
+		{"private callback URL", "forward_callback_url", wire.CodeInvalidRequest, map[string]any{"forward_callback_url": "http://127.0.0.1/cb"}},
+		{"require_signature", "require_signature", wire.CodeInvalidRequest, map[string]any{"require_signature": "yes"}},
+		{"ip", "ip_allow_list", wire.CodeInvalidRequest, map[string]any{"ip_allow_list": []string{"10.0.0.300"}}},
+		{"currency", "default_currency", wire.CodeUnknownCurrency, map[string]any{"default_currency": "XXQ"}},
+		{"return host", "", wire.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"a/b"}}},
 	}
 	for _, tc := range badPatch {
 		t.Run("update: bad "+tc.name, func(t *testing.T) {
@@ -224,7 +225,7 @@ func TestAdminClients(t *testing.T) {
 	}
 	t.Run("update unknown client", func(t *testing.T) {
 		wantAdmError(t, h.admin(http.MethodPatch, "/admin/v1/clients/nobody", map[string]any{"plan": "standard"}),
-			http.StatusNotFound, api.CodeNotFound)
+			http.StatusNotFound, wire.CodeNotFound)
 	})
 
 	t.Run("client secret", func(t *testing.T) {
@@ -236,7 +237,7 @@ func TestAdminClients(t *testing.T) {
 		if !c.SignedLaunch.ClientSecretSet {
 			t.Fatal("client_secret_set false after issuing one")
 		}
-		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/nobody/client-secret", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/nobody/client-secret", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("tiers", func(t *testing.T) {
 		got := admData[struct {
@@ -269,7 +270,7 @@ func TestAdminKeys(t *testing.T) {
 	}
 	refused := func(t *testing.T, key string) {
 		t.Helper()
-		wantAdmError(t, h.call(http.MethodGet, "/api/v1/wallet/balance", key, nil), http.StatusUnauthorized, api.CodeUnauthorized)
+		wantAdmError(t, h.call(http.MethodGet, "/api/v1/wallet/balance", key, nil), http.StatusUnauthorized, wire.CodeUnauthorized)
 	}
 
 	t.Run("issue", func(t *testing.T) {
@@ -300,7 +301,7 @@ func TestAdminKeys(t *testing.T) {
 	}
 	for _, tc := range badIssue {
 		t.Run("issue: "+tc.name, func(t *testing.T) {
-			e := wantAdmError(t, h.admin(http.MethodPost, keys, tc.body), http.StatusBadRequest, api.CodeInvalidRequest)
+			e := wantAdmError(t, h.admin(http.MethodPost, keys, tc.body), http.StatusBadRequest, wire.CodeInvalidRequest)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v", e.Error.Details)
 			}
@@ -308,7 +309,7 @@ func TestAdminKeys(t *testing.T) {
 	}
 	t.Run("issue for an unknown client", func(t *testing.T) {
 		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/nobody/keys", map[string]any{"scopes": []string{"launch"}}),
-			http.StatusNotFound, api.CodeNotFound)
+			http.StatusNotFound, wire.CodeNotFound)
 	})
 
 	t.Run("list never shows a key", func(t *testing.T) {
@@ -322,7 +323,7 @@ func TestAdminKeys(t *testing.T) {
 				t.Fatalf("listed key %+v", k)
 			}
 		}
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/keys", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/keys", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("last used appears after a usage flush", func(t *testing.T) {
 		works(t, first.Key)
@@ -339,9 +340,9 @@ func TestAdminKeys(t *testing.T) {
 		if k.ID != first.ID || k.Key != "" {
 			t.Fatalf("got %+v", k)
 		}
-		wantAdmError(t, h.admin(http.MethodGet, keys+"/000000000000", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, keys+"/000000000000", nil), http.StatusNotFound, wire.CodeNotFound)
 		// another client's key is not found under this client
-		wantAdmError(t, h.admin(http.MethodGet, keys+"/"+otherKey.ID, nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, keys+"/"+otherKey.ID, nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 
 	var rotated admKey
@@ -368,21 +369,21 @@ func TestAdminKeys(t *testing.T) {
 		works(t, first.Key) // within the grace period
 	})
 	t.Run("rotate again", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodPost, keys+"/"+first.ID+"/rotate", nil), http.StatusConflict, api.CodeKeyAlreadyRotated)
+		wantAdmError(t, h.admin(http.MethodPost, keys+"/"+first.ID+"/rotate", nil), http.StatusConflict, wire.CodeKeyAlreadyRotated)
 	})
 	t.Run("rotate: bad grace", func(t *testing.T) {
 		e := wantAdmError(t, h.admin(http.MethodPost, keys+"/"+rotated.ID+"/rotate", map[string]any{"grace_period_seconds": -1}),
-			http.StatusBadRequest, api.CodeInvalidRequest)
+			http.StatusBadRequest, wire.CodeInvalidRequest)
 		if e.Error.Details["field"] != "grace_period_seconds" {
 			t.Fatalf("details %v", e.Error.Details)
 		}
 		wantAdmError(t, h.admin(http.MethodPost, keys+"/"+rotated.ID+"/rotate", map[string]any{"grace_period_seconds": 31 * 86400}),
-			http.StatusBadRequest, api.CodeInvalidRequest)
+			http.StatusBadRequest, wire.CodeInvalidRequest)
 	})
 	t.Run("rotate unknown", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodPost, keys+"/000000000000/rotate", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodPost, keys+"/000000000000/rotate", nil), http.StatusNotFound, wire.CodeNotFound)
 		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/"+other+"/keys/"+first.ID+"/rotate", nil),
-			http.StatusNotFound, api.CodeNotFound)
+			http.StatusNotFound, wire.CodeNotFound)
 	})
 
 	t.Run("revoke", func(t *testing.T) {
@@ -398,10 +399,10 @@ func TestAdminKeys(t *testing.T) {
 		works(t, first.Key) // revoking the new key leaves the old one's grace alone
 	})
 	t.Run("rotate a revoked key", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodPost, keys+"/"+rotated.ID+"/rotate", nil), http.StatusConflict, api.CodeKeyNotActive)
+		wantAdmError(t, h.admin(http.MethodPost, keys+"/"+rotated.ID+"/rotate", nil), http.StatusConflict, wire.CodeKeyNotActive)
 	})
 	t.Run("revoke unknown", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodPost, keys+"/000000000000/revoke", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodPost, keys+"/000000000000/revoke", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("client view counts keys", func(t *testing.T) {
 		c := admData[admClient](t, h.admin(http.MethodGet, "/admin/v1/clients/"+clientID, nil))
@@ -439,7 +440,7 @@ func TestKeyRotationGracePeriod(t *testing.T) {
 	if since := time.Since(before); since < grace-100*time.Millisecond {
 		t.Fatalf("old key refused after %s, before its grace period of %s ended", since, grace)
 	}
-	wantAdmError(t, h.call(http.MethodGet, "/api/v1/wallet/balance", old.Key, nil), http.StatusUnauthorized, api.CodeUnauthorized)
+	wantAdmError(t, h.call(http.MethodGet, "/api/v1/wallet/balance", old.Key, nil), http.StatusUnauthorized, wire.CodeUnauthorized)
 	if st := balance(fresh.Key); st != http.StatusOK {
 		t.Fatalf("new key refused: %d", st)
 	}
@@ -466,17 +467,17 @@ func TestAPIKeyStatuses(t *testing.T) {
 		// the rate-limit headers.
 		limited bool
 	}{
-		{"no key", admReq{method: "GET", path: "/api/v1/wallet/balance"}, 401, api.CodeUnauthorized, false},
-		{"unknown key", admReq{method: "GET", path: "/api/v1/wallet/balance", token: "pb_test_000000000000_nope"}, 401, api.CodeUnauthorized, false},
-		{"basic scheme", admReq{method: "GET", path: "/api/v1/wallet/balance", header: map[string]string{"Authorization": "Basic " + sandboxKey.Key}}, 401, api.CodeUnauthorized, false},
-		{"sandbox key at the production address", admReq{method: "GET", path: "/api/v1/wallet/balance", token: sandboxKey.Key, host: admProductionHost}, 401, api.CodeUnauthorized, false},
-		{"production key at the sandbox address", admReq{method: "GET", path: "/api/v1/wallet/balance", token: prodKey.Key, host: admSandboxHost}, 401, api.CodeUnauthorized, false},
+		{"no key", admReq{method: "GET", path: "/api/v1/wallet/balance"}, 401, wire.CodeUnauthorized, false},
+		{"unknown key", admReq{method: "GET", path: "/api/v1/wallet/balance", token: "pb_test_000000000000_nope"}, 401, wire.CodeUnauthorized, false},
+		{"basic scheme", admReq{method: "GET", path: "/api/v1/wallet/balance", header: map[string]string{"Authorization": "Basic " + sandboxKey.Key}}, 401, wire.CodeUnauthorized, false},
+		{"sandbox key at the production address", admReq{method: "GET", path: "/api/v1/wallet/balance", token: sandboxKey.Key, host: admProductionHost}, 401, wire.CodeUnauthorized, false},
+		{"production key at the sandbox address", admReq{method: "GET", path: "/api/v1/wallet/balance", token: prodKey.Key, host: admSandboxHost}, 401, wire.CodeUnauthorized, false},
 		{"production key at the production address", admReq{method: "GET", path: "/api/v1/wallet/balance", token: prodKey.Key, host: admProductionHost + ":443"}, 200, "", true},
 		{"read-only key launching a game", admReq{method: "POST", path: "/api/v1/game/launch", token: readOnly.Key,
-			body: map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p1", "currency": "EUR"}}, 403, api.CodeForbidden, true},
-		{"read-only key moving money", admReq{method: "POST", path: "/api/v1/transactions", token: readOnly.Key, body: map[string]any{}}, 403, api.CodeForbidden, true},
-		{"bad request after authentication", admReq{method: "POST", path: "/api/v1/transactions", token: sandboxKey.Key, body: "{"}, 400, api.CodeInvalidJSON, true},
-		{"unknown route after authentication", admReq{method: "GET", path: "/api/v1/nothing", token: sandboxKey.Key}, 404, api.CodeNotFound, true},
+			body: map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p1", "currency": "EUR"}}, 403, wire.CodeForbidden, true},
+		{"read-only key moving money", admReq{method: "POST", path: "/api/v1/transactions", token: readOnly.Key, body: map[string]any{}}, 403, wire.CodeForbidden, true},
+		{"bad request after authentication", admReq{method: "POST", path: "/api/v1/transactions", token: sandboxKey.Key, body: "{"}, 400, wire.CodeInvalidJSON, true},
+		{"unknown route after authentication", admReq{method: "GET", path: "/api/v1/nothing", token: sandboxKey.Key}, 404, wire.CodeNotFound, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -540,20 +541,20 @@ func TestAdminWebhooks(t *testing.T) {
 	})
 	t.Run("bad requests", func(t *testing.T) {
 		wantAdmError(t, h.admin(http.MethodPost, hooks, map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"nope"}}),
-			http.StatusBadRequest, api.CodeInvalidRequest)
-		wantAdmError(t, h.admin(http.MethodPost, hooks, map[string]any{"kinds": []string{"bet"}}), http.StatusBadRequest, api.CodeInvalidRequest)
+			http.StatusBadRequest, wire.CodeInvalidRequest)
+		wantAdmError(t, h.admin(http.MethodPost, hooks, map[string]any{"kinds": []string{"bet"}}), http.StatusBadRequest, wire.CodeInvalidRequest)
 		wantAdmError(t, h.admin(http.MethodPatch, hooks+"/"+created.ID, map[string]any{"url": "http://10.0.0.1/x"}),
-			http.StatusBadRequest, api.CodeInvalidRequest)
+			http.StatusBadRequest, wire.CodeInvalidRequest)
 	})
 	t.Run("unknown", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/webhooks", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/webhooks", nil), http.StatusNotFound, wire.CodeNotFound)
 		wantAdmError(t, h.admin(http.MethodPost, "/admin/v1/clients/nobody/webhooks",
-			map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"bet"}}), http.StatusNotFound, api.CodeNotFound)
-		wantAdmError(t, h.admin(http.MethodGet, hooks+"/wh_nothing", nil), http.StatusNotFound, api.CodeNotFound)
+			map[string]any{"url": "https://hooks.example.com/a", "kinds": []string{"bet"}}), http.StatusNotFound, wire.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, hooks+"/wh_nothing", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("delete", func(t *testing.T) {
 		admData[map[string]any](t, h.admin(http.MethodDelete, hooks+"/"+created.ID, nil))
-		wantAdmError(t, h.admin(http.MethodGet, hooks+"/"+created.ID, nil), http.StatusNotFound, api.CodeNotFound)
-		wantAdmError(t, h.admin(http.MethodDelete, hooks+"/"+created.ID, nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, hooks+"/"+created.ID, nil), http.StatusNotFound, wire.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodDelete, hooks+"/"+created.ID, nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -168,14 +169,14 @@ func TestAuditEventsAPI(t *testing.T) {
 		{"own events", "", h.acme, 200, "", ""},
 		{"own events, largest page", "?after=0&limit=1000", h.acme, 200, "", ""},
 		{"the other client's events", "?limit=1", h.other, 200, "", ""},
-		{"a negative after", "?after=-1", h.acme, 400, api.CodeInvalidRequest, "after"},
-		{"an after that is not a number", "?after=abc", h.acme, 400, api.CodeInvalidRequest, "after"},
-		{"limit zero", "?limit=0", h.acme, 400, api.CodeInvalidRequest, "limit"},
-		{"limit above 1000", "?limit=1001", h.acme, 400, api.CodeInvalidRequest, "limit"},
-		{"a fractional limit", "?limit=2.5", h.acme, 400, api.CodeInvalidRequest, "limit"},
-		{"no key", "", "", 401, api.CodeUnauthorized, ""},
-		{"an unknown key", "", "pk_sandbox_nope", 401, api.CodeUnauthorized, ""},
-		{"a key without audit:read", "", h.acmeNoScope, 403, api.CodeForbidden, ""},
+		{"a negative after", "?after=-1", h.acme, 400, wire.CodeInvalidRequest, "after"},
+		{"an after that is not a number", "?after=abc", h.acme, 400, wire.CodeInvalidRequest, "after"},
+		{"limit zero", "?limit=0", h.acme, 400, wire.CodeInvalidRequest, "limit"},
+		{"limit above 1000", "?limit=1001", h.acme, 400, wire.CodeInvalidRequest, "limit"},
+		{"a fractional limit", "?limit=2.5", h.acme, 400, wire.CodeInvalidRequest, "limit"},
+		{"no key", "", "", 401, wire.CodeUnauthorized, ""},
+		{"an unknown key", "", "pk_sandbox_nope", 401, wire.CodeUnauthorized, ""},
+		{"a key without audit:read", "", h.acmeNoScope, 403, wire.CodeForbidden, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestAuditEventsAPI(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+h.acme)
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)
-		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), api.CodeUnavailable) {
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), wire.CodeUnavailable) {
 			t.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}
 	})

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -110,21 +110,21 @@ func TestLaunchRefusals(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"malformed JSON", c.key, `{"provider":"demo",`, 400, api.CodeInvalidJSON, ""},
-		{"not an object", c.key, `[1,2]`, 400, api.CodeInvalidJSON, ""},
-		{"empty body", c.key, ``, 400, api.CodeInvalidJSON, ""},
-		{"unknown field", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","bonus":1}`, 400, api.CodeInvalidRequest, "bonus"},
-		{"missing player_id", c.key, `{"provider":"demo","game_id":"demo-slot","currency":"EUR"}`, 400, api.CodeInvalidRequest, "player_id"},
-		{"player_id with a colon", c.key, launchBody("demo", "demo-slot", "a:b", "EUR"), 400, api.CodeInvalidRequest, "player_id"},
-		{"unknown currency", c.key, launchBody("demo", "demo-slot", "p", "XXY"), 400, api.CodeUnknownCurrency, ""},
-		{"session_token with a space", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","session_token":"a b"}`, 400, api.CodeInvalidRequest, "session_token"},
-		{"language not a tag", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","language":"en/../x"}`, 400, api.CodeInvalidRequest, "language"},
-		{"unknown provider", c.key, launchBody("nobody", "demo-slot", "p", "EUR"), 404, api.CodeNotFound, "provider"},
-		{"unknown game", c.key, launchBody("demo", "nope", "p", "EUR"), 404, api.CodeNotFound, "game_id"},
-		{"disabled game", c.key, launchBody("demo", "demo-off", "p", "EUR"), 404, api.CodeNotFound, "game_id"},
-		{"game of another provider", c.key, launchBody("demo", "other-slot", "p", "EUR"), 404, api.CodeNotFound, "game_id"},
-		{"no key", "", launchBody("demo", "demo-slot", "p", "EUR"), 401, api.CodeUnauthorized, ""},
-		{"key without the launch scope", noScope.key, launchBody("demo", "demo-slot", "p", "EUR"), 403, api.CodeForbidden, ""},
+		{"malformed JSON", c.key, `{"provider":"demo",`, 400, wire.CodeInvalidJSON, ""},
+		{"not an object", c.key, `[1,2]`, 400, wire.CodeInvalidJSON, ""},
+		{"empty body", c.key, ``, 400, wire.CodeInvalidJSON, ""},
+		{"unknown field", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","bonus":1}`, 400, wire.CodeInvalidRequest, "bonus"},
+		{"missing player_id", c.key, `{"provider":"demo","game_id":"demo-slot","currency":"EUR"}`, 400, wire.CodeInvalidRequest, "player_id"},
+		{"player_id with a colon", c.key, launchBody("demo", "demo-slot", "a:b", "EUR"), 400, wire.CodeInvalidRequest, "player_id"},
+		{"unknown currency", c.key, launchBody("demo", "demo-slot", "p", "XXY"), 400, wire.CodeUnknownCurrency, ""},
+		{"session_token with a space", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","session_token":"a b"}`, 400, wire.CodeInvalidRequest, "session_token"},
+		{"language not a tag", c.key, `{"provider":"demo","game_id":"demo-slot","player_id":"p","currency":"EUR","language":"en/../x"}`, 400, wire.CodeInvalidRequest, "language"},
+		{"unknown provider", c.key, launchBody("nobody", "demo-slot", "p", "EUR"), 404, wire.CodeNotFound, "provider"},
+		{"unknown game", c.key, launchBody("demo", "nope", "p", "EUR"), 404, wire.CodeNotFound, "game_id"},
+		{"disabled game", c.key, launchBody("demo", "demo-off", "p", "EUR"), 404, wire.CodeNotFound, "game_id"},
+		{"game of another provider", c.key, launchBody("demo", "other-slot", "p", "EUR"), 404, wire.CodeNotFound, "game_id"},
+		{"no key", "", launchBody("demo", "demo-slot", "p", "EUR"), 401, wire.CodeUnauthorized, ""},
+		{"key without the launch scope", noScope.key, launchBody("demo", "demo-slot", "p", "EUR"), 403, wire.CodeForbidden, ""},
 	}
 	for _, tc := range post {
 		t.Run("POST "+tc.name, func(t *testing.T) {
@@ -142,12 +142,12 @@ func TestLaunchRefusals(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"missing game_id", c.key, "provider=demo&player_id=p&currency=EUR", 400, api.CodeInvalidRequest, "game_id"},
-		{"parameter twice", c.key, "provider=demo&game_id=demo-slot&player_id=p&player_id=q&currency=EUR", 400, api.CodeInvalidRequest, "player_id"},
-		{"unknown currency", c.key, "provider=demo&game_id=demo-slot&player_id=p&currency=eurx", 400, api.CodeUnknownCurrency, ""},
-		{"unknown game", c.key, "provider=demo&game_id=nope&player_id=p&currency=EUR", 404, api.CodeNotFound, "game_id"},
-		{"no key", "", "provider=demo&game_id=demo-slot&player_id=p&currency=EUR", 401, api.CodeUnauthorized, ""},
-		{"key without the launch scope", noScope.key, "provider=demo&game_id=demo-slot&player_id=p&currency=EUR", 403, api.CodeForbidden, ""},
+		{"missing game_id", c.key, "provider=demo&player_id=p&currency=EUR", 400, wire.CodeInvalidRequest, "game_id"},
+		{"parameter twice", c.key, "provider=demo&game_id=demo-slot&player_id=p&player_id=q&currency=EUR", 400, wire.CodeInvalidRequest, "player_id"},
+		{"unknown currency", c.key, "provider=demo&game_id=demo-slot&player_id=p&currency=eurx", 400, wire.CodeUnknownCurrency, ""},
+		{"unknown game", c.key, "provider=demo&game_id=nope&player_id=p&currency=EUR", 404, wire.CodeNotFound, "game_id"},
+		{"no key", "", "provider=demo&game_id=demo-slot&player_id=p&currency=EUR", 401, wire.CodeUnauthorized, ""},
+		{"key without the launch scope", noScope.key, "provider=demo&game_id=demo-slot&player_id=p&currency=EUR", 403, wire.CodeForbidden, ""},
 	}
 	for _, tc := range get {
 		t.Run("GET "+tc.name, func(t *testing.T) {
@@ -212,14 +212,14 @@ func TestLaunchFailsOverBetweenProviderEndpoints(t *testing.T) {
 	up.Close() // now every endpoint is down
 	launched := len(h.events(domain.PlayerWallet(c.id, "p1", ctEUR), domain.EventGameLaunched))
 	r := h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR"))
-	e := ctWantError(t, r, http.StatusServiceUnavailable, api.CodeUnavailable)
+	e := ctWantError(t, r, http.StatusServiceUnavailable, wire.CodeUnavailable)
 	if r.header.Get("Retry-After") == "" || e.Error.Details["provider"] != "acme" {
 		t.Fatalf("503 without Retry-After or provider: %v %s", r.header, r.body)
 	}
 	// The second failure of the last endpoint opens its breaker too: the
 	// answer then says when the first breaker half-opens (30 s cooldown).
 	r = h.do(http.MethodGet, "/api/v1/game/launch?provider=acme&game_id=acme-slot&player_id=p1&currency=EUR", c.key, "")
-	e = ctWantError(t, r, http.StatusServiceUnavailable, api.CodeUnavailable)
+	e = ctWantError(t, r, http.StatusServiceUnavailable, wire.CodeUnavailable)
 	ra, err := strconv.Atoi(r.header.Get("Retry-After"))
 	if err != nil || ra < 10 || ra > 30 {
 		t.Fatalf("Retry-After %q, want seconds until a breaker half-opens (<= 30)", r.header.Get("Retry-After"))
@@ -255,7 +255,7 @@ func TestLaunchRefusedByTheProviderIs502(t *testing.T) {
 	c := h.newClient(gateway.ScopeLaunch)
 	for range 3 {
 		e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")),
-			http.StatusBadGateway, api.CodeProviderRejected)
+			http.StatusBadGateway, wire.CodeProviderRejected)
 		if e.Error.Details["provider_code"] != "PLAYER_BLOCKED" || e.Error.Details["provider_status"] != float64(403) ||
 			!strings.Contains(e.Error.Message, "player is blocked") {
 			t.Fatalf("error %+v", e.Error)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -83,12 +83,12 @@ func TestListProviders(t *testing.T) {
 	}
 
 	t.Run("401 without a key", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "pb_test_nope_nope", ""), http.StatusUnauthorized, api.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 	t.Run("403 without the launch scope", func(t *testing.T) {
 		other := h.newClient(gateway.ScopeWalletRead)
-		e := ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", other.key, ""), http.StatusForbidden, api.CodeForbidden)
+		e := ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
 		if e.Error.Details["scope"] != gateway.ScopeLaunch {
 			t.Fatalf("details %v", e.Error.Details)
 		}
@@ -100,7 +100,7 @@ func TestCatalogRoutesWithoutACatalogAre503(t *testing.T) {
 	h := newCTHarness(t, ctOptions{noCatalog: true})
 	c := h.newClient(gateway.ScopeLaunch)
 	for _, p := range []string{"/api/v1/providers", "/api/v1/games", "/api/v1/games/x"} {
-		ctWantError(t, h.do(http.MethodGet, p, c.key, ""), http.StatusServiceUnavailable, api.CodeUnavailable)
+		ctWantError(t, h.do(http.MethodGet, p, c.key, ""), http.StatusServiceUnavailable, wire.CodeUnavailable)
 	}
 }
 
@@ -192,16 +192,16 @@ func TestListGames(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("400 "+tc.name, func(t *testing.T) {
-			e := ctWantError(t, h.do(http.MethodGet, "/api/v1/games?"+tc.query, c.key, ""), http.StatusBadRequest, api.CodeInvalidRequest)
+			e := ctWantError(t, h.do(http.MethodGet, "/api/v1/games?"+tc.query, c.key, ""), http.StatusBadRequest, wire.CodeInvalidRequest)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
 			}
 		})
 	}
 	t.Run("401 and 403", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 		other := h.newClient(gateway.ScopeTransactionsRead)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", other.key, ""), http.StatusForbidden, api.CodeForbidden)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 }
 
@@ -217,12 +217,12 @@ func TestGetGame(t *testing.T) {
 	}
 	for _, id := range []string{"nope", "demo-old", "gone-slot", "a%3Ab", strings.Repeat("x", 129)} {
 		t.Run("404 "+id[:min(len(id), 12)], func(t *testing.T) {
-			ctWantError(t, h.do(http.MethodGet, "/api/v1/games/"+id, c.key, ""), http.StatusNotFound, api.CodeNotFound)
+			ctWantError(t, h.do(http.MethodGet, "/api/v1/games/"+id, c.key, ""), http.StatusNotFound, wire.CodeNotFound)
 		})
 	}
 	t.Run("401 and 403", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 		other := h.newClient(gateway.ScopeWalletRead)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", other.key, ""), http.StatusForbidden, api.CodeForbidden)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/gateway"
@@ -54,8 +55,8 @@ func TestConsoleRoutes(t *testing.T) {
 				t.Errorf("me %+v for client %s with %v", got, c.key.id, c.scopes)
 			}
 		}
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "pb_test_nope_nope", ""), http.StatusUnauthorized, api.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 
 	t.Run("overview", func(t *testing.T) {
@@ -122,10 +123,10 @@ func TestConsoleRoutes(t *testing.T) {
 			status           int
 			code             string
 		}{
-			{"bad day", "?day=31.01.2020", full.key, 400, api.CodeInvalidRequest},
-			{"bad min_position", "?min_position=-1", full.key, 400, api.CodeInvalidRequest},
-			{"no key", "", "", 401, api.CodeUnauthorized},
-			{"no reports:read", "", walletOnly.key, 403, api.CodeForbidden},
+			{"bad day", "?day=31.01.2020", full.key, 400, wire.CodeInvalidRequest},
+			{"bad min_position", "?min_position=-1", full.key, 400, wire.CodeInvalidRequest},
+			{"no key", "", "", 401, wire.CodeUnauthorized},
+			{"no reports:read", "", walletOnly.key, 403, wire.CodeForbidden},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				ctWantError(t, h.do(http.MethodGet, "/api/v1/console/overview"+c.query, c.key, ""), c.status, c.code)
@@ -172,11 +173,11 @@ func TestConsoleRoutes(t *testing.T) {
 			status        int
 			code          string
 		}{
-			{"not a uuid", "bet-1", full.key, 400, api.CodeInvalidRequest},
-			{"no key", ids["bet"], "", 401, api.CodeUnauthorized},
-			{"no transactions:read", ids["bet"], walletOnly.key, 403, api.CodeForbidden},
-			{"unknown", "00000000-0000-4000-8000-000000000000", full.key, 404, api.CodeNotFound},
-			{"another client's", otherBet, full.key, 404, api.CodeNotFound},
+			{"not a uuid", "bet-1", full.key, 400, wire.CodeInvalidRequest},
+			{"no key", ids["bet"], "", 401, wire.CodeUnauthorized},
+			{"no transactions:read", ids["bet"], walletOnly.key, 403, wire.CodeForbidden},
+			{"unknown", "00000000-0000-4000-8000-000000000000", full.key, 404, wire.CodeNotFound},
+			{"another client's", otherBet, full.key, 404, wire.CodeNotFound},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				ctWantError(t, h.do(http.MethodGet, "/api/v1/transactions/"+c.id, c.key, ""), c.status, c.code)
@@ -221,8 +222,8 @@ func TestConsoleRoutes(t *testing.T) {
 			got.LastVerify.HeadHash != rep.HeadHash || len(got.LastVerify.Checks) != len(rep.Checks) {
 			t.Errorf("last verify %+v, want %+v", got.LastVerify, rep)
 		}
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", "", ""), http.StatusUnauthorized, api.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", walletOnly.key, ""), http.StatusForbidden, api.CodeForbidden)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", walletOnly.key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 
 	t.Run("static pages", func(t *testing.T) {

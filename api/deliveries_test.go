@@ -18,6 +18,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -201,14 +202,14 @@ func TestDeliveriesEndpoints(t *testing.T) {
 			{"filtered by status", "?status=parked", h.readOnly, 200, "", []string{parked}, 1},
 			{"second page", "?page=2&per_page=1", h.full, 200, "", []string{parked}, 2},
 			{"beyond the last page", "?page=3&per_page=1", h.full, 200, "", []string{}, 2},
-			{"unknown status", "?status=lost", h.full, 400, api.CodeInvalidRequest, nil, 0},
-			{"per_page above 100", "?per_page=101", h.full, 400, api.CodeInvalidRequest, nil, 0},
-			{"page zero", "?page=0", h.full, 400, api.CodeInvalidRequest, nil, 0},
-			{"page not a number", "?page=two", h.full, 400, api.CodeInvalidRequest, nil, 0},
-			{"event_id not a UUID", "?event_id=abc", h.full, 400, api.CodeInvalidRequest, nil, 0},
-			{"no key", "", "", 401, api.CodeUnauthorized, nil, 0},
-			{"unknown key", "", "pb_test_nope_nope", 401, api.CodeUnauthorized, nil, 0},
-			{"key without deliveries:read", "", h.none, 403, api.CodeForbidden, nil, 0},
+			{"unknown status", "?status=lost", h.full, 400, wire.CodeInvalidRequest, nil, 0},
+			{"per_page above 100", "?per_page=101", h.full, 400, wire.CodeInvalidRequest, nil, 0},
+			{"page zero", "?page=0", h.full, 400, wire.CodeInvalidRequest, nil, 0},
+			{"page not a number", "?page=two", h.full, 400, wire.CodeInvalidRequest, nil, 0},
+			{"event_id not a UUID", "?event_id=abc", h.full, 400, wire.CodeInvalidRequest, nil, 0},
+			{"no key", "", "", 401, wire.CodeUnauthorized, nil, 0},
+			{"unknown key", "", "pb_test_nope_nope", 401, wire.CodeUnauthorized, nil, 0},
+			{"key without deliveries:read", "", h.none, 403, wire.CodeForbidden, nil, 0},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -258,11 +259,11 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		status          int
 		code            string
 	}{
-		{"get an unknown delivery", "/api/v1/deliveries/dl_nope", h.full, 404, api.CodeNotFound},
-		{"get another client's delivery", "/api/v1/deliveries/" + otherClient, h.full, 404, api.CodeNotFound},
-		{"get with an id no delivery has", "/api/v1/deliveries/%20%3B", h.full, 404, api.CodeNotFound},
-		{"get without a key", "/api/v1/deliveries/" + parked, "", 401, api.CodeUnauthorized},
-		{"get without the scope", "/api/v1/deliveries/" + parked, h.none, 403, api.CodeForbidden},
+		{"get an unknown delivery", "/api/v1/deliveries/dl_nope", h.full, 404, wire.CodeNotFound},
+		{"get another client's delivery", "/api/v1/deliveries/" + otherClient, h.full, 404, wire.CodeNotFound},
+		{"get with an id no delivery has", "/api/v1/deliveries/%20%3B", h.full, 404, wire.CodeNotFound},
+		{"get without a key", "/api/v1/deliveries/" + parked, "", 401, wire.CodeUnauthorized},
+		{"get without the scope", "/api/v1/deliveries/" + parked, h.none, 403, wire.CodeForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { h.expect(h.do("GET", tc.path, tc.key, ""), tc.status, tc.code) })
 	}
@@ -275,13 +276,13 @@ func TestDeliveriesEndpoints(t *testing.T) {
 			status int
 			code   string
 		}{
-			{"without a key", parked, "", 401, api.CodeUnauthorized},
-			{"with a read-only key", parked, h.readOnly, 403, api.CodeForbidden},
-			{"an unknown delivery", "dl_nope", h.full, 404, api.CodeNotFound},
-			{"another client's delivery", otherClient, h.full, 404, api.CodeNotFound},
-			{"a pending delivery", pending, h.full, 409, api.CodeDeliveryInProgress},
+			{"without a key", parked, "", 401, wire.CodeUnauthorized},
+			{"with a read-only key", parked, h.readOnly, 403, wire.CodeForbidden},
+			{"an unknown delivery", "dl_nope", h.full, 404, wire.CodeNotFound},
+			{"another client's delivery", otherClient, h.full, 404, wire.CodeNotFound},
+			{"a pending delivery", pending, h.full, 409, wire.CodeDeliveryInProgress},
 			{"a parked delivery", parked, h.full, 200, ""},
-			{"the same delivery again, now pending", parked, h.full, 409, api.CodeDeliveryInProgress},
+			{"the same delivery again, now pending", parked, h.full, 409, wire.CodeDeliveryInProgress},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -312,6 +313,6 @@ func TestDeliveriesUnconfigured(t *testing.T) {
 	}
 	srv := api.NewServer(api.Config{}, api.Deps{Keys: gw, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h := &dvHarness{t: t, handler: srv.Handler()}
-	h.expect(h.do("GET", "/api/v1/deliveries", key, ""), 503, api.CodeUnavailable)
-	h.expect(h.do("GET", "/api/v1/webhooks", key, ""), 503, api.CodeUnavailable)
+	h.expect(h.do("GET", "/api/v1/deliveries", key, ""), 503, wire.CodeUnavailable)
+	h.expect(h.do("GET", "/api/v1/webhooks", key, ""), 503, wire.CodeUnavailable)
 }

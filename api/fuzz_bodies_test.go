@@ -25,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
@@ -319,24 +320,24 @@ func FuzzRequestBodies(f *testing.F) {
 // error shape with the code below.
 func TestBadInput(t *testing.T) {
 	s := fzHarness(t)
-	big := `{"transaction_id":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`
+	big := `{"transaction_id":"` + strings.Repeat("x", wire.MaxBodyBytes) + `"}`
 	cases := []struct {
 		name string
 		body func(valid string) string
 		code string // or INVALID_JSON where a field's own decoder refuses it (a time)
 	}{
-		{"body over the size limit", func(string) string { return big }, api.CodeBodyTooLarge},
+		{"body over the size limit", func(string) string { return big }, wire.CodeBodyTooLarge},
 		{"JSON nested deeper than the limit", func(string) string {
 			return strings.Repeat(`{"a":`, 64) + `1` + strings.Repeat(`}`, 64)
-		}, api.CodeInvalidJSON},
-		{"unknown field", func(v string) string { return strings.Replace(v, "{", `{"is_admin":true,`, 1) }, api.CodeInvalidRequest},
-		{"a string with U+0000", func(v string) string { return strings.Replace(v, `":"`, `":"\u0000`, 1) }, api.CodeInvalidRequest},
-		{"invalid UTF-8", func(v string) string { return strings.Replace(v, `":"`, "\":\"\xc3\x28", 1) }, api.CodeInvalidJSON},
-		{"raw control character in a string", func(v string) string { return strings.Replace(v, `":"`, "\":\"\x01", 1) }, api.CodeInvalidJSON},
-		{"not JSON", func(string) string { return `<xml/>` }, api.CodeInvalidJSON},
-		{"empty body", func(string) string { return `` }, api.CodeInvalidJSON},
-		{"two objects", func(v string) string { return v + v }, api.CodeInvalidJSON},
-		{"a stray closing brace after the object", func(v string) string { return v + "}" }, api.CodeInvalidJSON},
+		}, wire.CodeInvalidJSON},
+		{"unknown field", func(v string) string { return strings.Replace(v, "{", `{"is_admin":true,`, 1) }, wire.CodeInvalidRequest},
+		{"a string with U+0000", func(v string) string { return strings.Replace(v, `":"`, `":"\u0000`, 1) }, wire.CodeInvalidRequest},
+		{"invalid UTF-8", func(v string) string { return strings.Replace(v, `":"`, "\":\"\xc3\x28", 1) }, wire.CodeInvalidJSON},
+		{"raw control character in a string", func(v string) string { return strings.Replace(v, `":"`, "\":\"\x01", 1) }, wire.CodeInvalidJSON},
+		{"not JSON", func(string) string { return `<xml/>` }, wire.CodeInvalidJSON},
+		{"empty body", func(string) string { return `` }, wire.CodeInvalidJSON},
+		{"two objects", func(v string) string { return v + v }, wire.CodeInvalidJSON},
+		{"a stray closing brace after the object", func(v string) string { return v + "}" }, wire.CodeInvalidJSON},
 	}
 	for _, r := range s.routes() {
 		for _, tc := range cases {
@@ -353,7 +354,7 @@ func TestBadInput(t *testing.T) {
 					} `json:"error"`
 				}
 				_ = json.Unmarshal(rec.Body.Bytes(), &e)
-				codeOK := e.Error.Code == tc.code || tc.code == api.CodeInvalidRequest && e.Error.Code == api.CodeInvalidJSON &&
+				codeOK := e.Error.Code == tc.code || tc.code == wire.CodeInvalidRequest && e.Error.Code == wire.CodeInvalidJSON &&
 					strings.HasSuffix(r.path, "/rotate")
 				if rec.Code < 400 || rec.Code >= 500 || !codeOK {
 					t.Fatalf("%d %s, want a 4xx with %s: %s", rec.Code, e.Error.Code, tc.code, clip(rec.Body.Bytes()))

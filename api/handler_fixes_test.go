@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // fxError is the error body as a client reads it.
@@ -43,20 +43,20 @@ func TestWrongMethod(t *testing.T) {
 		status                   int
 		code, allow              string
 	}{
-		{"DELETE transactions", http.MethodDelete, "/api/v1/transactions", "bearer", 405, api.CodeMethodNotAllowed, "GET, POST"},
-		{"PUT a webhook", http.MethodPut, "/api/v1/webhooks/" + s.webhookID, "bearer", 405, api.CodeMethodNotAllowed, "GET, PATCH, DELETE"},
-		{"POST wallet balance", http.MethodPost, "/api/v1/wallet/balance", "bearer", 405, api.CodeMethodNotAllowed, "GET"},
-		{"GET provider bet", http.MethodGet, "/provider/v1/wallet/bet", "none", 405, api.CodeMethodNotAllowed, "POST"},
-		{"PUT admin clients", http.MethodPut, "/admin/v1/clients", "admin", 405, api.CodeMethodNotAllowed, "GET, POST"},
-		{"DELETE an admin client", http.MethodDelete, "/admin/v1/clients/" + s.client, "admin", 405, api.CodeMethodNotAllowed, "GET, PATCH"},
-		{"POST the signed launch (outside a group)", http.MethodPost, "/v1/launch", "none", 405, api.CodeMethodNotAllowed, ""},
-		{"DELETE transactions without a key", http.MethodDelete, "/api/v1/transactions", "none", 401, api.CodeUnauthorized, ""},
-		{"unknown path under /api/v1", http.MethodGet, "/api/v1/no-such-route", "bearer", 404, api.CodeNotFound, ""},
-		{"unknown path under /api/v1, other method", http.MethodDelete, "/api/v1/nothing/here", "bearer", 404, api.CodeNotFound, ""},
-		{"unknown wallet call", http.MethodPost, "/provider/v1/wallet/refund", "none", 404, api.CodeNotFound, ""},
-		{"unknown admin path", http.MethodPut, "/admin/v1/nothing", "admin", 404, api.CodeNotFound, ""},
-		{"unknown top-level path", http.MethodGet, "/no/such/thing", "none", 404, api.CodeNotFound, ""},
-		{"a real 404 of a handler stays 404", http.MethodGet, "/api/v1/webhooks/no-such-webhook", "bearer", 404, api.CodeNotFound, ""},
+		{"DELETE transactions", http.MethodDelete, "/api/v1/transactions", "bearer", 405, wire.CodeMethodNotAllowed, "GET, POST"},
+		{"PUT a webhook", http.MethodPut, "/api/v1/webhooks/" + s.webhookID, "bearer", 405, wire.CodeMethodNotAllowed, "GET, PATCH, DELETE"},
+		{"POST wallet balance", http.MethodPost, "/api/v1/wallet/balance", "bearer", 405, wire.CodeMethodNotAllowed, "GET"},
+		{"GET provider bet", http.MethodGet, "/provider/v1/wallet/bet", "none", 405, wire.CodeMethodNotAllowed, "POST"},
+		{"PUT admin clients", http.MethodPut, "/admin/v1/clients", "admin", 405, wire.CodeMethodNotAllowed, "GET, POST"},
+		{"DELETE an admin client", http.MethodDelete, "/admin/v1/clients/" + s.client, "admin", 405, wire.CodeMethodNotAllowed, "GET, PATCH"},
+		{"POST the signed launch (outside a group)", http.MethodPost, "/v1/launch", "none", 405, wire.CodeMethodNotAllowed, ""},
+		{"DELETE transactions without a key", http.MethodDelete, "/api/v1/transactions", "none", 401, wire.CodeUnauthorized, ""},
+		{"unknown path under /api/v1", http.MethodGet, "/api/v1/no-such-route", "bearer", 404, wire.CodeNotFound, ""},
+		{"unknown path under /api/v1, other method", http.MethodDelete, "/api/v1/nothing/here", "bearer", 404, wire.CodeNotFound, ""},
+		{"unknown wallet call", http.MethodPost, "/provider/v1/wallet/refund", "none", 404, wire.CodeNotFound, ""},
+		{"unknown admin path", http.MethodPut, "/admin/v1/nothing", "admin", 404, wire.CodeNotFound, ""},
+		{"unknown top-level path", http.MethodGet, "/no/such/thing", "none", 404, wire.CodeNotFound, ""},
+		{"a real 404 of a handler stays 404", http.MethodGet, "/api/v1/webhooks/no-such-webhook", "bearer", 404, wire.CodeNotFound, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,8 +93,8 @@ func TestBodyMustBeAnObject(t *testing.T) {
 				if rec.Code != http.StatusBadRequest {
 					t.Fatalf("status %d, want 400: %s", rec.Code, rec.Body)
 				}
-				if e := fxDecodeError(t, rec); e.Error.Code != api.CodeInvalidJSON {
-					t.Errorf("code %s, want %s", e.Error.Code, api.CodeInvalidJSON)
+				if e := fxDecodeError(t, rec); e.Error.Code != wire.CodeInvalidJSON {
+					t.Errorf("code %s, want %s", e.Error.Code, wire.CodeInvalidJSON)
 				}
 			})
 		}
@@ -154,7 +154,7 @@ func TestEmptyQueryValues(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("status %d, want 400: %s", rec.Code, rec.Body)
 		}
-		if e := fxDecodeError(t, rec); e.Error.Code != api.CodeInvalidRequest || e.Error.Details["field"] != "provider" {
+		if e := fxDecodeError(t, rec); e.Error.Code != wire.CodeInvalidRequest || e.Error.Details["field"] != "provider" {
 			t.Errorf("error %+v, want INVALID_REQUEST naming provider", e.Error)
 		}
 	})

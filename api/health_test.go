@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -68,7 +69,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	})
 	t.Run("not ready", func(t *testing.T) {
 		rec := bad.do(admReq{method: http.MethodGet, path: "/readyz"})
-		e := wantAdmError(t, rec, http.StatusServiceUnavailable, api.CodeUnavailable)
+		e := wantAdmError(t, rec, http.StatusServiceUnavailable, wire.CodeUnavailable)
 		failed, _ := e.Error.Details["failed"].([]any)
 		cs, _ := e.Error.Details["checks"].(map[string]any)
 		pg, _ := cs["postgres"].(map[string]any)

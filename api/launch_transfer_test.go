@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
@@ -107,7 +107,7 @@ func TestTransferLaunchIsIdempotent(t *testing.T) {
 	} {
 		t.Run("409 different "+tc.field, func(t *testing.T) {
 			e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, transferBody(t, tc.change)),
-				http.StatusConflict, api.CodeIdempotencyConflict)
+				http.StatusConflict, wire.CodeIdempotencyConflict)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
 			}
@@ -141,22 +141,22 @@ func TestTransferLaunchRefusals(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"insufficient client funds", c.key, transferBody(t, map[string]any{"amount": "100.01"}), 400, api.CodeInsufficientFunds, ""},
-		{"malformed JSON", c.key, `{"provider":`, 400, api.CodeInvalidJSON, ""},
-		{"missing transfer_id", c.key, transferBody(t, map[string]any{"transfer_id": nil}), 400, api.CodeInvalidRequest, "transfer_id"},
-		{"transfer_id not an id", c.key, transferBody(t, map[string]any{"transfer_id": "a b"}), 400, api.CodeInvalidRequest, "transfer_id"},
-		{"missing amount", c.key, transferBody(t, map[string]any{"amount": nil}), 400, api.CodeInvalidRequest, "amount"},
-		{"amount not a number", c.key, transferBody(t, map[string]any{"amount": "ten"}), 400, api.CodeInvalidAmount, ""},
-		{"amount too precise", c.key, transferBody(t, map[string]any{"amount": "1.001"}), 400, api.CodeAmountTooPrecise, ""},
-		{"amount zero", c.key, transferBody(t, map[string]any{"amount": "0"}), 400, api.CodeInvalidAmount, ""},
-		{"amount negative", c.key, transferBody(t, map[string]any{"amount": "-5.00"}), 400, api.CodeInvalidAmount, ""},
-		{"unknown currency", c.key, transferBody(t, map[string]any{"currency": "ZZZ"}), 400, api.CodeUnknownCurrency, ""},
-		{"unknown field", c.key, transferBody(t, map[string]any{"direction": "from_player"}), 400, api.CodeInvalidRequest, "direction"},
-		{"unknown game", c.key, transferBody(t, map[string]any{"game_id": "nope"}), 404, api.CodeNotFound, "game_id"},
-		{"unknown provider", c.key, transferBody(t, map[string]any{"provider": "nope"}), 404, api.CodeNotFound, "provider"},
-		{"no key", "", transferBody(t, nil), 401, api.CodeUnauthorized, ""},
-		{"key without transactions:write", launchOnly.key, transferBody(t, nil), 403, api.CodeForbidden, ""},
-		{"key without launch", writeOnly.key, transferBody(t, nil), 403, api.CodeForbidden, ""},
+		{"insufficient client funds", c.key, transferBody(t, map[string]any{"amount": "100.01"}), 400, wire.CodeInsufficientFunds, ""},
+		{"malformed JSON", c.key, `{"provider":`, 400, wire.CodeInvalidJSON, ""},
+		{"missing transfer_id", c.key, transferBody(t, map[string]any{"transfer_id": nil}), 400, wire.CodeInvalidRequest, "transfer_id"},
+		{"transfer_id not an id", c.key, transferBody(t, map[string]any{"transfer_id": "a b"}), 400, wire.CodeInvalidRequest, "transfer_id"},
+		{"missing amount", c.key, transferBody(t, map[string]any{"amount": nil}), 400, wire.CodeInvalidRequest, "amount"},
+		{"amount not a number", c.key, transferBody(t, map[string]any{"amount": "ten"}), 400, wire.CodeInvalidAmount, ""},
+		{"amount too precise", c.key, transferBody(t, map[string]any{"amount": "1.001"}), 400, wire.CodeAmountTooPrecise, ""},
+		{"amount zero", c.key, transferBody(t, map[string]any{"amount": "0"}), 400, wire.CodeInvalidAmount, ""},
+		{"amount negative", c.key, transferBody(t, map[string]any{"amount": "-5.00"}), 400, wire.CodeInvalidAmount, ""},
+		{"unknown currency", c.key, transferBody(t, map[string]any{"currency": "ZZZ"}), 400, wire.CodeUnknownCurrency, ""},
+		{"unknown field", c.key, transferBody(t, map[string]any{"direction": "from_player"}), 400, wire.CodeInvalidRequest, "direction"},
+		{"unknown game", c.key, transferBody(t, map[string]any{"game_id": "nope"}), 404, wire.CodeNotFound, "game_id"},
+		{"unknown provider", c.key, transferBody(t, map[string]any{"provider": "nope"}), 404, wire.CodeNotFound, "provider"},
+		{"no key", "", transferBody(t, nil), 401, wire.CodeUnauthorized, ""},
+		{"key without transactions:write", launchOnly.key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
+		{"key without launch", writeOnly.key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,13 +203,13 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	body := transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot"})
 
 	// Failure 1: the breaker is still closed, so the transfer happens.
-	ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body), http.StatusServiceUnavailable, api.CodeUnavailable)
+	ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body), http.StatusServiceUnavailable, wire.CodeUnavailable)
 	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
 		t.Fatalf("client %d player %d, want 7500 and 2500", h.balance(clientWallet), h.balance(playerWallet))
 	}
 	// Failure 2 (a retry) replays the transfer and opens the breaker.
 	resp := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
-	ctWantError(t, resp, http.StatusServiceUnavailable, api.CodeUnavailable)
+	ctWantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
 	if resp.header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
@@ -219,7 +219,7 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	resp = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key,
 		transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot", "transfer_id": "tr-new"}))
 	if time.Since(opened) < r.BreakerCooldown {
-		e := ctWantError(t, resp, http.StatusServiceUnavailable, api.CodeUnavailable)
+		e := ctWantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
 		if ra := resp.header.Get("Retry-After"); ra != "1" && ra != "2" {
 			t.Fatalf("Retry-After %q, want the 2 s cooldown or less", ra)
 		}
@@ -236,7 +236,7 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	eventually.True(t, 20*time.Second, "the launch to complete after the provider recovered", func() bool {
 		l = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
 		if l.status != http.StatusOK {
-			ctWantError(t, l, http.StatusServiceUnavailable, api.CodeUnavailable)
+			ctWantError(t, l, http.StatusServiceUnavailable, wire.CodeUnavailable)
 			return false
 		}
 		return true

@@ -17,6 +17,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
@@ -95,15 +96,15 @@ func TestMinPositionBeyondHead(t *testing.T) {
 		waits    bool
 		position string // X-Ledger-Position of a 200
 	}{
-		{"transactions: beyond the head", "/api/v1/transactions?min_position=" + pos(head+1), 400, api.CodePositionBeyondHead, false, ""},
-		{"transactions: far beyond the head", "/api/v1/transactions?min_position=999999999", 400, api.CodePositionBeyondHead, false, ""},
-		{"transactions: the head, committed but not projected", "/api/v1/transactions?min_position=" + pos(head), 503, api.CodeReadModelBehind, true, ""},
-		{"transactions: committed, not projected", "/api/v1/transactions?min_position=1", 503, api.CodeReadModelBehind, true, ""},
+		{"transactions: beyond the head", "/api/v1/transactions?min_position=" + pos(head+1), 400, wire.CodePositionBeyondHead, false, ""},
+		{"transactions: far beyond the head", "/api/v1/transactions?min_position=999999999", 400, wire.CodePositionBeyondHead, false, ""},
+		{"transactions: the head, committed but not projected", "/api/v1/transactions?min_position=" + pos(head), 503, wire.CodeReadModelBehind, true, ""},
+		{"transactions: committed, not projected", "/api/v1/transactions?min_position=1", 503, wire.CodeReadModelBehind, true, ""},
 		{"transactions: reached", "/api/v1/transactions?min_position=0", 200, "", false, "0"},
-		{"ggr: beyond the head", "/api/v1/reports/ggr?min_position=" + pos(head+1), 400, api.CodePositionBeyondHead, false, ""},
-		{"ggr: committed, not projected", "/api/v1/reports/ggr?min_position=" + pos(head), 503, api.CodeReadModelBehind, true, ""},
-		{"commission: beyond the head", "/api/v1/reports/commission?min_position=" + pos(head+100), 400, api.CodePositionBeyondHead, false, ""},
-		{"balance: beyond the head", "/api/v1/wallet/balance?min_position=" + pos(head+1), 400, api.CodePositionBeyondHead, false, ""},
+		{"ggr: beyond the head", "/api/v1/reports/ggr?min_position=" + pos(head+1), 400, wire.CodePositionBeyondHead, false, ""},
+		{"ggr: committed, not projected", "/api/v1/reports/ggr?min_position=" + pos(head), 503, wire.CodeReadModelBehind, true, ""},
+		{"commission: beyond the head", "/api/v1/reports/commission?min_position=" + pos(head+100), 400, wire.CodePositionBeyondHead, false, ""},
+		{"balance: beyond the head", "/api/v1/wallet/balance?min_position=" + pos(head+1), 400, wire.CodePositionBeyondHead, false, ""},
 		{"balance: the head", "/api/v1/wallet/balance?min_position=" + pos(head), 200, "", false, pos(head)},
 	}
 	for _, tc := range cases {

@@ -41,6 +41,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -558,7 +559,7 @@ func (h *oaHarness) pumpOnce() error {
 // events are not projected, 200 once they are.
 func (h *oaHarness) readYourWrite(r oaReq) oaResp {
 	h.t.Helper()
-	r.want, r.code = []int{503}, api.CodeReadModelBehind
+	r.want, r.code = []int{503}, wire.CodeReadModelBehind
 	h.do(r)
 	h.pump()
 	r.want, r.code = []int{200}, ""
@@ -583,33 +584,33 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/healthz", want: oaWant()})
 	do(oaReq{method: "GET", path: "/readyz", want: oaWant()})
 	h.notReady.Store(true)
-	do(oaReq{method: "GET", path: "/readyz", want: oaWant(503), code: api.CodeUnavailable})
+	do(oaReq{method: "GET", path: "/readyz", want: oaWant(503), code: wire.CodeUnavailable})
 	h.notReady.Store(false)
 	do(oaReq{method: "GET", path: "/metrics", want: oaWant()})
 
 	// Admin: tiers, clients, keys.
 	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/tiers", want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/admin/v1/tiers", want: oaWant(401), code: wire.CodeUnauthorized})
 	acme := map[string]any{"id": "acme", "name": "Acme Casino", "environment": "sandbox", "plan": "standard"}
 	if r := do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()}); oaGet(r.json, "data", "created") != true {
 		t.Fatalf("client not created: %s", r.body)
 	}
 	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()})
-	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(409), code: api.CodeClientExists,
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(409), code: wire.CodeClientExists,
 		body: map[string]any{"id": "acme", "name": "Someone else", "environment": "sandbox"}})
-	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"id": "x", "name": "X", "environment": "staging"}})
-	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: api.CodeInvalidJSON, body: `{"id":`})
+	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: wire.CodeInvalidJSON, body: `{"id":`})
 	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(),
 		body: map[string]any{"id": "tiny", "name": "Tiny plan", "environment": "sandbox", "plan": "tiny"}})
 	do(oaReq{method: "GET", path: "/admin/v1/clients?page=1&per_page=10", auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients?per_page=0", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/admin/v1/clients?per_page=0", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme", auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(), body: map[string]any{
 		"forward_callback_url": h.receiver.URL + "/cb", "allowed_return_hosts": []string{"casino.example"},
 		"require_signature": nil, "default_currency": "EUR", "ip_allow_list": []string{}}})
-	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"environment": "production"}})
 	secret := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/client-secret", auth: admin, want: oaWant()}).
 		str("data", "client_secret")
@@ -624,62 +625,62 @@ func (h *oaHarness) session() {
 	tinyKey, _ := issue("tiny", gateway.ScopeWalletRead)
 	_, rotID := issue("acme", gateway.ScopeLaunch)
 	_, revID := issue("acme", gateway.ScopeLaunch)
-	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"scopes": []string{}}})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys", auth: admin, want: oaWant()})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys/" + fullID, auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys/000000000000", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/keys/000000000000", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + rotID + "/rotate", auth: admin, want: oaWant(),
 		body: map[string]any{"grace_period_seconds": 60}})
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + rotID + "/rotate", auth: admin, want: oaWant(409),
-		code: api.CodeKeyAlreadyRotated})
+		code: wire.CodeKeyAlreadyRotated})
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/revoke", auth: admin, want: oaWant()})
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/rotate", auth: admin, want: oaWant(409),
-		code: api.CodeKeyNotActive})
+		code: wire.CodeKeyNotActive})
 	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/keys/" + revID + "/rotate", auth: admin, want: oaWant(400),
-		code: api.CodeInvalidRequest, body: map[string]any{"grace_period_seconds": -1}})
-	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: full, want: oaWant(403), code: api.CodeForbidden})
+		code: wire.CodeInvalidRequest, body: map[string]any{"grace_period_seconds": -1}})
+	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: full, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Admin: a client's webhook endpoints.
 	wh := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(),
 		body: map[string]any{"url": "https://hooks.example/pitboss", "kinds": []string{"deposit"}, "description": "admin"}}).
 		str("data", "id")
-	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"url": "ftp://hooks.example", "kinds": []string{"deposit"}}})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/webhooks", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/webhooks", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant()})
 	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(),
 		body: map[string]any{"enabled": false}})
 	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(400),
-		code: api.CodeInvalidRequest, body: map[string]any{"kinds": []string{"nonsense"}}})
+		code: wire.CodeInvalidRequest, body: map[string]any{"kinds": []string{"nonsense"}}})
 	do(oaReq{method: "DELETE", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/webhooks/" + wh, auth: admin, want: oaWant(404), code: wire.CodeNotFound})
 
 	// The client's own webhook endpoint, to the receiver's failing path:
 	// its deliveries park after one attempt.
 	do(oaReq{method: "GET", path: "/api/v1/webhooks", auth: full, want: oaWant()})
 	ownWH := do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(),
 		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"*"}}}).str("data", "id")
-	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"nonsense"}}})
-	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden,
+	do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden,
 		body: map[string]any{"url": h.receiver.URL + "/wh", "kinds": []string{"*"}}})
 	do(oaReq{method: "GET", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/webhooks/wh_unknown", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/webhooks/wh_unknown", auth: full, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "PATCH", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant(),
 		body: map[string]any{"description": "conformance receiver"}})
-	do(oaReq{method: "PATCH", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "PATCH", path: "/api/v1/webhooks/" + ownWH, auth: full, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"colour": "red"}})
 	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + ownWH + "/rotate-secret", auth: full, want: oaWant()})
 	doomed := do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(),
 		body: map[string]any{"url": "https://hooks.example/doomed", "kinds": []string{"bet"}, "enabled": false}}).str("data", "id")
 	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant()})
-	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant(404), code: api.CodeNotFound})
-	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + doomed + "/rotate-secret", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + doomed + "/rotate-secret", auth: full, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: full, want: oaWant()})
 	do(oaReq{method: "POST", path: "/api/v1/forward-callback/rotate-secret", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Money: the operator's own transactions.
 	deposit := map[string]any{"type": "deposit", "transaction_id": "dep-1", "amount": 1000.5, "currency": "EUR"}
@@ -687,7 +688,7 @@ func (h *oaHarness) session() {
 	if r := do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, body: deposit, want: oaWant()}); oaGet(r.json, "data", "replayed") != true {
 		t.Fatalf("a retried deposit was not replayed: %s", r.body)
 	}
-	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(409), code: api.CodeIdempotencyConflict,
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(409), code: wire.CodeIdempotencyConflict,
 		body: map[string]any{"type": "deposit", "transaction_id": "dep-1", "amount": "999", "currency": "EUR"}})
 	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, want: oaWant(), body: map[string]any{
 		"type": "transfer", "transaction_id": "tr-1", "player_id": "p1", "amount": "200.00", "currency": "EUR",
@@ -700,80 +701,80 @@ func (h *oaHarness) session() {
 		body any
 		code string
 	}{
-		{map[string]any{"type": "withdrawal", "transaction_id": "wd-2", "amount": "1000000", "currency": "EUR"}, api.CodeInsufficientFunds},
-		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1.001", "currency": "EUR"}, api.CodeAmountTooPrecise},
-		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1e3", "currency": "EUR"}, api.CodeInvalidAmount},
-		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1", "currency": "XXY"}, api.CodeUnknownCurrency},
-		{map[string]any{"type": "refund", "transaction_id": "dep-2", "amount": "1", "currency": "EUR"}, api.CodeInvalidRequest},
-		{`{"type":"deposit",`, api.CodeInvalidJSON},
-		{`{"type":"deposit","transaction_id":"x","amount":"1","currency":"EUR","pad":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`, api.CodeBodyTooLarge},
+		{map[string]any{"type": "withdrawal", "transaction_id": "wd-2", "amount": "1000000", "currency": "EUR"}, wire.CodeInsufficientFunds},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1.001", "currency": "EUR"}, wire.CodeAmountTooPrecise},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1e3", "currency": "EUR"}, wire.CodeInvalidAmount},
+		{map[string]any{"type": "deposit", "transaction_id": "dep-2", "amount": "1", "currency": "XXY"}, wire.CodeUnknownCurrency},
+		{map[string]any{"type": "refund", "transaction_id": "dep-2", "amount": "1", "currency": "EUR"}, wire.CodeInvalidRequest},
+		{`{"type":"deposit",`, wire.CodeInvalidJSON},
+		{`{"type":"deposit","transaction_id":"x","amount":"1","currency":"EUR","pad":"` + strings.Repeat("x", wire.MaxBodyBytes) + `"}`, wire.CodeBodyTooLarge},
 	} {
 		do(oaReq{method: "POST", path: "/api/v1/transactions", auth: full, body: c.body, want: oaWant(400), code: c.code})
 	}
-	do(oaReq{method: "POST", path: "/api/v1/transactions", body: deposit, want: oaWant(401), code: api.CodeUnauthorized})
-	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: "pb_test_nope", body: deposit, want: oaWant(401), code: api.CodeUnauthorized})
-	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: walletOnly, body: deposit, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", body: deposit, want: oaWant(401), code: wire.CodeUnauthorized})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: "pb_test_nope", body: deposit, want: oaWant(401), code: wire.CodeUnauthorized})
+	do(oaReq{method: "POST", path: "/api/v1/transactions", auth: walletOnly, body: deposit, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Wallet balance.
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=p1&currency=EUR", auth: walletOnly, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?currency=USD", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=not%20an%20id", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
-	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: secret, want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?player_id=not%20an%20id", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance?min_position=999999999", auth: full, want: oaWant(400), code: wire.CodePositionBeyondHead})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: secret, want: oaWant(401), code: wire.CodeUnauthorized})
 
 	// Catalog.
 	do(oaReq{method: "GET", path: "/api/v1/providers", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/providers", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/providers", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/games?provider=demo&category=SLOTS&search=slot&page=1&per_page=10", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/games?per_page=1000", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/games?per_page=1000", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/games/demo-slot", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/games/no-such-game", auth: full, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/games/no-such-game", auth: full, want: oaWant(404), code: wire.CodeNotFound})
 
 	// Launches.
 	launch := map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p1", "currency": "EUR",
 		"session_token": "tok-123", "language": "en"}
 	session := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, body: launch, want: oaWant()}).str("data", "session_id")
-	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(404), code: api.CodeNotFound,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(404), code: wire.CodeNotFound,
 		body: map[string]any{"provider": "demo", "game_id": "nope", "player_id": "p1", "currency": "EUR"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(400), code: api.CodeInvalidRequest,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"provider": "demo", "game_id": "demo-slot", "currency": "EUR"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(502), code: api.CodeProviderRejected,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(502), code: wire.CodeProviderRejected,
 		body: map[string]any{"provider": "refuser", "game_id": "refused-slot", "player_id": "p1", "currency": "EUR"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(503), code: api.CodeUnavailable,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(503), code: wire.CodeUnavailable,
 		body: map[string]any{"provider": "down", "game_id": "down-slot", "player_id": "p1", "currency": "EUR"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: walletOnly, body: launch, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: walletOnly, body: launch, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "demo-slot", "player_id", "p1",
 		"currency", "EUR", "language", "pt-BR"), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?provider=demo&provider=demo&game_id=demo-slot&player_id=p1&currency=EUR",
-		auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+		auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "refuser", "game_id", "refused-slot",
-		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(502), code: api.CodeProviderRejected})
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(502), code: wire.CodeProviderRejected})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "down", "game_id", "down-slot",
-		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(503), code: api.CodeUnavailable})
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(503), code: wire.CodeUnavailable})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "zzz",
-		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(404), code: api.CodeNotFound})
+		"player_id", "p1", "currency", "EUR"), auth: full, want: oaWant(404), code: wire.CodeNotFound})
 	transfer := map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
 		"amount": "25.00", "transfer_id": "tl-1"}
 	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant()})
 	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant()})
 	transfer["amount"] = "26.00"
 	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, body: transfer, want: oaWant(409),
-		code: api.CodeIdempotencyConflict})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(400), code: api.CodeInsufficientFunds,
+		code: wire.CodeIdempotencyConflict})
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(400), code: wire.CodeInsufficientFunds,
 		body: map[string]any{"provider": "demo", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
 			"amount": "5000000", "transfer_id": "tl-2"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(404), code: api.CodeNotFound,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(404), code: wire.CodeNotFound,
 		body: map[string]any{"provider": "nope", "game_id": "demo-slot", "player_id": "p2", "currency": "EUR",
 			"amount": "1", "transfer_id": "tl-3"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(502), code: api.CodeProviderRejected,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(502), code: wire.CodeProviderRejected,
 		body: map[string]any{"provider": "refuser", "game_id": "refused-slot", "player_id": "p3", "currency": "EUR",
 			"amount": "1", "transfer_id": "tl-4"}})
-	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(503), code: api.CodeUnavailable,
+	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: full, want: oaWant(503), code: wire.CodeUnavailable,
 		body: map[string]any{"provider": "down", "game_id": "down-slot", "player_id": "p3", "currency": "EUR",
 			"amount": "1", "transfer_id": "tl-5"}})
 	do(oaReq{method: "POST", path: "/api/v1/game/launch/transfer", auth: walletOnly, body: transfer, want: oaWant(403),
-		code: api.CodeForbidden})
+		code: wire.CodeForbidden})
 
 	// The provider wallet, as provider "demo" in the session above.
 	h.wallet("balance", map[string]any{"session_id": session}, 200, "")
@@ -783,33 +784,33 @@ func (h *oaHarness) session() {
 		t.Fatalf("a retried bet was not replayed: %s", r.body)
 	}
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-1", "round_id": "r-1", "amount": "11.00"},
-		409, api.CodeIdempotencyConflict)
+		409, wire.CodeIdempotencyConflict)
 	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-1", "round_id": "r-1", "amount": 25.5,
 		"reference_transaction_id": "bet-1", "round_closed": true}, 200, "")
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-2", "round_id": "r-2", "amount": "5",
 		"promo": false, "game_id": "demo-slot", "player_id": "p1", "currency": "EUR"}, 200, "")
 	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-1", "reference_transaction_id": "bet-2"}, 200, "")
 	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-2", "reference_transaction_id": "bet-2"},
-		409, api.CodeAlreadyRolledBack)
+		409, wire.CodeAlreadyRolledBack)
 	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-3", "reference_transaction_id": "bet-9"}, 200, "")
-	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-9", "amount": "1"}, 409, api.CodeRolledBackEarlier)
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-9", "amount": "1"}, 409, wire.CodeRolledBackEarlier)
 	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-2", "amount": "1",
-		"reference_transaction_id": "bet-2"}, 409, api.CodeBetRolledBack)
+		"reference_transaction_id": "bet-2"}, 409, wire.CodeBetRolledBack)
 	h.wallet("win", map[string]any{"session_id": session, "transaction_id": "win-3", "amount": "1",
-		"reference_transaction_id": "no-such-bet"}, 404, api.CodeTransactionUnknown)
+		"reference_transaction_id": "no-such-bet"}, 404, wire.CodeTransactionUnknown)
 	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-4", "reference_transaction_id": "rb-1"},
-		409, api.CodeNotRollbackable)
-	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-3", "amount": "100000"}, 400, api.CodeInsufficientFunds)
+		409, wire.CodeNotRollbackable)
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-3", "amount": "100000"}, 400, wire.CodeInsufficientFunds)
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-4", "amount": "1", "player_id": "p9"},
-		409, api.CodePlayerMismatch)
-	h.wallet("balance", map[string]any{"session_id": "gs_unknown"}, 404, api.CodeNotFound)
-	h.wallet("balance", map[string]any{"session": session}, 400, api.CodeInvalidRequest)
+		409, wire.CodePlayerMismatch)
+	h.wallet("balance", map[string]any{"session_id": "gs_unknown"}, 404, wire.CodeNotFound)
+	h.wallet("balance", map[string]any{"session": session}, 400, wire.CodeInvalidRequest)
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
 		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},
-		want:   oaWant(401), code: api.CodeInvalidSignature})
-	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/win", body: `{}`, want: oaWant(401), code: api.CodeUnauthorized})
+		want:   oaWant(401), code: wire.CodeInvalidSignature})
+	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/win", body: `{}`, want: oaWant(401), code: wire.CodeUnauthorized})
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/rollback", body: `{}`,
-		header: map[string]string{"X-Provider-Id": "nobody", "X-Signature": oaHMAC("x", "{}")}, want: oaWant(401), code: api.CodeUnauthorized})
+		header: map[string]string{"X-Provider-Id": "nobody", "X-Signature": oaHMAC("x", "{}")}, want: oaWant(401), code: wire.CodeUnauthorized})
 
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {
@@ -822,24 +823,24 @@ func (h *oaHarness) session() {
 	first := signed(full, "ps-1", "demo-slot", "50.00", now, "currency_code", "EUR", "return_url", "https://casino.example/lobby")
 	sl := do(oaReq{method: "GET", path: first, want: oaWant()})
 	do(oaReq{method: "GET", path: first, want: oaWant()})
-	do(oaReq{method: "GET", path: first + "&currency_code=USD", want: oaWant(400), code: api.CodeInvalidRequest}) // given twice
+	do(oaReq{method: "GET", path: first + "&currency_code=USD", want: oaWant(400), code: wire.CodeInvalidRequest}) // given twice
 	do(oaReq{method: "GET", path: strings.Replace(first, "currency_code=EUR", "currency_code=USD", 1), want: oaWant(409),
-		code: api.CodeIdempotencyConflict})
+		code: wire.CodeIdempotencyConflict})
 	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now, "redirect", "1"), want: oaWant(302)})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now-3600), want: oaWant(401), code: api.CodeTimestampOutOfRange})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now) + "x", want: oaWant(401), code: api.CodeInvalidSignature})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now-3600), want: oaWant(401), code: wire.CodeTimestampOutOfRange})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now) + "x", want: oaWant(401), code: wire.CodeInvalidSignature})
 	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "10", now, "redirect", "1") + "x", want: oaWant(401)})
 	do(oaReq{method: "GET", path: "/v1/launch?" + oaQuery("user_id", "ps-2", "game_uid", "demo-slot", "balance", "1"), want: oaWant(401),
-		code: api.CodeUnauthorized})
+		code: wire.CodeUnauthorized})
 	do(oaReq{method: "GET", path: "/v1/launch?" + oaQuery("api_key", full, "game_uid", "demo-slot", "balance", "1"), want: oaWant(400),
-		code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "-1", now), want: oaWant(400), code: api.CodeInvalidAmount})
+		code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "-1", now), want: oaWant(400), code: wire.CodeInvalidAmount})
 	do(oaReq{method: "GET", path: signed(full, "ps-2", "demo-slot", "1", now, "return_url", "https://evil.example/"), want: oaWant(400),
-		code: api.CodeReturnURLNotAllowed})
-	do(oaReq{method: "GET", path: signed(walletOnly, "ps-2", "demo-slot", "1", now), want: oaWant(403), code: api.CodeForbidden})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "no-game", "1", now), want: oaWant(404), code: api.CodeNotFound})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "refused-slot", "1", now), want: oaWant(502), code: api.CodeProviderRejected})
-	do(oaReq{method: "GET", path: signed(full, "ps-2", "down-slot", "1", now), want: oaWant(503), code: api.CodeUnavailable})
+		code: wire.CodeReturnURLNotAllowed})
+	do(oaReq{method: "GET", path: signed(walletOnly, "ps-2", "demo-slot", "1", now), want: oaWant(403), code: wire.CodeForbidden})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "no-game", "1", now), want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "refused-slot", "1", now), want: oaWant(502), code: wire.CodeProviderRejected})
+	do(oaReq{method: "GET", path: signed(full, "ps-2", "down-slot", "1", now), want: oaWant(503), code: wire.CodeUnavailable})
 	do(oaReq{method: "GET", path: "/v1/return?session=" + url.QueryEscape(sl.str("session_id")), want: oaWant(302)})
 	do(oaReq{method: "GET", path: "/v1/return", want: oaWant()})
 	do(oaReq{method: "GET", path: "/v1/return?session=" + url.QueryEscape(session), want: oaWant()})
@@ -859,30 +860,30 @@ func (h *oaHarness) session() {
 		"game", "demo-slot", "type", "bet", "status", "settled", "currency", "EUR", "from", "2020-01-01T00:00:00Z",
 		"to", "2100-01-01T00:00:00Z"), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/transactions?type=game_result", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/transactions?per_page=501", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/transactions?currency=XXY", auth: full, want: oaWant(400), code: api.CodeUnknownCurrency})
-	do(oaReq{method: "GET", path: "/api/v1/transactions?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
-	do(oaReq{method: "GET", path: "/api/v1/transactions", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?per_page=501", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?currency=XXY", auth: full, want: oaWant(400), code: wire.CodeUnknownCurrency})
+	do(oaReq{method: "GET", path: "/api/v1/transactions?min_position=999999999", auth: full, want: oaWant(400), code: wire.CodePositionBeyondHead})
+	do(oaReq{method: "GET", path: "/api/v1/transactions", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=" + pos, auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game,currency", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=month", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game", auth: full, want: oaWant(),
 		header: map[string]string{"Accept": "text/csv"}})
-	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=week", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=999999999", auth: full, want: oaWant(400), code: api.CodePositionBeyondHead})
-	do(oaReq{method: "GET", path: "/api/v1/reports/ggr", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=week", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=999999999", auth: full, want: oaWant(400), code: wire.CodePositionBeyondHead})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=day&from=" + time.Now().UTC().AddDate(0, 0, -60).Format(time.DateOnly), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
-	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(400),
-		code: api.CodePositionBeyondHead})
-	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+		code: wire.CodePositionBeyondHead})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Audit.
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=0&limit=5", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	h.consoleSession(full, walletOnly)
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
@@ -898,17 +899,17 @@ func (h *oaHarness) session() {
 	})
 	event := do(oaReq{method: "GET", path: "/api/v1/deliveries/" + parked, auth: full, want: oaWant()}).str("data", "event_id")
 	do(oaReq{method: "GET", path: "/api/v1/deliveries?" + oaQuery("event_id", event, "page", "1"), auth: full, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/deliveries?status=lost", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/deliveries?event_id=not-a-uuid", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/deliveries/dl_unknown", auth: full, want: oaWant(404), code: api.CodeNotFound})
-	do(oaReq{method: "GET", path: "/api/v1/deliveries", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries?status=lost", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries?event_id=not-a-uuid", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries/dl_unknown", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/deliveries", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	h.hold.Store(true) // the re-sent delivery stays pending while its attempt waits
 	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: full, want: oaWant()})
 	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: full, want: oaWant(409),
-		code: api.CodeDeliveryInProgress})
+		code: wire.CodeDeliveryInProgress})
 	h.releaseHold()
-	do(oaReq{method: "POST", path: "/api/v1/deliveries/dl_unknown/resend", auth: full, want: oaWant(404), code: api.CodeNotFound})
-	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: walletOnly, want: oaWant(403), code: api.CodeForbidden})
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/dl_unknown/resend", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Usage, once counted; then the tiny plan's rate limit.
 	if err := h.meter.Flush(h.ctx); err != nil {
@@ -917,17 +918,17 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/usage", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/usage?" + oaQuery("granularity", "minute", "from", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
 		"key_id", fullID), auth: walletOnly, want: oaWant()})
-	do(oaReq{method: "GET", path: "/api/v1/usage?granularity=week", auth: full, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/api/v1/usage", want: oaWant(401), code: api.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/api/v1/usage?granularity=week", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/usage", want: oaWant(401), code: wire.CodeUnauthorized})
 	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/usage?granularity=day&from=" + time.Now().UTC().Format(time.DateOnly),
 		auth: admin, want: oaWant()})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/usage?from=yesterday", auth: admin, want: oaWant(400), code: api.CodeInvalidRequest})
-	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/usage", auth: admin, want: oaWant(404), code: api.CodeNotFound})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/usage?from=yesterday", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/usage", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
 	for range 2 {
 		do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: tinyKey, want: oaWant()})
 	}
-	do(oaReq{method: "GET", path: "/api/v1/usage", auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
-	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
+	do(oaReq{method: "GET", path: "/api/v1/usage", auth: tinyKey, want: oaWant(429), code: wire.CodeRateLimited})
+	do(oaReq{method: "GET", path: "/api/v1/wallet/balance", auth: tinyKey, want: oaWant(429), code: wire.CodeRateLimited})
 
 	h.bareSweep(full)
 
@@ -946,9 +947,9 @@ func (h *oaHarness) session() {
 		if _, ok := scheme["ApiKey"]; !ok && scheme["AdminToken"] == nil {
 			continue // the provider wallet and the signed launch: above
 		}
-		do(oaReq{method: method, path: path, want: oaWant(401), code: api.CodeUnauthorized})
+		do(oaReq{method: method, path: path, want: oaWant(401), code: wire.CodeUnauthorized})
 		if _, ok := scheme["AdminToken"]; ok {
-			do(oaReq{method: method, path: path, auth: full, want: oaWant(403), code: api.CodeForbidden})
+			do(oaReq{method: method, path: path, auth: full, want: oaWant(403), code: wire.CodeForbidden})
 			continue
 		}
 		if scopes, _ := scheme["ApiKey"].([]any); len(scopes) > 0 {
@@ -956,9 +957,9 @@ func (h *oaHarness) session() {
 			if slices.Contains(scopes, any(gateway.ScopeWalletRead)) {
 				lacking = launchOnly
 			}
-			do(oaReq{method: method, path: path, auth: lacking, want: oaWant(403), code: api.CodeForbidden})
+			do(oaReq{method: method, path: path, auth: lacking, want: oaWant(403), code: wire.CodeForbidden})
 		}
-		do(oaReq{method: method, path: path, auth: tinyKey, want: oaWant(429), code: api.CodeRateLimited})
+		do(oaReq{method: method, path: path, auth: tinyKey, want: oaWant(429), code: wire.CodeRateLimited})
 	}
 }
 
@@ -990,7 +991,7 @@ func (h *oaHarness) bareSweep(key string) {
 			case scheme["ApiKey"] != nil:
 				r.auth = key
 			case scheme["AdminToken"] != nil:
-				r.auth, r.want, r.code = oaAdminToken, []int{404}, api.CodeNotFound
+				r.auth, r.want, r.code = oaAdminToken, []int{404}, wire.CodeNotFound
 			case scheme["ProviderId"] != nil:
 				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC("secret-of-demo", "{}")}
 			}

@@ -23,6 +23,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 // The OpenAPI document (api/openapi.json, served at GET
@@ -304,7 +305,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 // code added there without documentation fails this test.
 func oaErrorCodes(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "wire/errors.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +393,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 		if want := strconv.Itoa(statusOf[code]); status != want {
 			t.Errorf("docs/errors.md: %s is %s, the document says %s", code, status, want)
 		}
-		if want := map[bool]string{true: "yes", false: "no"}[api.Retryable(code)]; retry != want {
+		if want := map[bool]string{true: "yes", false: "no"}[wire.Retryable(code)]; retry != want {
 			t.Errorf("docs/errors.md: %s retryable %s, errors.go says %s", code, retry, want)
 		}
 		if meaning == "" {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -102,13 +102,13 @@ func TestProviderWalletProtocol(t *testing.T) {
 			{"amount", map[string]any{"transaction_id": "bet-1", "round_id": "r1", "amount": "11"}},
 			{"round_id", map[string]any{"transaction_id": "bet-1", "round_id": "r2", "amount": "10"}},
 		} {
-			e := wantError(t, w.call("bet", tc.call), http.StatusConflict, api.CodeIdempotencyConflict, false)
+			e := wantError(t, w.call("bet", tc.call), http.StatusConflict, wire.CodeIdempotencyConflict, false)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("conflict names %v, want %s", e.Error.Details["field"], tc.field)
 			}
 		}
 		wantError(t, w.call("win", map[string]any{"transaction_id": "bet-1", "round_id": "r1", "amount": "10"}),
-			http.StatusConflict, api.CodeIdempotencyConflict, false)
+			http.StatusConflict, wire.CodeIdempotencyConflict, false)
 		if got := h.balance(w.wallet); got != 9000 {
 			t.Fatalf("wallet %d, want 9000", got)
 		}
@@ -120,7 +120,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 		wantOK(t, w.call("rollback", rb), "100.00")
 		wantOK(t, w.call("rollback", rb), "100.00") // retried rollback
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-late", "round_id": "r1", "amount": "10"}),
-			http.StatusConflict, api.CodeRolledBackEarlier, false)
+			http.StatusConflict, wire.CodeRolledBackEarlier, false)
 		if got := h.balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
@@ -132,9 +132,9 @@ func TestProviderWalletProtocol(t *testing.T) {
 		wantOK(t, w.call("rollback", map[string]any{"transaction_id": "rb-1", "reference_transaction_id": "bet-1",
 			"round_id": "r1"}), "100.00")
 		wantError(t, w.call("win", map[string]any{"transaction_id": "win-1", "round_id": "r1", "amount": "25",
-			"reference_transaction_id": "bet-1"}), http.StatusConflict, api.CodeBetRolledBack, false)
+			"reference_transaction_id": "bet-1"}), http.StatusConflict, wire.CodeBetRolledBack, false)
 		wantError(t, w.call("rollback", map[string]any{"transaction_id": "rb-2", "reference_transaction_id": "bet-1"}),
-			http.StatusConflict, api.CodeAlreadyRolledBack, false)
+			http.StatusConflict, wire.CodeAlreadyRolledBack, false)
 		if got := h.balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
@@ -161,7 +161,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 		w := newSLWallet(t, h, "100")
 		rec := h.providerCall("bet", map[string]any{"session_id": w.session, "transaction_id": "bet-1", "amount": "1"},
 			"not-the-provider-secret")
-		wantError(t, rec, http.StatusUnauthorized, api.CodeInvalidSignature, false)
+		wantError(t, rec, http.StatusUnauthorized, wire.CodeInvalidSignature, false)
 		if got := h.balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
@@ -169,20 +169,20 @@ func TestProviderWalletProtocol(t *testing.T) {
 
 	t.Run("other refusals", func(t *testing.T) {
 		w := newSLWallet(t, h, "5")
-		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1"}), http.StatusBadRequest, api.CodeInvalidRequest, false)
+		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1"}), http.StatusBadRequest, wire.CodeInvalidRequest, false)
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1", "amount": "10"}),
-			http.StatusBadRequest, api.CodeInsufficientFunds, false)
+			http.StatusBadRequest, wire.CodeInsufficientFunds, false)
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1", "amount": "1.001"}),
-			http.StatusBadRequest, api.CodeAmountTooPrecise, false)
+			http.StatusBadRequest, wire.CodeAmountTooPrecise, false)
 		wantError(t, w.call("win", map[string]any{"transaction_id": "win-x", "amount": "1", "reference_transaction_id": "nope"}),
-			http.StatusNotFound, api.CodeTransactionUnknown, false)
+			http.StatusNotFound, wire.CodeTransactionUnknown, false)
 		wantError(t, h.providerCall("bet", map[string]any{"session_id": "gs_nope", "transaction_id": "b", "amount": "1"},
-			h.providerSecret), http.StatusNotFound, api.CodeNotFound, false)
+			h.providerSecret), http.StatusNotFound, wire.CodeNotFound, false)
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-2", "amount": "1", "player_id": "someone-else"}),
-			http.StatusConflict, api.CodePlayerMismatch, false)
+			http.StatusConflict, wire.CodePlayerMismatch, false)
 		// A wrong method on a wallet call is 405 (docs/errors.md), in the
 		// wallet's error shape.
-		wantError(t, h.get("/provider/v1/wallet/bet", nil, slRequest{}), http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, false)
+		wantError(t, h.get("/provider/v1/wallet/bet", nil, slRequest{}), http.StatusMethodNotAllowed, wire.CodeMethodNotAllowed, false)
 	})
 }
 
@@ -199,7 +199,7 @@ func TestProviderWalletSessionExpiry(t *testing.T) {
 	h.clock.Set(slTestNow.Add(slSessionTTL)) // the session expires at launch + TTL
 
 	wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-3", "round_id": "r3", "amount": "1"}),
-		http.StatusConflict, api.CodeSessionExpired, false)
+		http.StatusConflict, wire.CodeSessionExpired, false)
 	if again := wantOK(t, w.call("bet", bet1), "90.00"); again.TransactionID != first.TransactionID || !again.Replayed {
 		t.Fatalf("retry after expiry %+v, original %+v", again, first)
 	}
@@ -224,7 +224,7 @@ func TestProviderWalletRetryableOnOutage(t *testing.T) {
 	h.pool.Close()
 	start := time.Now()
 	wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1", "amount": "1"}),
-		http.StatusInternalServerError, api.CodeInternal, true)
+		http.StatusInternalServerError, wire.CodeInternal, true)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("failing call took %v", d)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -281,24 +282,24 @@ func TestTransactionsEndpoint(t *testing.T) {
 		status           int
 		code, field      string
 	}{
-		{"page 0", "page=0", h.full, 400, api.CodeInvalidRequest, "page"},
-		{"page not a number", "page=abc", h.full, 400, api.CodeInvalidRequest, "page"},
-		{"page beyond the limit", "page=1000001", h.full, 400, api.CodeInvalidRequest, "page"},
-		{"per_page 0", "per_page=0", h.full, 400, api.CodeInvalidRequest, "per_page"},
-		{"per_page above 500", "per_page=501", h.full, 400, api.CodeInvalidRequest, "per_page"},
-		{"per_page fractional", "per_page=1.5", h.full, 400, api.CodeInvalidRequest, "per_page"},
-		{"unknown type", "type=refund", h.full, 400, api.CodeInvalidRequest, "type"},
-		{"unknown status", "status=done", h.full, 400, api.CodeInvalidRequest, "status"},
-		{"unknown currency", "currency=XXQ", h.full, 400, api.CodeUnknownCurrency, "currency"},
-		{"bad player id", "player_id=a%3Ab", h.full, 400, api.CodeInvalidRequest, "player_id"},
-		{"bad provider", "provider=a%20b", h.full, 400, api.CodeInvalidRequest, "provider"},
-		{"from not RFC 3339", "from=2025-03-01", h.full, 400, api.CodeInvalidRequest, "from"},
-		{"to before from", "from=" + day2 + "&to=2025-03-01T00:00:00Z", h.full, 400, api.CodeInvalidRequest, "to"},
-		{"negative min_position", "min_position=-1", h.full, 400, api.CodeInvalidRequest, "min_position"},
-		{"no key", "", "", 401, api.CodeUnauthorized, ""},
-		{"unknown key", "", "pb_test_nope", 401, api.CodeUnauthorized, ""},
-		{"key without transactions:read", "", h.noRead, 403, api.CodeForbidden, ""},
-		{"beyond the ledger's head", "min_position=17", h.full, 400, api.CodePositionBeyondHead, "min_position"},
+		{"page 0", "page=0", h.full, 400, wire.CodeInvalidRequest, "page"},
+		{"page not a number", "page=abc", h.full, 400, wire.CodeInvalidRequest, "page"},
+		{"page beyond the limit", "page=1000001", h.full, 400, wire.CodeInvalidRequest, "page"},
+		{"per_page 0", "per_page=0", h.full, 400, wire.CodeInvalidRequest, "per_page"},
+		{"per_page above 500", "per_page=501", h.full, 400, wire.CodeInvalidRequest, "per_page"},
+		{"per_page fractional", "per_page=1.5", h.full, 400, wire.CodeInvalidRequest, "per_page"},
+		{"unknown type", "type=refund", h.full, 400, wire.CodeInvalidRequest, "type"},
+		{"unknown status", "status=done", h.full, 400, wire.CodeInvalidRequest, "status"},
+		{"unknown currency", "currency=XXQ", h.full, 400, wire.CodeUnknownCurrency, "currency"},
+		{"bad player id", "player_id=a%3Ab", h.full, 400, wire.CodeInvalidRequest, "player_id"},
+		{"bad provider", "provider=a%20b", h.full, 400, wire.CodeInvalidRequest, "provider"},
+		{"from not RFC 3339", "from=2025-03-01", h.full, 400, wire.CodeInvalidRequest, "from"},
+		{"to before from", "from=" + day2 + "&to=2025-03-01T00:00:00Z", h.full, 400, wire.CodeInvalidRequest, "to"},
+		{"negative min_position", "min_position=-1", h.full, 400, wire.CodeInvalidRequest, "min_position"},
+		{"no key", "", "", 401, wire.CodeUnauthorized, ""},
+		{"unknown key", "", "pb_test_nope", 401, wire.CodeUnauthorized, ""},
+		{"key without transactions:read", "", h.noRead, 403, wire.CodeForbidden, ""},
+		{"beyond the ledger's head", "min_position=17", h.full, 400, wire.CodePositionBeyondHead, "min_position"},
 	}
 	for _, tc := range errs {
 		t.Run(http.StatusText(tc.status)+" "+tc.name, func(t *testing.T) {
@@ -313,7 +314,7 @@ func TestTransactionsEndpoint(t *testing.T) {
 			if tc.field != "" && body.Error.Details["field"] != tc.field {
 				t.Errorf("details = %v, want field %q", body.Error.Details, tc.field)
 			}
-			if tc.code == api.CodePositionBeyondHead && body.Error.Details["head"] != json.Number("16") {
+			if tc.code == wire.CodePositionBeyondHead && body.Error.Details["head"] != json.Number("16") {
 				t.Errorf("details %v, want head 16", body.Error.Details)
 			}
 		})
@@ -423,19 +424,19 @@ func TestReportsEndpoints(t *testing.T) {
 		status          int
 		code, field     string
 	}{
-		{"unknown dimension", "/api/v1/reports/ggr?group_by=week", h.full, 400, api.CodeInvalidRequest, "group_by"},
-		{"day and month", "/api/v1/reports/ggr?group_by=day,month", h.full, 400, api.CodeInvalidRequest, "group_by"},
-		{"game in a commission report", "/api/v1/reports/commission?group_by=game", h.full, 400, api.CodeInvalidRequest, "group_by"},
-		{"bad from", "/api/v1/reports/ggr?from=2025-13-01", h.full, 400, api.CodeInvalidRequest, "from"},
-		{"timestamp instead of a day", "/api/v1/reports/commission?to=2025-03-01T00:00:00Z", h.full, 400, api.CodeInvalidRequest, "to"},
-		{"from after to", "/api/v1/reports/ggr?from=2025-03-03&to=2025-03-01", h.full, 400, api.CodeInvalidRequest, "from"},
-		{"more than three years", "/api/v1/reports/ggr?from=2020-01-01&to=2025-03-01", h.full, 400, api.CodeInvalidRequest, "to"},
-		{"bad min_position", "/api/v1/reports/ggr?min_position=x", h.full, 400, api.CodeInvalidRequest, "min_position"},
-		{"no key", "/api/v1/reports/ggr", "", 401, api.CodeUnauthorized, ""},
-		{"commission without a key", "/api/v1/reports/commission", "", 401, api.CodeUnauthorized, ""},
-		{"key without reports:read", "/api/v1/reports/ggr", h.noRead, 403, api.CodeForbidden, ""},
-		{"commission without reports:read", "/api/v1/reports/commission", h.noRead, 403, api.CodeForbidden, ""},
-		{"beyond the ledger's head", "/api/v1/reports/commission?min_position=100", h.full, 400, api.CodePositionBeyondHead, "min_position"},
+		{"unknown dimension", "/api/v1/reports/ggr?group_by=week", h.full, 400, wire.CodeInvalidRequest, "group_by"},
+		{"day and month", "/api/v1/reports/ggr?group_by=day,month", h.full, 400, wire.CodeInvalidRequest, "group_by"},
+		{"game in a commission report", "/api/v1/reports/commission?group_by=game", h.full, 400, wire.CodeInvalidRequest, "group_by"},
+		{"bad from", "/api/v1/reports/ggr?from=2025-13-01", h.full, 400, wire.CodeInvalidRequest, "from"},
+		{"timestamp instead of a day", "/api/v1/reports/commission?to=2025-03-01T00:00:00Z", h.full, 400, wire.CodeInvalidRequest, "to"},
+		{"from after to", "/api/v1/reports/ggr?from=2025-03-03&to=2025-03-01", h.full, 400, wire.CodeInvalidRequest, "from"},
+		{"more than three years", "/api/v1/reports/ggr?from=2020-01-01&to=2025-03-01", h.full, 400, wire.CodeInvalidRequest, "to"},
+		{"bad min_position", "/api/v1/reports/ggr?min_position=x", h.full, 400, wire.CodeInvalidRequest, "min_position"},
+		{"no key", "/api/v1/reports/ggr", "", 401, wire.CodeUnauthorized, ""},
+		{"commission without a key", "/api/v1/reports/commission", "", 401, wire.CodeUnauthorized, ""},
+		{"key without reports:read", "/api/v1/reports/ggr", h.noRead, 403, wire.CodeForbidden, ""},
+		{"commission without reports:read", "/api/v1/reports/commission", h.noRead, 403, wire.CodeForbidden, ""},
+		{"beyond the ledger's head", "/api/v1/reports/commission?min_position=100", h.full, 400, wire.CodePositionBeyondHead, "min_position"},
 	}
 	for _, tc := range errs {
 		t.Run(http.StatusText(tc.status)+" "+tc.name, func(t *testing.T) {
@@ -461,7 +462,7 @@ func TestWalletBalancePosition(t *testing.T) {
 		t.Errorf("status %d, position %q: %s", rec.Code, rec.Header().Get(api.HeaderLedgerPosition), rec.Body)
 	}
 	rec = h.get("/api/v1/wallet/balance?min_position=17", h.full, "")
-	if rec.Code != http.StatusBadRequest || rqDecode[rqError](t, rec).Error.Code != api.CodePositionBeyondHead {
+	if rec.Code != http.StatusBadRequest || rqDecode[rqError](t, rec).Error.Code != wire.CodePositionBeyondHead {
 		t.Errorf("min_position beyond the head: status %d: %s", rec.Code, rec.Body)
 	}
 }

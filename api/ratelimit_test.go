@@ -11,6 +11,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -49,7 +50,7 @@ func TestRateLimitHTTP(t *testing.T) {
 			}
 			h.clock.Advance(20 * time.Second)
 			rec := h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
-			e := wantAdmError(t, rec, http.StatusTooManyRequests, api.CodeRateLimited)
+			e := wantAdmError(t, rec, http.StatusTooManyRequests, wire.CodeRateLimited)
 			if admIntHeader(t, rec, api.HeaderRateRemaining) != 0 || admIntHeader(t, rec, api.HeaderRateReset) != reset {
 				t.Fatalf("429 headers %v", rec.Header())
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -98,7 +98,7 @@ func TestReturnAddressExactRedirect(t *testing.T) {
 			if rec.Code != http.StatusBadRequest {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
-			if a := slDecode[slLaunchAnswer](t, rec); a.Code != api.CodeReturnURLNotAllowed {
+			if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeReturnURLNotAllowed {
 				t.Fatalf("answer %+v", a)
 			}
 		})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -36,13 +36,13 @@ func TestSignedLaunchErrorDetails(t *testing.T) {
 		details map[string]any
 	}{
 		{"ts 121 s ahead, in seconds", signed("d1", strconv.FormatInt(now.Add(121*time.Second).Unix(), 10)), listed,
-			http.StatusUnauthorized, api.CodeTimestampOutOfRange, map[string]any{"server_time": json.Number(strconv.FormatInt(now.Unix(), 10))}},
+			http.StatusUnauthorized, wire.CodeTimestampOutOfRange, map[string]any{"server_time": json.Number(strconv.FormatInt(now.Unix(), 10))}},
 		{"ts 10 min behind, in milliseconds", signed("d2", strconv.FormatInt(now.Add(-10*time.Minute).UnixMilli(), 10)), listed,
-			http.StatusUnauthorized, api.CodeTimestampOutOfRange, map[string]any{"server_time": json.Number(strconv.FormatInt(now.Unix(), 10))}},
+			http.StatusUnauthorized, wire.CodeTimestampOutOfRange, map[string]any{"server_time": json.Number(strconv.FormatInt(now.Unix(), 10))}},
 		{"address not on the allow-list", signed("d3", strconv.FormatInt(now.Unix(), 10)), "198.51.100.7:40000",
-			http.StatusForbidden, api.CodeIPNotAllowed, map[string]any{"ip": "198.51.100.7"}},
+			http.StatusForbidden, wire.CodeIPNotAllowed, map[string]any{"ip": "198.51.100.7"}},
 		{"bad ts", signed("d4", "soon"), listed,
-			http.StatusBadRequest, api.CodeInvalidRequest, map[string]any{"parameter": "ts"}},
+			http.StatusBadRequest, wire.CodeInvalidRequest, map[string]any{"parameter": "ts"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -60,69 +60,69 @@ func TestSignedLaunch(t *testing.T) {
 		{"valid signature", sandbox, q(sandbox, "u1", "100.00", sec(0)), http.StatusOK, ""},
 		{"balance is signed as sent, 100.5 not 100.50", sandbox, q(sandbox, "u2", "100.5", sec(0)), http.StatusOK, ""},
 		{"balance re-formatted after signing", sandbox, with(q(sandbox, "u2", "100.5", sec(0)), "balance", "100.50"),
-			http.StatusUnauthorized, api.CodeInvalidSignature},
+			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"signed with the wrong secret", sandbox, with(q(sandbox, "u3", "10", sec(0)), "sig",
-			slSign("not-the-secret", sandbox.key, "u3", h.game, "10", sec(0))), http.StatusUnauthorized, api.CodeInvalidSignature},
+			slSign("not-the-secret", sandbox.key, "u3", h.game, "10", sec(0))), http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"user_id changed after signing", sandbox, with(q(sandbox, "u4", "10", sec(0)), "user_id", "u4-other"),
-			http.StatusUnauthorized, api.CodeInvalidSignature},
+			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"game_uid changed after signing", sandbox, with(q(sandbox, "u4", "10", sec(0)), "game_uid", h.game+"x"),
-			http.StatusUnauthorized, api.CodeInvalidSignature},
+			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"upper-case hex signature", sandbox, with(q(sandbox, "u4", "10", sec(0)), "sig",
-			strings.ToUpper(slSign(sandbox.secret, sandbox.key, "u4", h.game, "10", sec(0)))), http.StatusUnauthorized, api.CodeInvalidSignature},
+			strings.ToUpper(slSign(sandbox.secret, sandbox.key, "u4", h.game, "10", sec(0)))), http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"ts in milliseconds", sandbox, q(sandbox, "u5", "10", ms(0)), http.StatusOK, ""},
 		{"ts +120 s", sandbox, q(sandbox, "u6", "10", sec(120*time.Second)), http.StatusOK, ""},
 		{"ts -120 s", sandbox, q(sandbox, "u7", "10", sec(-120*time.Second)), http.StatusOK, ""},
-		{"ts +121 s", sandbox, q(sandbox, "u8", "10", sec(121*time.Second)), http.StatusUnauthorized, api.CodeTimestampOutOfRange},
-		{"ts -121 s", sandbox, q(sandbox, "u9", "10", sec(-121*time.Second)), http.StatusUnauthorized, api.CodeTimestampOutOfRange},
+		{"ts +121 s", sandbox, q(sandbox, "u8", "10", sec(121*time.Second)), http.StatusUnauthorized, wire.CodeTimestampOutOfRange},
+		{"ts -121 s", sandbox, q(sandbox, "u9", "10", sec(-121*time.Second)), http.StatusUnauthorized, wire.CodeTimestampOutOfRange},
 		{"ts +120000 ms", sandbox, q(sandbox, "u10", "10", ms(120*time.Second)), http.StatusOK, ""},
 		{"ts -120000 ms", sandbox, q(sandbox, "u10b", "10", ms(-120*time.Second)), http.StatusOK, ""},
-		{"ts +120001 ms", sandbox, q(sandbox, "u11", "10", ms(120*time.Second+time.Millisecond)), http.StatusUnauthorized, api.CodeTimestampOutOfRange},
-		{"ts -121000 ms", sandbox, q(sandbox, "u11", "10", ms(-121*time.Second)), http.StatusUnauthorized, api.CodeTimestampOutOfRange},
-		{"ts not an integer", sandbox, q(sandbox, "u12", "10", "1.7e9"), http.StatusBadRequest, api.CodeInvalidRequest},
-		{"sig without ts", sandbox, with(q(sandbox, "u12", "10", sec(0)), "ts", ""), http.StatusBadRequest, api.CodeInvalidRequest},
+		{"ts +120001 ms", sandbox, q(sandbox, "u11", "10", ms(120*time.Second+time.Millisecond)), http.StatusUnauthorized, wire.CodeTimestampOutOfRange},
+		{"ts -121000 ms", sandbox, q(sandbox, "u11", "10", ms(-121*time.Second)), http.StatusUnauthorized, wire.CodeTimestampOutOfRange},
+		{"ts not an integer", sandbox, q(sandbox, "u12", "10", "1.7e9"), http.StatusBadRequest, wire.CodeInvalidRequest},
+		{"sig without ts", sandbox, with(q(sandbox, "u12", "10", sec(0)), "ts", ""), http.StatusBadRequest, wire.CodeInvalidRequest},
 		{"no sig, client does not require one (sandbox default)", sandbox,
 			with(with(q(sandbox, "u13", "10", sec(0)), "sig", ""), "ts", ""), http.StatusOK, ""},
 		{"no sig, client requires one", strict, with(q(strict, "u14", "10", sec(0)), "sig", ""),
-			http.StatusUnauthorized, api.CodeSignatureRequired},
+			http.StatusUnauthorized, wire.CodeSignatureRequired},
 		{"no sig, production requires one by default", prod, with(q(prod, "u15", "10", sec(0)), "sig", ""),
-			http.StatusUnauthorized, api.CodeSignatureRequired},
+			http.StatusUnauthorized, wire.CodeSignatureRequired},
 		{"production, signed", prod, q(prod, "u16", "10", sec(0)), http.StatusOK, ""},
 		{"a wrong sig is refused even when none is required", sandbox, with(q(sandbox, "u17", "10", sec(0)), "sig",
-			strings.Repeat("0", 64)), http.StatusUnauthorized, api.CodeInvalidSignature},
+			strings.Repeat("0", 64)), http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"unknown api_key", sandbox, with(q(sandbox, "u18", "10", sec(0)), "api_key", "pb_test_nope"),
-			http.StatusUnauthorized, api.CodeUnauthorized},
+			http.StatusUnauthorized, wire.CodeUnauthorized},
 		{"missing api_key", sandbox, with(q(sandbox, "u18", "10", sec(0)), "api_key", ""),
-			http.StatusUnauthorized, api.CodeUnauthorized},
+			http.StatusUnauthorized, wire.CodeUnauthorized},
 		{"production key at the sandbox address", slClient{id: prod.id, key: prod.key, secret: prod.secret, host: slSandboxHost},
-			q(prod, "u19", "10", sec(0)), http.StatusUnauthorized, api.CodeUnauthorized},
-		{"key without the launch scope", noScope, q(noScope, "u20", "10", sec(0)), http.StatusForbidden, api.CodeForbidden},
-		{"missing user_id", sandbox, with(q(sandbox, "", "10", sec(0)), "user_id", ""), http.StatusBadRequest, api.CodeInvalidRequest},
-		{"user_id with a colon", sandbox, q(sandbox, "a:b", "10", sec(0)), http.StatusBadRequest, api.CodeInvalidRequest},
-		{"missing balance", sandbox, with(q(sandbox, "u21", "", sec(0)), "balance", ""), http.StatusBadRequest, api.CodeInvalidRequest},
-		{"balance not a number", sandbox, q(sandbox, "u21", "ten", sec(0)), http.StatusBadRequest, api.CodeInvalidAmount},
-		{"balance too precise for EUR", sandbox, q(sandbox, "u21", "1.001", sec(0)), http.StatusBadRequest, api.CodeAmountTooPrecise},
-		{"negative balance", sandbox, q(sandbox, "u21", "-1", sec(0)), http.StatusBadRequest, api.CodeInvalidAmount},
+			q(prod, "u19", "10", sec(0)), http.StatusUnauthorized, wire.CodeUnauthorized},
+		{"key without the launch scope", noScope, q(noScope, "u20", "10", sec(0)), http.StatusForbidden, wire.CodeForbidden},
+		{"missing user_id", sandbox, with(q(sandbox, "", "10", sec(0)), "user_id", ""), http.StatusBadRequest, wire.CodeInvalidRequest},
+		{"user_id with a colon", sandbox, q(sandbox, "a:b", "10", sec(0)), http.StatusBadRequest, wire.CodeInvalidRequest},
+		{"missing balance", sandbox, with(q(sandbox, "u21", "", sec(0)), "balance", ""), http.StatusBadRequest, wire.CodeInvalidRequest},
+		{"balance not a number", sandbox, q(sandbox, "u21", "ten", sec(0)), http.StatusBadRequest, wire.CodeInvalidAmount},
+		{"balance too precise for EUR", sandbox, q(sandbox, "u21", "1.001", sec(0)), http.StatusBadRequest, wire.CodeAmountTooPrecise},
+		{"negative balance", sandbox, q(sandbox, "u21", "-1", sec(0)), http.StatusBadRequest, wire.CodeInvalidAmount},
 		{"unknown currency_code", sandbox, with(q(sandbox, "u22", "10", sec(0)), "currency_code", "XXQ"),
-			http.StatusBadRequest, api.CodeUnknownCurrency},
+			http.StatusBadRequest, wire.CodeUnknownCurrency},
 		{"no currency_code and no default", strict, with(q(strict, "u22", "10", sec(0)), "currency_code", ""),
-			http.StatusBadRequest, api.CodeInvalidRequest},
+			http.StatusBadRequest, wire.CodeInvalidRequest},
 		{"currency_code falls back to the client default", sandbox, with(q(sandbox, "u23", "10", sec(0)), "currency_code", ""),
 			http.StatusOK, ""},
 		{"parameter given twice", sandbox, func() url.Values {
 			v := q(sandbox, "u24", "10", sec(0))
 			v.Add("balance", "99999")
 			return v
-		}(), http.StatusBadRequest, api.CodeInvalidRequest},
+		}(), http.StatusBadRequest, wire.CodeInvalidRequest},
 		{"unknown game", sandbox, func() url.Values {
 			v := q(sandbox, "u25", "10", sec(0))
 			v.Set("game_uid", "no-such-game")
 			v.Set("sig", slSign(sandbox.secret, sandbox.key, "u25", "no-such-game", "10", sec(0)))
 			return v
-		}(), http.StatusNotFound, api.CodeNotFound},
+		}(), http.StatusNotFound, wire.CodeNotFound},
 		{"return_url host not allowed", sandbox, with(q(sandbox, "u26", "10", sec(0)), "return_url", "https://evil.example/"),
-			http.StatusBadRequest, api.CodeReturnURLNotAllowed},
+			http.StatusBadRequest, wire.CodeReturnURLNotAllowed},
 		{"bad language", sandbox, with(q(sandbox, "u27", "10", sec(0)), "language", "<script>"),
-			http.StatusBadRequest, api.CodeInvalidRequest},
+			http.StatusBadRequest, wire.CodeInvalidRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestSignedLaunchURLDecoding(t *testing.T) {
 
 	for _, bad := range []string{raw + "&language=%zz", raw + ";x=1"} {
 		rec := h.get("/v1/launch?"+bad, nil, slRequest{host: c.host})
-		if a := slDecode[slLaunchAnswer](t, rec); rec.Code != http.StatusBadRequest || a.Code != api.CodeInvalidRequest {
+		if a := slDecode[slLaunchAnswer](t, rec); rec.Code != http.StatusBadRequest || a.Code != wire.CodeInvalidRequest {
 			t.Fatalf("%q: status %d, %+v", bad, rec.Code, a)
 		}
 	}
@@ -206,7 +206,7 @@ func TestSignedLaunchIPAllowList(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
 			if tc.status == http.StatusForbidden {
-				if a := slDecode[slLaunchAnswer](t, rec); a.Code != api.CodeIPNotAllowed || a.OK {
+				if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeIPNotAllowed || a.OK {
 					t.Fatalf("answer %+v", a)
 				}
 			}
@@ -353,7 +353,7 @@ func TestSignedLaunchRetry(t *testing.T) {
 			if rec.Code != http.StatusConflict {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
-			if a := slDecode[slLaunchAnswer](t, rec); a.Code != api.CodeIdempotencyConflict || !strings.Contains(a.Error, tc.param) {
+			if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeIdempotencyConflict || !strings.Contains(a.Error, tc.param) {
 				t.Fatalf("answer %+v", a)
 			}
 		})
@@ -375,7 +375,7 @@ func TestSignedLaunchProviderUnavailable(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q: %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
-	if a := slDecode[slLaunchAnswer](t, rec); a.OK || a.Code != api.CodeUnavailable {
+	if a := slDecode[slLaunchAnswer](t, rec); a.OK || a.Code != wire.CodeUnavailable {
 		t.Fatalf("answer %+v", a)
 	}
 	if got := h.balance(domain.PlayerWallet(c.id, "u1", slEUR)); got != 0 {

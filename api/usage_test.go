@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
@@ -143,14 +144,14 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("bad "+tc.name, func(t *testing.T) {
-			e := wantAdmError(t, h.call(http.MethodGet, "/api/v1/usage?"+tc.q.Encode(), key1.Key, nil), http.StatusBadRequest, api.CodeInvalidRequest)
+			e := wantAdmError(t, h.call(http.MethodGet, "/api/v1/usage?"+tc.q.Encode(), key1.Key, nil), http.StatusBadRequest, wire.CodeInvalidRequest)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v", e.Error.Details)
 			}
 		})
 	}
 	t.Run("admin: unknown client", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/usage", nil), http.StatusNotFound, api.CodeNotFound)
+		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/usage", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("flushes add up", func(t *testing.T) {
 		// the reads above were requests of their own

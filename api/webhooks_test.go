@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 )
 
 type dvWebhook struct {
@@ -42,21 +42,21 @@ func TestWebhookEndpoints(t *testing.T) {
 		}{
 			{"a valid endpoint", h.full, `{"url":"https://hooks.acme.example/pitboss","kinds":["bet","win","bet"],"description":"ledger"}`, 200, "", ""},
 			{"every kind", h.full, `{"url":"https://hooks.acme.example/all","kinds":["*"]}`, 200, "", ""},
-			{"no url", h.full, `{"kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"not http", h.full, `{"url":"ftp://hooks.acme.example","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"relative", h.full, `{"url":"/hooks","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"credentials", h.full, `{"url":"https://u:p@hooks.acme.example","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"loopback", h.full, `{"url":"http://127.0.0.1:9000/hook","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"localhost", h.full, `{"url":"http://localhost/hook","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"link-local (cloud metadata)", h.full, `{"url":"http://169.254.169.254/latest","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"private", h.full, `{"url":"https://10.0.0.7/hook","kinds":["bet"]}`, 400, api.CodeInvalidRequest, "url"},
-			{"no kinds", h.full, `{"url":"https://hooks.acme.example","kinds":[]}`, 400, api.CodeInvalidRequest, "kinds"},
-			{"unknown kind", h.full, `{"url":"https://hooks.acme.example","kinds":["jackpot"]}`, 400, api.CodeInvalidRequest, "kinds"},
-			{"description too long", h.full, `{"url":"https://hooks.acme.example","kinds":["bet"],"description":"` + strings.Repeat("x", 257) + `"}`, 400, api.CodeInvalidRequest, "description"},
-			{"unknown field", h.full, `{"url":"https://hooks.acme.example","kinds":["bet"],"secret":"mine"}`, 400, api.CodeInvalidRequest, "secret"},
-			{"not JSON", h.full, `{"url":`, 400, api.CodeInvalidJSON, ""},
-			{"without a key", "", `{"url":"https://hooks.acme.example","kinds":["bet"]}`, 401, api.CodeUnauthorized, ""},
-			{"with a read-only key", h.readOnly, `{"url":"https://hooks.acme.example","kinds":["bet"]}`, 403, api.CodeForbidden, ""},
+			{"no url", h.full, `{"kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"not http", h.full, `{"url":"ftp://hooks.acme.example","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"relative", h.full, `{"url":"/hooks","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"credentials", h.full, `{"url":"https://u:p@hooks.acme.example","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"loopback", h.full, `{"url":"http://127.0.0.1:9000/hook","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"localhost", h.full, `{"url":"http://localhost/hook","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"link-local (cloud metadata)", h.full, `{"url":"http://169.254.169.254/latest","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"private", h.full, `{"url":"https://10.0.0.7/hook","kinds":["bet"]}`, 400, wire.CodeInvalidRequest, "url"},
+			{"no kinds", h.full, `{"url":"https://hooks.acme.example","kinds":[]}`, 400, wire.CodeInvalidRequest, "kinds"},
+			{"unknown kind", h.full, `{"url":"https://hooks.acme.example","kinds":["jackpot"]}`, 400, wire.CodeInvalidRequest, "kinds"},
+			{"description too long", h.full, `{"url":"https://hooks.acme.example","kinds":["bet"],"description":"` + strings.Repeat("x", 257) + `"}`, 400, wire.CodeInvalidRequest, "description"},
+			{"unknown field", h.full, `{"url":"https://hooks.acme.example","kinds":["bet"],"secret":"mine"}`, 400, wire.CodeInvalidRequest, "secret"},
+			{"not JSON", h.full, `{"url":`, 400, wire.CodeInvalidJSON, ""},
+			{"without a key", "", `{"url":"https://hooks.acme.example","kinds":["bet"]}`, 401, wire.CodeUnauthorized, ""},
+			{"with a read-only key", h.readOnly, `{"url":"https://hooks.acme.example","kinds":["bet"]}`, 403, wire.CodeForbidden, ""},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -104,19 +104,19 @@ func TestWebhookEndpoints(t *testing.T) {
 		status                        int
 		code                          string
 	}{
-		{"list without a key", "GET", "/api/v1/webhooks", "", "", 401, api.CodeUnauthorized},
-		{"list without the scope", "GET", "/api/v1/webhooks", h.none, "", 403, api.CodeForbidden},
-		{"get an unknown endpoint", "GET", "/api/v1/webhooks/wh_nope", h.full, "", 404, api.CodeNotFound},
-		{"get another client's endpoint", "GET", "/api/v1/webhooks/" + otherHook.ID, h.full, "", 404, api.CodeNotFound},
-		{"update an unknown endpoint", "PATCH", "/api/v1/webhooks/wh_nope", h.full, `{"enabled":false}`, 404, api.CodeNotFound},
-		{"update with an unknown kind", "PATCH", "/api/v1/webhooks/" + created.ID, h.full, `{"kinds":["jackpot"]}`, 400, api.CodeInvalidRequest},
-		{"update to a private url", "PATCH", "/api/v1/webhooks/" + created.ID, h.full, `{"url":"http://[::1]/x"}`, 400, api.CodeInvalidRequest},
-		{"update with a read-only key", "PATCH", "/api/v1/webhooks/" + created.ID, h.readOnly, `{"enabled":false}`, 403, api.CodeForbidden},
-		{"rotate an unknown endpoint's secret", "POST", "/api/v1/webhooks/wh_nope/rotate-secret", h.full, "", 404, api.CodeNotFound},
-		{"delete another client's endpoint", "DELETE", "/api/v1/webhooks/" + otherHook.ID, h.full, "", 404, api.CodeNotFound},
-		{"delete without a key", "DELETE", "/api/v1/webhooks/" + created.ID, "", "", 401, api.CodeUnauthorized},
-		{"rotate the callback secret with a read-only key", "POST", "/api/v1/forward-callback/rotate-secret", h.readOnly, "", 403, api.CodeForbidden},
-		{"forward callback without a key", "GET", "/api/v1/forward-callback", "", "", 401, api.CodeUnauthorized},
+		{"list without a key", "GET", "/api/v1/webhooks", "", "", 401, wire.CodeUnauthorized},
+		{"list without the scope", "GET", "/api/v1/webhooks", h.none, "", 403, wire.CodeForbidden},
+		{"get an unknown endpoint", "GET", "/api/v1/webhooks/wh_nope", h.full, "", 404, wire.CodeNotFound},
+		{"get another client's endpoint", "GET", "/api/v1/webhooks/" + otherHook.ID, h.full, "", 404, wire.CodeNotFound},
+		{"update an unknown endpoint", "PATCH", "/api/v1/webhooks/wh_nope", h.full, `{"enabled":false}`, 404, wire.CodeNotFound},
+		{"update with an unknown kind", "PATCH", "/api/v1/webhooks/" + created.ID, h.full, `{"kinds":["jackpot"]}`, 400, wire.CodeInvalidRequest},
+		{"update to a private url", "PATCH", "/api/v1/webhooks/" + created.ID, h.full, `{"url":"http://[::1]/x"}`, 400, wire.CodeInvalidRequest},
+		{"update with a read-only key", "PATCH", "/api/v1/webhooks/" + created.ID, h.readOnly, `{"enabled":false}`, 403, wire.CodeForbidden},
+		{"rotate an unknown endpoint's secret", "POST", "/api/v1/webhooks/wh_nope/rotate-secret", h.full, "", 404, wire.CodeNotFound},
+		{"delete another client's endpoint", "DELETE", "/api/v1/webhooks/" + otherHook.ID, h.full, "", 404, wire.CodeNotFound},
+		{"delete without a key", "DELETE", "/api/v1/webhooks/" + created.ID, "", "", 401, wire.CodeUnauthorized},
+		{"rotate the callback secret with a read-only key", "POST", "/api/v1/forward-callback/rotate-secret", h.readOnly, "", 403, wire.CodeForbidden},
+		{"forward callback without a key", "GET", "/api/v1/forward-callback", "", "", 401, wire.CodeUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) { h.expect(h.do(tc.method, tc.path, tc.key, tc.body), tc.status, tc.code) })
 	}
@@ -140,8 +140,8 @@ func TestWebhookEndpoints(t *testing.T) {
 
 	t.Run("delete", func(t *testing.T) {
 		h.expect(h.do("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 200, "")
-		h.expect(h.do("GET", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, api.CodeNotFound)
-		h.expect(h.do("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, api.CodeNotFound)
+		h.expect(h.do("GET", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
+		h.expect(h.do("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
 	})
 
 	t.Run("forward callback setting and its secret", func(t *testing.T) {

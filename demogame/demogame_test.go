@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -213,36 +213,36 @@ func TestDemoRefusals(t *testing.T) {
 	spin := func(body string) ctResponse { return h.do(http.MethodPost, "/demo/spin", "", body) }
 	sess := `"session":"` + l.SessionID + `"`
 
-	ctWantError(t, spin(`{`+sess+`,"stake":"1.00"}`), http.StatusBadRequest, api.CodeInsufficientFunds)
-	e := ctWantError(t, spin(`{`+sess+`,"stake":"0.15"}`), http.StatusBadRequest, api.CodeInvalidAmount)
+	ctWantError(t, spin(`{`+sess+`,"stake":"1.00"}`), http.StatusBadRequest, wire.CodeInsufficientFunds)
+	e := ctWantError(t, spin(`{`+sess+`,"stake":"0.15"}`), http.StatusBadRequest, wire.CodeInvalidAmount)
 	if e.Error.Details["field"] != "stake" {
 		t.Fatalf("details %v", e.Error.Details)
 	}
-	ctWantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, api.CodeAmountTooPrecise)
+	ctWantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, wire.CodeAmountTooPrecise)
 	for body, field := range map[string]string{`{` + sess + `}`: "stake", `{"stake":"0.10"}`: "session"} {
-		e := ctWantError(t, spin(body), http.StatusBadRequest, api.CodeInvalidRequest)
+		e := ctWantError(t, spin(body), http.StatusBadRequest, wire.CodeInvalidRequest)
 		if e.Error.Details["field"] != field || e.Error.Message != field+" is required" {
 			t.Fatalf("%s: %+v", body, e.Error)
 		}
 	}
-	ctWantError(t, spin(`{`+sess), http.StatusBadRequest, api.CodeInvalidJSON)
-	ctWantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, api.CodeNotFound)
-	ctWantError(t, h.do(http.MethodGet, "/demo/state?session=gs_nope", "", ""), http.StatusNotFound, api.CodeNotFound)
-	ctWantError(t, h.do(http.MethodGet, "/demo/state", "", ""), http.StatusNotFound, api.CodeNotFound)
+	ctWantError(t, spin(`{`+sess), http.StatusBadRequest, wire.CodeInvalidJSON)
+	ctWantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
+	ctWantError(t, h.do(http.MethodGet, "/demo/state?session=gs_nope", "", ""), http.StatusNotFound, wire.CodeNotFound)
+	ctWantError(t, h.do(http.MethodGet, "/demo/state", "", ""), http.StatusNotFound, wire.CodeNotFound)
 
 	// A session of an outside provider is not the demo game's to play.
 	up := newCTJSONProvider(t)
 	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, up.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
 	other := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
-	ctWantError(t, spin(`{"session":"`+other.SessionID+`","stake":"0.10"}`), http.StatusNotFound, api.CodeNotFound)
+	ctWantError(t, spin(`{"session":"`+other.SessionID+`","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
 	if r := h.do(http.MethodGet, "/demo/play?session="+other.SessionID, "", ""); r.status != http.StatusNotFound {
 		t.Fatalf("play page of an outside session: %s", r)
 	}
 
 	// The wallet not answering is 503, and nothing moved.
 	h.walletProxy.Close()
-	ctWantError(t, spin(`{`+sess+`,"stake":"0.10"}`), http.StatusServiceUnavailable, api.CodeUnavailable)
+	ctWantError(t, spin(`{`+sess+`,"stake":"0.10"}`), http.StatusServiceUnavailable, wire.CodeUnavailable)
 	if got := h.balance(wallet); got != 50 {
 		t.Fatalf("wallet %d, want 50", got)
 	}
