@@ -21,6 +21,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
@@ -93,7 +94,7 @@ type admHarness struct {
 	pool    *pgxpool.Pool
 	handler http.Handler
 	clock   *admClock
-	gw      *postgres.Gateway
+	gw      *gatewaystore.Gateway
 	meter   *api.UsageMeter
 	metrics *api.Metrics
 }
@@ -125,7 +126,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc, err := postgres.NewLaunchClients(pool, box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +134,11 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	usage := postgres.NewUsage(pool)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	usage := gatewaystore.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
 	metrics.WatchUsage(meter)
-	metrics.WatchLag(postgres.NewLag(pool), time.Now, 5*time.Second, logger)
+	metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
 	var limits gateway.RateLimits
 	if o.tiers != "" {
 		tiers, err := gateway.ParseRateTiers(o.tiers)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
@@ -42,7 +43,7 @@ func newAuHarness(t *testing.T) *auHarness {
 	t.Helper()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	h := &auHarness{t: t, pool: pool}
 	issue := func(client string, scopes ...string) string {
 		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
@@ -249,7 +250,7 @@ func TestAuditEventsAPI(t *testing.T) {
 	})
 
 	t.Run("a server without the audit log", func(t *testing.T) {
-		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: postgres.NewGateway(h.pool),
+		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gatewaystore.NewGateway(h.pool),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events", nil)
 		req.Header.Set("Authorization", "Bearer "+h.acme)

@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -74,7 +75,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	rm := readstore.NewReadModels(pool)
 	startReadModels(t, ctx, pool, rm, logger)
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
@@ -115,7 +116,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		Deliveries: deliveries, Webhooks: deliveries, LaunchClients: launchClients,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   h.audit,
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: h.audit,
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.audit,
 			Details: postgres.NewConsole(pool)},
 	})
 	ts.Config.Handler = srv.Handler()

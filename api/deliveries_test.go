@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
@@ -47,7 +48,7 @@ func newDVHarness(t *testing.T) *dvHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	h := &dvHarness{t: t, ctx: ctx, store: store}
 	for _, c := range []struct{ id, url string }{{"acme", "https://acme.example/cb"}, {"other", "https://other.example/cb"}} {
 		if _, err := gw.CreateClient(ctx, c.id, c.id, "sandbox"); err != nil {
@@ -302,7 +303,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 func TestDeliveriesUnconfigured(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	if _, err := gw.CreateClient(t.Context(), "acme", "acme", "sandbox"); err != nil {
 		t.Fatal(err)
 	}

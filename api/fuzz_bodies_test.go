@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -79,8 +80,8 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	done := make(chan struct{})
 	go func() { _ = ledger.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	lc, err := postgres.NewLaunchClients(pool, box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
-		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
+		Audit:   postgres.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
 	})
 	s.handler = srv.Handler()
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}

@@ -34,6 +34,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -121,7 +122,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	usage := postgres.NewUsage(pool)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	usage := gatewaystore.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
 	metrics.WatchUsage(h.meter)
 	rm := readstore.NewReadModels(pool)
@@ -199,7 +200,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
 		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: postgres.NewAudit(pool),
 			Details: postgres.NewConsole(pool)},
 	})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}

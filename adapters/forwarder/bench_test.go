@@ -15,6 +15,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/gateway"
@@ -40,7 +41,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	if _, err := postgres.NewGateway(pool).CreateClient(ctx, "acme", "acme", "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(pool).CreateClient(ctx, "acme", "acme", "sandbox"); err != nil {
 		b.Fatal(err)
 	}
 	if err := store.SetForwardCallbackURL(ctx, "acme", srv.URL); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -127,7 +128,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 // the callback signing secret.
 func (h *harness) client(t *testing.T, id, url string) string {
 	t.Helper()
-	if _, err := postgres.NewGateway(h.pool).CreateClient(h.ctx, id, id, "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(h.pool).CreateClient(h.ctx, id, id, "sandbox"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.store.SetForwardCallbackURL(h.ctx, id, url); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/domain"
@@ -47,7 +48,7 @@ func newDLEnv(t *testing.T) *dlEnv {
 // client creates a client with a forward callback URL (empty: none).
 func (e *dlEnv) client(t *testing.T, id, callbackURL string) {
 	t.Helper()
-	if _, err := postgres.NewGateway(e.pool).CreateClient(e.ctx, id, id, "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(e.pool).CreateClient(e.ctx, id, id, "sandbox"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.SetForwardCallbackURL(e.ctx, id, callbackURL); err != nil {

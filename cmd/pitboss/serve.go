@@ -21,6 +21,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -136,11 +137,11 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	if err != nil {
 		return err
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		return err
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	if n, err := gw.SealProviderSecrets(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -191,7 +192,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
 		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: postgres.NewAudit(pool),
 			Details: postgres.NewConsole(pool)},
 	})
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
