@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -130,7 +130,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -45,7 +46,7 @@ const csAdminToken = "console-test-admin-token-0123456789abcdef"
 
 type csHarness struct {
 	*ctHarness
-	deliveries *postgres.Deliveries
+	deliveries *deliverystore.Deliveries
 	audit      *postgres.Audit
 	// receiver is the operator's webhook receiver: 500 while failing is
 	// set (so deliveries park), else 200.
@@ -71,7 +72,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -28,7 +28,7 @@ type dvHarness struct {
 	t       *testing.T
 	ctx     context.Context
 	handler http.Handler
-	store   *postgres.Deliveries
+	store   *deliverystore.Deliveries
 	// keys: full (deliveries:read+write), readOnly, none (no deliveries
 	// scope), other (client "other", full).
 	full, readOnly, none, other string
@@ -44,7 +44,7 @@ func newDVHarness(t *testing.T) *dvHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -85,7 +86,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		return nil, err
 	}

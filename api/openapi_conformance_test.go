@@ -33,6 +33,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -84,7 +85,7 @@ type oaHarness struct {
 
 	// What pump feeds, and the last position it fed.
 	readModels *readstore.ReadModels
-	deliveries *postgres.Deliveries
+	deliveries *deliverystore.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
 
@@ -126,7 +127,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -30,7 +30,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 	key := make([]byte, secretbox.KeySize)
 	_, _ = rand.Read(key)
 	box, _ := secretbox.New(key)
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -49,7 +49,7 @@ func (uuids) NewID() string { return uuid.Must(uuid.NewV7()).String() }
 type harness struct {
 	ctx    context.Context
 	pool   *pgxpool.Pool
-	store  *postgres.Deliveries
+	store  *deliverystore.Deliveries
 	h      *commands.Handler
 	worker *delivery.Worker
 }
@@ -76,7 +76,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}

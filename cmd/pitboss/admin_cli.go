@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -291,7 +292,7 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *gateways
 			}
 		}
 		if forward.set {
-			d, err := postgres.NewDeliveries(pool, box)
+			d, err := deliverystore.NewDeliveries(pool, box)
 			if err != nil {
 				return err
 			}

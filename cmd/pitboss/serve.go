@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -167,7 +168,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		}
 		return err
 	})
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		stopWriter()
 		return err

@@ -1,4 +1,4 @@
-package postgres_test
+package deliverystore_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -25,7 +25,7 @@ import (
 
 type dlEnv struct {
 	pool  *pgxpool.Pool
-	store *postgres.Deliveries
+	store *deliverystore.Deliveries
 	ctx   context.Context
 }
 
@@ -38,7 +38,7 @@ func newDLEnv(t *testing.T) *dlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
