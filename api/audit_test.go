@@ -17,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -86,7 +86,7 @@ func newAuHarness(t *testing.T) *auHarness {
 			h.events++
 		}
 	}
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: postgres.NewAudit(pool), Logger: logger})
+	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: auditstore.NewAudit(pool), Logger: logger})
 	h.handler = srv.Handler()
 	return h
 }

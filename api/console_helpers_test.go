@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
@@ -47,7 +47,7 @@ const csAdminToken = "console-test-admin-token-0123456789abcdef"
 type csHarness struct {
 	*ctHarness
 	deliveries *deliverystore.Deliveries
-	audit      *postgres.Audit
+	audit      *auditstore.Audit
 	// receiver is the operator's webhook receiver: 500 while failing is
 	// set (so deliveries park), else 200.
 	receiver *httptest.Server
@@ -87,7 +87,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		t.Fatal(err)
 	}
 	runners = append(runners, worker.Run)
-	h := &csHarness{deliveries: deliveries, audit: postgres.NewAudit(pool)}
+	h := &csHarness{deliveries: deliveries, audit: auditstore.NewAudit(pool)}
 	h.failing.Store(true)
 	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -118,7 +118,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   h.audit,
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.audit,
-			Details: postgres.NewConsole(pool)},
+			Details: auditstore.NewConsole(pool)},
 	})
 	ts.Config.Handler = srv.Handler()
 	ts.Start()

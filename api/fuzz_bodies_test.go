@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
@@ -111,7 +111,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
-		Audit:   postgres.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
+		Audit:   auditstore.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
 	})
 	s.handler = srv.Handler()
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}

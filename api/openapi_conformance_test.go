@@ -32,7 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
@@ -200,9 +200,9 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
-		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: postgres.NewAudit(pool),
-			Details: postgres.NewConsole(pool)},
+		Audit: auditstore.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
+			Details: auditstore.NewConsole(pool)},
 	})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

@@ -20,6 +20,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
@@ -192,9 +193,9 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
-		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: postgres.NewAudit(pool),
-			Details: postgres.NewConsole(pool)},
+		Audit: auditstore.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
+			Details: auditstore.NewConsole(pool)},
 	})
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
