@@ -30,7 +30,10 @@ type Audit struct {
 	pool *pgxpool.Pool
 }
 
-var _ audit.Log = (*Audit)(nil)
+var (
+	_ audit.Log  = (*Audit)(nil)
+	_ audit.Runs = (*Audit)(nil)
+)
 
 // NewAudit returns the audit reader over pool.
 func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool} }

@@ -45,6 +45,7 @@ var (
 	_ gateway.Webhooks         = (*Deliveries)(nil)
 	_ gateway.DeliveryQueue    = (*Deliveries)(nil)
 	_ gateway.DeliveryEnqueuer = (*Deliveries)(nil)
+	_ gateway.AdminCallbacks   = (*Deliveries)(nil)
 )
 
 // NewDeliveries returns the store; box seals and opens signing secrets.
