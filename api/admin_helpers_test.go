@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
@@ -96,7 +97,7 @@ type admHarness struct {
 	clock   *admClock
 	gw      *gatewaystore.Gateway
 	meter   *api.UsageMeter
-	metrics *api.Metrics
+	metrics *metrics.Registry
 }
 
 func newAdmHarness(t testing.TB, o admOptions) *admHarness {
@@ -108,8 +109,8 @@ func newAdmHarness(t testing.TB, o admOptions) *admHarness {
 func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	metrics := api.NewMetrics()
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: metrics}, logger)
+	registry := metrics.New()
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: registry}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +138,8 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	usage := gatewaystore.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
-	metrics.WatchUsage(meter)
-	metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
+	registry.WatchUsage(meter)
+	registry.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
 	var limits gateway.RateLimits
 	if o.tiers != "" {
 		tiers, err := gateway.ParseRateTiers(o.tiers)
@@ -152,7 +153,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: lc, Deliveries: deliveries, Webhooks: deliveries, IDs: admIDs{}, Logger: logger,
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
-		Usage: usage, Meter: meter, Metrics: metrics,
+		Usage: usage, Meter: meter, Metrics: registry,
 	}
 	clock := &admClock{}
 	deps.Clock = clock
@@ -169,7 +170,7 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 		AdminToken:         o.adminToken,
 		RateLimits:         limits,
 	}, deps)
-	return &admHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, meter: meter, metrics: metrics}
+	return &admHarness{t: t, pool: pool, handler: srv.Handler(), clock: clock, gw: gw, meter: meter, metrics: registry}
 }
 
 // admSystem is the commands' clock (it stamps occurred_at): real time.

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,6 +13,22 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
+
+// chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
+// test fails (it does not skip) without one.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium on PATH: run scripts/ensure-chromium.sh (make test does)")
+	return ""
+}
 
 // browserTab is a headless Chromium tab for the browser tests. It records
 // every request the page makes and every script error (an uncaught

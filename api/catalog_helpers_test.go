@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -36,12 +33,12 @@ import (
 	"github.com/pitboss/pitboss/projections"
 )
 
-// Helpers of the catalog, launch-variant and demo-game tests. Names carry a
-// "ct" prefix so they do not collide with other test files of api_test.
+// Helpers of the catalog and launch-variant tests. Names carry a "ct"
+// prefix so they do not collide with other test files of api_test.
 
-// ctHarness is the real Echo server listening on a loopback port (the
-// demo game calls the wallet over it), on a fresh Postgres database, with
-// a running ledger writer and the real provider registry.
+// ctHarness is the real Echo server listening on a loopback port, on a
+// fresh Postgres database, with a running ledger writer and the real
+// provider registry.
 type ctHarness struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
@@ -49,10 +46,6 @@ type ctHarness struct {
 	accounts *eventstore.Accounts
 	base     string
 	http     *http.Client
-	// walletProxy sits between the demo game and the provider wallet
-	// (Config.DemoWalletURL) and records every call in walletCalls.
-	walletProxy *httptest.Server
-	walletCalls chan ctWalletCall
 }
 
 func ctUID(prefix string) string {
@@ -64,17 +57,6 @@ func ctUID(prefix string) string {
 // ctOptions change the server a harness builds.
 type ctOptions struct {
 	noCatalog bool // a server built without Games and Launcher
-	// readModels runs the relay (event store -> a fresh Kafka topic) and
-	// the projectors (topic -> read models) behind the server, as serve
-	// does, so GET /api/v1/transactions answers.
-	readModels bool
-}
-
-// ctWalletCall is one call the demo game made to the provider wallet, as
-// a recording proxy between them saw it.
-type ctWalletCall struct {
-	Path, ProviderID, Signature string
-	Body                        []byte
 }
 
 func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
@@ -94,22 +76,6 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	go func() { done <- ledger.Run(ctx) }()
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
-	target, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := make(chan ctWalletCall, 1024)
-	fwd := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		select {
-		case calls <- ctWalletCall{Path: r.URL.Path, ProviderID: r.Header.Get("X-Provider-Id"),
-			Signature: r.Header.Get("X-Signature"), Body: b}:
-		default:
-		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		fwd.ServeHTTP(w, r)
-	}))
 	reg, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: base, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -123,17 +89,10 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	if o.noCatalog {
 		deps.Games, deps.Launcher = nil, nil
 	}
-	if o.readModels {
-		rm := readstore.NewReadModels(pool)
-		deps.Queries = &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
-		startReadModels(t, ctx, pool, rm, logger)
-	}
-	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
-		DemoWalletURL: proxy.URL}, deps)
+	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox"}, deps)
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(func() {
-		proxy.Close()
 		ts.Close()
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -141,7 +100,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 		}
 	})
 	return &ctHarness{t: t, pool: pool, gw: gw, accounts: eventstore.NewAccounts(pool), base: base,
-		http: &http.Client{Timeout: 30 * time.Second}, walletProxy: proxy, walletCalls: calls}
+		http: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // ctClient is an operator with an API key.

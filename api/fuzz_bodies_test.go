@@ -102,7 +102,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	rm := readstore.NewReadModels(pool)
 	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
 		client: "fzclient", logs: logs}
-	srv := api.NewServer(api.Config{PublicURL: base, DemoWalletURL: base, AdminToken: s.adminToken,
+	srv := api.NewServer(api.Config{PublicURL: base, AdminToken: s.adminToken,
 		AllowPrivateCallbacks: true, ReadyTimeout: time.Second}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
 		Games: gw, Launcher: launcher,
@@ -113,6 +113,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   auditstore.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
 	})
+	mountDemo(t, srv, base, gw, gw, gw, logger)
 	s.handler = srv.Handler()
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

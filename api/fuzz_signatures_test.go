@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pitboss/pitboss/domain"
 )
 
 // Reference computations for the properties below, written out here and
@@ -108,7 +110,12 @@ func FuzzDecodeJSON(f *testing.F) {
 		func() any { return &launchRequest{} }, func() any { return &transferLaunchRequest{} },
 		func() any { return &webhookRequest{} }, func() any { return &adminClientRequest{} },
 		func() any { return &issueKeyRequest{} }, func() any { return &rotateKeyRequest{} },
-		func() any { return &demoSpinRequest{} },
+		func() any { // the demo game's POST /demo/spin body (package demogame)
+			return &struct {
+				Session string            `json:"session"`
+				Stake   domain.AmountText `json:"stake"`
+			}{}
+		},
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, newV := range targets {

@@ -20,28 +20,6 @@ const MaxBodyBytes = 64 << 10
 // maxJSONDepth bounds nesting so a hostile body cannot make decoding deep.
 const maxJSONDepth = 16
 
-// Amount is a money amount as sent in JSON: a number (10.50) or a string
-// ("10.50"). It keeps the exact text; it is never read as a float.
-type Amount string
-
-// UnmarshalJSON keeps the number's text verbatim.
-func (a *Amount) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*a = Amount(s)
-		return nil
-	}
-	if bytes.Equal(b, []byte("null")) {
-		*a = ""
-		return nil
-	}
-	*a = Amount(b)
-	return nil
-}
-
 // readBody reads the raw request body within MaxBodyBytes.
 func readBody(c echo.Context) ([]byte, error) {
 	r := http.MaxBytesReader(c.Response(), c.Request().Body, MaxBodyBytes)

@@ -17,8 +17,8 @@ import (
 // the player's game wallet, idempotent by the client's transfer_id.
 type transferLaunchRequest struct {
 	launchRequest
-	Amount     Amount `json:"amount"`
-	TransferID string `json:"transfer_id"`
+	Amount     domain.AmountText `json:"amount"`
+	TransferID string            `json:"transfer_id"`
 }
 
 // transferLaunchResult is the launch result plus the transfer.

@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -111,8 +112,8 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		release: make(chan struct{})}
 
 	var runners []func(context.Context) error
-	metrics := api.NewMetrics()
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: metrics}, logger)
+	reg := metrics.New()
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: reg}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	usage := gatewaystore.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
-	metrics.WatchUsage(h.meter)
+	reg.WatchUsage(h.meter)
 	rm := readstore.NewReadModels(pool)
 
 	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
@@ -181,7 +182,7 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		AdminToken: oaAdminToken, RateLimits: gateway.RateLimits{Tiers: tiers},
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
-		Usage: usage, Meter: h.meter, Metrics: metrics,
+		Usage: usage, Meter: h.meter, Metrics: reg,
 		Ready: []api.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 			{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 1, 1) },

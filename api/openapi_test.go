@@ -269,6 +269,8 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 	t.Parallel()
 	s := oaParse(t, oaDocument(t))
 	srv := api.NewServer(api.Config{AdminToken: oaAdminToken}, api.Deps{Logger: slog.New(slog.DiscardHandler)})
+	// The demo game is mounted as serve mounts it; its routes are internal.
+	mountDemo(t, srv, "http://127.0.0.1:1", noDemoStores{}, noDemoStores{}, nil, nil)
 	routes := map[string]string{} // key -> as Echo has it
 	for _, r := range srv.Echo().Routes() {
 		if r.Method == "echo_route_not_found" { // a group's 404 handler, not a route

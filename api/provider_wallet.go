@@ -26,16 +26,16 @@ const (
 )
 
 type walletCall struct {
-	SessionID              string `json:"session_id"`
-	PlayerID               string `json:"player_id"`
-	ExternalTxID           string `json:"transaction_id"`
-	RoundID                string `json:"round_id"`
-	RoundClosed            bool   `json:"round_closed"`
-	GameID                 string `json:"game_id"`
-	Amount                 Amount `json:"amount"`
-	Currency               string `json:"currency"`
-	ReferenceTransactionID string `json:"reference_transaction_id"`
-	Promo                  bool   `json:"promo"`
+	SessionID              string            `json:"session_id"`
+	PlayerID               string            `json:"player_id"`
+	ExternalTxID           string            `json:"transaction_id"`
+	RoundID                string            `json:"round_id"`
+	RoundClosed            bool              `json:"round_closed"`
+	GameID                 string            `json:"game_id"`
+	Amount                 domain.AmountText `json:"amount"`
+	Currency               string            `json:"currency"`
+	ReferenceTransactionID string            `json:"reference_transaction_id"`
+	Promo                  bool              `json:"promo"`
 }
 
 type walletAnswer struct {

@@ -32,7 +32,7 @@ func (s *Server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			s.log.WarnContext(c.Request().Context(), "rate limit store failed; counting in this process",
 				"error", err, "request_id", requestID(c))
-			s.metrics.rateStoreErrors.Inc()
+			s.metrics.ObserveRateStoreError()
 			d, _ = s.localRates.Take(c.Request().Context(), p.KeyID, tier, now)
 		}
 		h := c.Response().Header()
@@ -42,7 +42,7 @@ func (s *Server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if d.Allowed {
 			return next(c)
 		}
-		s.metrics.rateLimited.WithLabelValues(tier.Name).Inc()
+		s.metrics.ObserveRateLimited(tier.Name)
 		retry := int64(math.Ceil(d.ResetAt.Sub(now).Seconds()))
 		if retry < 1 {
 			retry = 1

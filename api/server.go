@@ -40,10 +40,6 @@ type Config struct {
 	// AllowPrivateCallbacks accepts webhook and callback URLs that point at
 	// loopback or private addresses (tests, single-machine sandboxes).
 	AllowPrivateCallbacks bool
-	// DemoWalletURL is where the built-in demo game server calls the
-	// provider wallet (/provider/v1/wallet/...) over HTTP, as an outside
-	// provider would; default PublicURL. See docs/providers-and-games.md.
-	DemoWalletURL string
 	// AdminToken authenticates the admin API (/admin/v1); empty disables
 	// it (404). See docs/keys-and-admin.md.
 	AdminToken string
@@ -62,9 +58,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 4 * time.Hour
-	}
-	if c.DemoWalletURL == "" {
-		c.DemoWalletURL = c.PublicURL
 	}
 	c.RateLimits.SetDefaults()
 	if c.ReadyTimeout <= 0 {
@@ -110,12 +103,13 @@ type Deps struct {
 	Admin AdminDeps
 	// Usage reads usage counts (GET /api/v1/usage); Meter counts requests
 	// (nil: not counted). RateStore holds the rate-limit windows (nil: this
-	// process's memory). Metrics is the Prometheus registry (nil: a new
-	// one). Ready are the /readyz checks.
+	// process's memory). Metrics is the metrics registry (nil: nothing is
+	// counted and GET /metrics answers an empty exposition). Ready are the
+	// /readyz checks.
 	Usage     gateway.UsageStore
 	Meter     *UsageMeter
 	RateStore gateway.RateStore
-	Metrics   *Metrics
+	Metrics   Metrics
 	Ready     []ReadyCheck
 }
 
@@ -127,7 +121,7 @@ type Server struct {
 	echo *echo.Echo
 
 	rates, localRates gateway.RateStore
-	metrics           *Metrics
+	metrics           Metrics
 	adminDigest       []byte // SHA-256 of Config.AdminToken; nil: admin API disabled
 }
 
@@ -163,7 +157,6 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	e.GET("/v1/launch", s.signedLaunch)
 	e.GET("/v1/return", s.returnAddress)
-	s.registerDemoRoutes(e)
 
 	s.registerAdminRoutes(e)
 	s.registerHealthRoutes(e)
@@ -174,7 +167,8 @@ func NewServer(cfg Config, deps Deps) *Server {
 // Handler returns the http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Echo exposes the Echo instance so other packages' routes can join it.
+// Echo exposes the Echo instance so other packages' routes can join it
+// (the demo game, mounted by cmd; see host.go).
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
 const requestIDHeader = "X-Request-Id"

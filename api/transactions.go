@@ -13,13 +13,13 @@ import (
 // createTransactionRequest is the body of POST /api/v1/transactions: an
 // operator's own money movement, idempotent by transaction_id.
 type createTransactionRequest struct {
-	Type         string `json:"type"` // deposit | withdrawal | adjustment | transfer
-	ExternalTxID string `json:"transaction_id"`
-	PlayerID     string `json:"player_id"`
-	Amount       Amount `json:"amount"`
-	Currency     string `json:"currency"`
-	Direction    string `json:"direction"` // transfer only: to_player | from_player
-	Reason       string `json:"reason"`
+	Type         string            `json:"type"` // deposit | withdrawal | adjustment | transfer
+	ExternalTxID string            `json:"transaction_id"`
+	PlayerID     string            `json:"player_id"`
+	Amount       domain.AmountText `json:"amount"`
+	Currency     string            `json:"currency"`
+	Direction    string            `json:"direction"` // transfer only: to_player | from_player
+	Reason       string            `json:"reason"`
 }
 
 // transactionView is the spec's alternative transaction shape, plus the

@@ -74,6 +74,12 @@ func (m *UsageMeter) Record(clientID, keyID string, at time.Time, status int) {
 	m.mu.Unlock()
 }
 
+// Flushes is how many flushes ran (for metrics).
+func (m *UsageMeter) Flushes() uint64 { return m.flushes.Load() }
+
+// FlushFailures is how many flushes failed (for metrics).
+func (m *UsageMeter) FlushFailures() uint64 { return m.flushFailures.Load() }
+
 // Pending is the number of counts not yet flushed (for tests and metrics).
 func (m *UsageMeter) Pending() int {
 	m.mu.Lock()
@@ -304,7 +310,7 @@ func (s *Server) initMetering() {
 	}
 	s.metrics = s.deps.Metrics
 	if s.metrics == nil {
-		s.metrics = NewMetrics()
+		s.metrics = noMetrics{}
 	}
 	if s.cfg.AdminToken != "" {
 		d := sha256.Sum256([]byte(s.cfg.AdminToken))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure a headless Chromium is available for the browser test of the
-# built-in demo game (api/demo_browser_test.go drives it with chromedp).
+# built-in demo game (demogame/browser_test.go drives it with chromedp).
 #
 # 1. PITBOSS_CHROMIUM, `chromium` or `chromium-browser` on PATH: use it.
 # 2. Otherwise install Debian's `chromium` package (plus fonts so the

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/relay"
@@ -21,7 +22,12 @@ import (
 // Wiring of the service basics for serve: metrics, usage metering, rate
 // limit store, readiness checks (docs/operations.md).
 
-var _ eventstore.LedgerObserver = (*api.Metrics)(nil)
+// The one registry feeds both ports (adapters and api never import each
+// other, so the checks live here).
+var (
+	_ eventstore.LedgerObserver = (*metrics.Registry)(nil)
+	_ api.Metrics               = (*metrics.Registry)(nil)
+)
 
 // lagScrapeTimeout bounds the database read behind the lag series.
 const lagScrapeTimeout = 2 * time.Second
@@ -37,11 +43,11 @@ type metering struct {
 
 // newMetering builds the usage meter (not started), the rate-limit store
 // and the readiness checks, and registers the lag series.
-func newMetering(cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog.Logger) metering {
+func newMetering(cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) metering {
 	usage := gatewaystore.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, cfg.Admin.UsageFlushInterval, log)
-	metrics.WatchUsage(meter)
-	metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, lagScrapeTimeout, log)
+	registry.WatchUsage(meter)
+	registry.WatchLag(gatewaystore.NewLag(pool), time.Now, lagScrapeTimeout, log)
 	var rates gateway.RateStore // nil: each process's memory
 	if cfg.Admin.RateStore == "postgres" {
 		rates = gatewaystore.NewRateWindows(pool)
@@ -92,7 +98,7 @@ func kafkaReady(ctx context.Context, brokers []string) error {
 
 // watchRelay exports the in-process relay's own counters (the lag series
 // come from the database, wherever the relay runs).
-func watchRelay(metrics *api.Metrics, r *relay.Relay) {
+func watchRelay(registry *metrics.Registry, r *relay.Relay) {
 	gauge := func(name, help string, f func(relay.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(r.Stats()) })
 	}
@@ -105,7 +111,7 @@ func watchRelay(metrics *api.Metrics, r *relay.Relay) {
 		}
 		return 0
 	}
-	metrics.Registry().MustRegister(
+	registry.MustRegister(
 		gauge("pitboss_relay_leader", "1 while this process's relay holds the leader lock.",
 			func(s relay.Stats) float64 { return b2f(s.Leader) }),
 		gauge("pitboss_relay_position", "Position of the last event this process's relay published.",

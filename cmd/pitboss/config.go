@@ -48,7 +48,8 @@ type config struct {
 	Admin adminConfig
 	// DemoWalletURL is where the built-in demo game calls the provider
 	// wallet: PITBOSS_DEMO_WALLET_URL, default this process's own listen
-	// address on loopback (demo_wallet.go).
+	// address on loopback (demo_wallet.go; the game is wired in
+	// demo_game.go).
 	DemoWalletURL string
 }
 

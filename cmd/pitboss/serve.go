@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
+	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
@@ -73,7 +74,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	metrics := api.NewMetrics()
+	registry := metrics.New()
 	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -83,7 +84,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "api") {
-		if err := startAPI(gctx, g, cfg, pool, metrics, log); err != nil {
+		if err := startAPI(gctx, g, cfg, pool, registry, log); err != nil {
 			return err
 		}
 	}
@@ -105,7 +106,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		if err != nil {
 			return err
 		}
-		watchRelay(metrics, r)
+		watchRelay(registry, r)
 		g.Go(func() error { return r.Run(gctx) })
 	}
 	if slices.Contains(roles, "forwarder") {
@@ -130,7 +131,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 // startAPI runs the HTTP server and the ledger writer behind it. On
 // shutdown the server first finishes in-flight requests, and only then does
 // the writer stop, so no accepted request loses its ledger.
-func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, metrics *api.Metrics, log *slog.Logger) error {
+func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) error {
 	adminToken, err := cfg.adminToken(log)
 	if err != nil {
 		return err
@@ -157,7 +158,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	if err != nil {
 		return err
 	}
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: metrics}, log)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: registry}, log)
 	if err != nil {
 		return err
 	}
@@ -179,15 +180,14 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		stopWriter()
 		return err
 	}
-	m := newMetering(cfg, pool, metrics, log)
+	m := newMetering(cfg, pool, registry, log)
 	srv := api.NewServer(api.Config{
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, AllowPrivateCallbacks: cfg.Delivery.AllowPrivate,
-		DemoWalletURL: cfg.DemoWalletURL,
-		AdminToken:    adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
+		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
-		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: metrics, Ready: m.ready,
+		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
@@ -197,6 +197,10 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},
 	})
+	if err := mountDemoGame(srv, cfg.DemoWalletURL, lookups, lookups, gw, log); err != nil {
+		stopWriter()
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		stopWriter()

@@ -1,4 +1,4 @@
-package api
+package demogame
 
 import (
 	"crypto/rand"
@@ -17,58 +17,58 @@ import (
 // (docs/providers-and-games.md; the tests recompute both from GET
 // /demo/state).
 
-// demoSymbol is one reel symbol: a stable key and the text the page shows,
+// symbol is one reel symbol: a stable key and the text the page shows,
 // so the game reads without colour.
-type demoSymbol struct {
+type symbol struct {
 	Key   string `json:"key"`
 	Label string `json:"label"`
 }
 
-var demoSymbols = []demoSymbol{
+var symbols = []symbol{
 	{"SEVEN", "7"}, {"BAR", "BAR"}, {"BELL", "Bell"}, {"CHERRY", "Cherry"}, {"LEMON", "Lemon"}, {"PLUM", "Plum"},
 }
 
-// demoStrip is every reel's strip: 1 seven, 2 bars, 3 bells, 4 cherries,
+// strip is every reel's strip: 1 seven, 2 bars, 3 bells, 4 cherries,
 // 5 lemons and 5 plums.
-var demoStrip = []string{
+var strip = []string{
 	"SEVEN", "LEMON", "CHERRY", "PLUM", "BELL", "LEMON", "BAR", "PLUM", "CHERRY", "LEMON",
 	"BELL", "PLUM", "CHERRY", "LEMON", "BAR", "PLUM", "BELL", "CHERRY", "LEMON", "PLUM",
 }
 
-// demoRule pays Multiplier × stake when exactly Count of Symbol are on the
+// payRule pays Multiplier × stake when exactly Count of Symbol are on the
 // line.
-type demoRule struct {
+type payRule struct {
 	Symbol     string `json:"symbol"`
 	Count      int    `json:"count"`
 	Multiplier int64  `json:"multiplier"`
 }
 
-// demoPaytable is ordered from the highest pay down.
-var demoPaytable = []demoRule{
+// paytable is ordered from the highest pay down.
+var paytable = []payRule{
 	{"SEVEN", 3, 80}, {"BAR", 3, 40}, {"BELL", 3, 20}, {"CHERRY", 3, 10},
 	{"LEMON", 3, 6}, {"PLUM", 3, 6}, {"CHERRY", 2, 2}, {"CHERRY", 1, 1},
 }
 
-const demoReels = 3
+const reels = 3
 
-// demoSpin stops every reel at a random position.
-func demoSpin() ([demoReels]string, error) {
-	var line [demoReels]string
-	n := big.NewInt(int64(len(demoStrip)))
+// spin stops every reel at a random position.
+func spin() ([reels]string, error) {
+	var line [reels]string
+	n := big.NewInt(int64(len(strip)))
 	for i := range line {
 		stop, err := rand.Int(rand.Reader, n)
 		if err != nil {
 			return line, fmt.Errorf("random reel stop: %w", err)
 		}
-		line[i] = demoStrip[stop.Int64()]
+		line[i] = strip[stop.Int64()]
 	}
 	return line, nil
 }
 
-// demoPayout is the multiplier the line pays and the rule that paid
+// payout is the multiplier the line pays and the rule that paid
 // (nil: no win).
-func demoPayout(line [demoReels]string) (int64, *demoRule) {
-	for i, r := range demoPaytable {
+func payout(line [reels]string) (int64, *payRule) {
+	for i, r := range paytable {
 		n := 0
 		for _, s := range line {
 			if s == r.Symbol {
@@ -76,19 +76,19 @@ func demoPayout(line [demoReels]string) (int64, *demoRule) {
 			}
 		}
 		if n == r.Count {
-			return r.Multiplier, &demoPaytable[i]
+			return r.Multiplier, &paytable[i]
 		}
 	}
 	return 0, nil
 }
 
-// demoStakeSteps are the stakes in tenths of the currency's major unit
+// stakeSteps are the stakes in tenths of the currency's major unit
 // (0.10, 0.20, 0.50, 1, 2, 5 for a two-decimal currency); a currency
 // without decimals plays 1 to 50.
-var demoStakeSteps = []int64{1, 2, 5, 10, 20, 50}
+var stakeSteps = []int64{1, 2, 5, 10, 20, 50}
 
-// demoStakes lists the stakes of a currency in minor units.
-func demoStakes(cur domain.Currency) []int64 {
+// stakesOf lists the stakes of a currency in minor units.
+func stakesOf(cur domain.Currency) []int64 {
 	base := int64(1)
 	for range cur.Exponent() - 1 {
 		if base > math.MaxInt64/10 {
@@ -96,9 +96,9 @@ func demoStakes(cur domain.Currency) []int64 {
 		}
 		base *= 10
 	}
-	out := make([]int64, 0, len(demoStakeSteps))
-	for _, s := range demoStakeSteps {
-		if base <= math.MaxInt64/s/demoPaytable[0].Multiplier { // the top win must fit
+	out := make([]int64, 0, len(stakeSteps))
+	for _, s := range stakeSteps {
+		if base <= math.MaxInt64/s/paytable[0].Multiplier { // the top win must fit
 			out = append(out, base*s)
 		}
 	}

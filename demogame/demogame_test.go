@@ -1,4 +1,4 @@
-package api_test
+package demogame_test
 
 import (
 	"crypto/hmac"
@@ -219,14 +219,19 @@ func TestDemoRefusals(t *testing.T) {
 		t.Fatalf("details %v", e.Error.Details)
 	}
 	ctWantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, api.CodeAmountTooPrecise)
-	ctWantError(t, spin(`{`+sess+`}`), http.StatusBadRequest, api.CodeInvalidRequest)
+	for body, field := range map[string]string{`{` + sess + `}`: "stake", `{"stake":"0.10"}`: "session"} {
+		e := ctWantError(t, spin(body), http.StatusBadRequest, api.CodeInvalidRequest)
+		if e.Error.Details["field"] != field || e.Error.Message != field+" is required" {
+			t.Fatalf("%s: %+v", body, e.Error)
+		}
+	}
 	ctWantError(t, spin(`{`+sess), http.StatusBadRequest, api.CodeInvalidJSON)
 	ctWantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, api.CodeNotFound)
 	ctWantError(t, h.do(http.MethodGet, "/demo/state?session=gs_nope", "", ""), http.StatusNotFound, api.CodeNotFound)
 	ctWantError(t, h.do(http.MethodGet, "/demo/state", "", ""), http.StatusNotFound, api.CodeNotFound)
 
 	// A session of an outside provider is not the demo game's to play.
-	up := newCTJSONProvider(t, http.StatusOK)
+	up := newCTJSONProvider(t)
 	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, up.URL)
 	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
 	other := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
