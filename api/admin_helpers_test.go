@@ -20,8 +20,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/metrics"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
@@ -94,7 +95,7 @@ type admHarness struct {
 	pool    *pgxpool.Pool
 	handler http.Handler
 	clock   *admClock
-	gw      *postgres.Gateway
+	gw      *gatewaystore.Gateway
 	meter   *api.UsageMeter
 	metrics *metrics.Registry
 }
@@ -126,19 +127,19 @@ func newAdmHarnessOn(t testing.TB, pool *pgxpool.Pool, o admOptions) *admHarness
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc, err := postgres.NewLaunchClients(pool, box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	usage := postgres.NewUsage(pool)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	usage := gatewaystore.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
 	registry.WatchUsage(meter)
-	registry.WatchLag(postgres.NewLag(pool), time.Now, 5*time.Second, logger)
+	registry.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
 	var limits gateway.RateLimits
 	if o.tiers != "" {
 		tiers, err := gateway.ParseRateTiers(o.tiers)

@@ -17,8 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
@@ -43,7 +44,7 @@ func newAuHarness(t *testing.T) *auHarness {
 	t.Helper()
 	ctx := t.Context()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	h := &auHarness{t: t, pool: pool}
 	issue := func(client string, scopes ...string) string {
 		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
@@ -86,7 +87,7 @@ func newAuHarness(t *testing.T) *auHarness {
 			h.events++
 		}
 	}
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: postgres.NewAudit(pool), Logger: logger})
+	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: auditstore.NewAudit(pool), Logger: logger})
 	h.handler = srv.Handler()
 	return h
 }
@@ -250,7 +251,7 @@ func TestAuditEventsAPI(t *testing.T) {
 	})
 
 	t.Run("a server without the audit log", func(t *testing.T) {
-		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: postgres.NewGateway(h.pool),
+		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gatewaystore.NewGateway(h.pool),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events", nil)
 		req.Header.Set("Authorization", "Bearer "+h.acme)

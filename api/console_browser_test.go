@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
@@ -183,7 +183,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot("6-deliveries-resent.png")
 
 	// Audit: the chain head and the last verification.
-	rep, err := h.audit.Verify(context.Background(), postgres.VerifyOptions{SkipReadModels: true})
+	rep, err := h.audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
 	if err != nil {
 		t.Fatal(err)
 	}

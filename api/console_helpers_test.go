@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -44,8 +46,8 @@ const csAdminToken = "console-test-admin-token-0123456789abcdef"
 
 type csHarness struct {
 	*ctHarness
-	deliveries *postgres.Deliveries
-	audit      *postgres.Audit
+	deliveries *deliverystore.Deliveries
+	audit      *auditstore.Audit
 	// receiver is the operator's webhook receiver: 500 while failing is
 	// set (so deliveries park), else 200.
 	receiver *httptest.Server
@@ -70,11 +72,11 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		t.Fatal(err)
 	}
 	runners = append(runners, worker.Run)
-	h := &csHarness{deliveries: deliveries, audit: postgres.NewAudit(pool)}
+	h := &csHarness{deliveries: deliveries, audit: auditstore.NewAudit(pool)}
 	h.failing.Store(true)
 	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -103,7 +105,7 @@ func newConsoleHarness(t *testing.T) *csHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	rm := readstore.NewReadModels(pool)
 	startReadModels(t, ctx, pool, rm, logger)
 	srv := api.NewServer(api.Config{PublicURL: base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox",
@@ -115,8 +117,8 @@ func newConsoleHarness(t *testing.T) *csHarness {
 		Deliveries: deliveries, Webhooks: deliveries, LaunchClients: launchClients,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
 		Audit:   h.audit,
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: h.audit,
-			Details: postgres.NewConsole(pool)},
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.audit,
+			Details: auditstore.NewConsole(pool)},
 	})
 	ts.Config.Handler = srv.Handler()
 	ts.Start()

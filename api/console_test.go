@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
@@ -210,7 +210,7 @@ func TestConsoleRoutes(t *testing.T) {
 		if got.Position < pos || got.Hash == "" || got.EventsPath != "/api/v1/audit/events" || got.LastVerify != nil {
 			t.Errorf("head %+v, want at least %d and no verification yet", got, pos)
 		}
-		rep, err := h.audit.Verify(context.Background(), postgres.VerifyOptions{SkipReadModels: true})
+		rep, err := h.audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/api"
@@ -28,7 +29,7 @@ type dvHarness struct {
 	t       *testing.T
 	ctx     context.Context
 	handler http.Handler
-	store   *postgres.Deliveries
+	store   *deliverystore.Deliveries
 	// keys: full (deliveries:read+write), readOnly, none (no deliveries
 	// scope), other (client "other", full).
 	full, readOnly, none, other string
@@ -44,11 +45,11 @@ func newDVHarness(t *testing.T) *dvHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	h := &dvHarness{t: t, ctx: ctx, store: store}
 	for _, c := range []struct{ id, url string }{{"acme", "https://acme.example/cb"}, {"other", "https://other.example/cb"}} {
 		if _, err := gw.CreateClient(ctx, c.id, c.id, "sandbox"); err != nil {
@@ -303,7 +304,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 func TestDeliveriesUnconfigured(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	if _, err := gw.CreateClient(t.Context(), "acme", "acme", "sandbox"); err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -80,12 +82,12 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 	done := make(chan struct{})
 	go func() { _ = ledger.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	lc, err := postgres.NewLaunchClients(pool, box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		return nil, err
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ func newFzServer(t testing.TB) (*fzServer, error) {
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
-		Audit:   postgres.NewAudit(pool), Usage: postgres.NewUsage(pool),
+		Audit:   auditstore.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
 	})
 	mountDemo(t, srv, base, gw, gw, gw, logger)
 	s.handler = srv.Handler()

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
@@ -48,7 +48,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	if err != nil || head < 2 {
 		t.Fatalf("head %d: %v", head, err)
 	}
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	if _, err := gw.CreateClient(ctx, projectortest.Client, "Acme", "sandbox"); err != nil {
 		t.Fatal(err)
 	}

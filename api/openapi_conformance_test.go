@@ -33,8 +33,10 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/metrics"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -85,7 +87,7 @@ type oaHarness struct {
 
 	// What pump feeds, and the last position it fed.
 	readModels *readstore.ReadModels
-	deliveries *postgres.Deliveries
+	deliveries *deliverystore.Deliveries
 	events     *pgxpool.Pool
 	pumped     int64
 
@@ -123,16 +125,16 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
-	usage := postgres.NewUsage(pool)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	usage := gatewaystore.NewUsage(pool)
 	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
 	reg.WatchUsage(h.meter)
 	rm := readstore.NewReadModels(pool)
@@ -200,9 +202,9 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Deliveries: deliveries, Webhooks: deliveries,
 		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
 			MaxWait: 300 * time.Millisecond},
-		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
-			Details: postgres.NewConsole(pool)},
+		Audit: auditstore.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
+			Details: auditstore.NewConsole(pool)},
 	})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
@@ -88,7 +88,7 @@ func newRQHarness(t *testing.T) *rqHarness {
 		}
 	}
 
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	h := &rqHarness{t: t, pool: pool, store: store}
 	for _, c := range []string{projectortest.Client, "other"} {
 		if _, err := gw.CreateClient(ctx, c, c, "sandbox"); err != nil {

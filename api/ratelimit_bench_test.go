@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -37,7 +37,7 @@ func BenchmarkRateStore(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	for _, keys := range []int{1, 100} {
 		b.Run("memory/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, gateway.NewMemoryRateStore(), keys) })
-		b.Run("postgres/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, postgres.NewRateWindows(pool), keys) })
+		b.Run("postgres/keys="+strconv.Itoa(keys), func(b *testing.B) { benchmarkRateStore(b, gatewaystore.NewRateWindows(pool), keys) })
 	}
 }
 
@@ -47,7 +47,7 @@ func BenchmarkRateStore(b *testing.B) {
 func BenchmarkAPIRequest(b *testing.B) {
 	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
 		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return postgres.NewRateWindows(p) },
+		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return gatewaystore.NewRateWindows(p) },
 	}
 	for _, name := range []string{"memory", "postgres"} {
 		b.Run(name, func(b *testing.B) {

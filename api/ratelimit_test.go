@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
@@ -22,7 +22,7 @@ func TestRateLimitHTTP(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
 		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return postgres.NewRateWindows(p) },
+		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return gatewaystore.NewRateWindows(p) },
 	}
 	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -94,8 +94,8 @@ type slHarness struct {
 	pool     *pgxpool.Pool
 	handler  http.Handler
 	clock    *slClock
-	gw       *postgres.Gateway
-	launch   *postgres.LaunchClients
+	gw       *gatewaystore.Gateway
+	launch   *gatewaystore.LaunchClients
 	accounts *eventstore.Accounts
 
 	provider, providerSecret, game string
@@ -122,12 +122,12 @@ func newSLHarness(t *testing.T) *slHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc, err := postgres.NewLaunchClients(pool, box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &slClock{t: slTestNow}
-	gw := postgres.NewGateway(pool).WithSecretBox(box) // provider secrets sealed, as in serve
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box) // provider secrets sealed, as in serve
 	reg, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: slPublicURL, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/api/wire"
@@ -210,7 +210,7 @@ func unreachablePool(t *testing.T) *pgxpool.Pool {
 func TestUsageMeter(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	good := postgres.NewUsage(pool)
+	good := gatewaystore.NewUsage(pool)
 	minute := time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC)
 	total := func(t *testing.T, client string) int64 {
 		t.Helper()
@@ -226,7 +226,7 @@ func TestUsageMeter(t *testing.T) {
 	}
 
 	t.Run("a failed flush loses nothing", func(t *testing.T) {
-		s := &switchStore{broken: true, bad: postgres.NewUsage(unreachablePool(t)), good: good}
+		s := &switchStore{broken: true, bad: gatewaystore.NewUsage(unreachablePool(t)), good: good}
 		m := api.NewUsageMeter(s, time.Hour, nil)
 		m.Record("c-fail", "k1", minute.Add(time.Second), 200)
 		m.Record("c-fail", "k1", minute.Add(2*time.Second), 500)

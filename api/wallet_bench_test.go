@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -59,7 +59,7 @@ func BenchmarkProviderBet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
 		Commands: h, Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,

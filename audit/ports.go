@@ -6,10 +6,10 @@ import (
 	"github.com/pitboss/pitboss/projections"
 )
 
-// The ports below are what the audit and console routes read; the event
-// store implements them (adapters/postgres). They live here, beside the
-// records they carry, so that neither the HTTP layer nor the gateway model
-// has to import the other's rooms to name them.
+// The ports below are what the audit and console routes read; the audit
+// store implements them (adapters/postgres/auditstore). They live here,
+// beside the records they carry, so that neither the HTTP layer nor the
+// gateway model has to import the other's rooms to name them.
 
 // Log pages the event log for GET /api/v1/audit/events.
 type Log interface {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
@@ -50,7 +50,7 @@ var ctEUR = domain.MustCurrency("EUR")
 type ctHarness struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
-	gw       *postgres.Gateway
+	gw       *gatewaystore.Gateway
 	accounts *eventstore.Accounts
 	base     string
 	http     *http.Client
@@ -118,7 +118,7 @@ func newCTHarness(t *testing.T, opts ...ctOptions) *ctHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	deps := api.Deps{
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,

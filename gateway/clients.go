@@ -145,7 +145,7 @@ type AdminClients interface {
 }
 
 // AdminLaunch is the signed-launch settings store as the admin API uses
-// it (adapters/postgres.LaunchClients).
+// it (adapters/postgres/gatewaystore.LaunchClients).
 type AdminLaunch interface {
 	LaunchClients
 	SetLaunchSettings(ctx context.Context, clientID string, ls LaunchSettings) error
@@ -155,7 +155,7 @@ type AdminLaunch interface {
 }
 
 // AdminCallbacks sets a client's forwarded-callback address
-// (adapters/postgres.Deliveries).
+// (adapters/postgres/deliverystore.Deliveries).
 type AdminCallbacks interface {
 	ForwardCallback(ctx context.Context, clientID string) (ForwardCallback, error)
 	SetForwardCallbackURL(ctx context.Context, clientID, url string) error

@@ -9,8 +9,8 @@ import (
 
 // The delivery queue: what the forwarder (adapters/forwarder) enqueues for
 // every ledger event, and what the delivery worker (adapters/delivery)
-// claims and sends. The store between them (adapters/postgres) implements
-// DeliveryEnqueuer and DeliveryQueue.
+// claims and sends. The store between them (adapters/postgres/deliverystore)
+// implements DeliveryEnqueuer and DeliveryQueue.
 
 // Outgoing is one ledger event ready to be enqueued for every endpoint of
 // its client that takes it: the forwarded callback (when Callback is not

@@ -33,7 +33,7 @@ type ProjectionLag struct {
 	OldestUnappliedAt *time.Time
 }
 
-// LagSource reads the lags (adapters/postgres).
+// LagSource reads the lags (adapters/postgres/gatewaystore).
 type LagSource interface {
 	Lag(ctx context.Context) (Lag, error)
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/gateway"
@@ -29,7 +30,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 	key := make([]byte, secretbox.KeySize)
 	_, _ = rand.Read(key)
 	box, _ := secretbox.New(key)
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	if _, err := postgres.NewGateway(pool).CreateClient(ctx, "acme", "acme", "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(pool).CreateClient(ctx, "acme", "acme", "sandbox"); err != nil {
 		b.Fatal(err)
 	}
 	if err := store.SetForwardCallbackURL(ctx, "acme", srv.URL); err != nil {

@@ -24,8 +24,9 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/secretbox"
@@ -48,7 +49,7 @@ func (uuids) NewID() string { return uuid.Must(uuid.NewV7()).String() }
 type harness struct {
 	ctx    context.Context
 	pool   *pgxpool.Pool
-	store  *postgres.Deliveries
+	store  *deliverystore.Deliveries
 	h      *commands.Handler
 	worker *delivery.Worker
 }
@@ -75,7 +76,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 // the callback signing secret.
 func (h *harness) client(t *testing.T, id, url string) string {
 	t.Helper()
-	if _, err := postgres.NewGateway(h.pool).CreateClient(h.ctx, id, id, "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(h.pool).CreateClient(h.ctx, id, id, "sandbox"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.store.SetForwardCallbackURL(h.ctx, id, url); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/lookupcache"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -16,7 +16,7 @@ import (
 
 // counting is the real Postgres gateway, counting the reads that reach it.
 type counting struct {
-	*postgres.Gateway
+	*gatewaystore.Gateway
 	providerReads, sessionReads atomic.Int64
 	failProvider                atomic.Bool
 }
@@ -39,7 +39,7 @@ func (c *counting) Session(ctx context.Context, id string) (gateway.GameSession,
 func newStore(t *testing.T) *counting {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	ctx := context.Background()
 	if _, err := gw.CreateClient(ctx, "casino", "Casino", "sandbox"); err != nil {
 		t.Fatal(err)

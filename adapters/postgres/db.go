@@ -1,10 +1,12 @@
 // Package postgres is the base of the PostgreSQL adapters: the connection,
 // the migration runner and what the stores share (plan settings, UUID
 // text, keyed advisory locks, the read models' schema and history row).
-// The event store is in eventstore and the read models' store in
-// readstore, each a package built on this one; the gateway, delivery,
-// audit and console stores are here for now. This package imports none of
-// its subpackages.
+// Each store is a package of its own below this one, using it where it
+// needs to: eventstore (the ledger writer), readstore (the read models),
+// gatewaystore (clients, keys, catalog, sessions, usage, rate windows,
+// lag), deliverystore (the delivery queue, webhooks, forwarded callbacks)
+// and auditstore (verify, export, the console's transaction detail). This
+// package imports none of them.
 package postgres
 
 import (

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -179,7 +180,7 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 
 	// The generated operators get clients and keys, as `pitboss client`
 	// and `pitboss key` would make them.
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	keys := map[string]string{}
 	for _, c := range seed.Clients {
 		if _, err := gw.CreateClient(ctx, c, "Benchmark operator "+c, "sandbox"); err != nil {

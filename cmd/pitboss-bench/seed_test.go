@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
@@ -31,7 +31,7 @@ func TestSeedLedgerVerifies(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 
-	rep, err := postgres.NewAudit(pool).Verify(ctx, postgres.VerifyOptions{SkipReadModels: true})
+	rep, err := auditstore.NewAudit(pool).Verify(ctx, auditstore.VerifyOptions{SkipReadModels: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -43,7 +45,7 @@ const keyUsage = `usage:
 `
 
 // adminStores opens the database for one command.
-func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *postgres.Gateway, error) {
+func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *gatewaystore.Gateway, error) {
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: %w", err)
@@ -52,7 +54,7 @@ func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *postgres.Gate
 		pool.Close()
 		return nil, nil, err
 	}
-	return pool, postgres.NewGateway(pool), nil
+	return pool, gatewaystore.NewGateway(pool), nil
 }
 
 func writeJSON(out io.Writer, v any) error {
@@ -228,7 +230,7 @@ func cliClientChecks(cfg config, name, plan, env string) error {
 
 // clientSet applies the given settings: everything is checked first, then
 // the launch settings, the callback address, and name and plan are written.
-func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres.Gateway, id string,
+func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *gatewaystore.Gateway, id string,
 	name, plan, forward, requireSig, allowList, returnHosts, currency optionalString, asJSON bool, out io.Writer) error {
 	c, err := gw.GetClient(ctx, id)
 	if err != nil {
@@ -262,7 +264,7 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 			return err
 		}
 		if launchChanged {
-			lcs, err := postgres.NewLaunchClients(pool, box)
+			lcs, err := gatewaystore.NewLaunchClients(pool, box)
 			if err != nil {
 				return err
 			}
@@ -290,7 +292,7 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *postgres
 			}
 		}
 		if forward.set {
-			d, err := postgres.NewDeliveries(pool, box)
+			d, err := deliverystore.NewDeliveries(pool, box)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -45,7 +45,7 @@ func cliJSON[T any](t *testing.T, cfg config, args ...string) T {
 func TestClientAndKeyCommands(t *testing.T) {
 	t.Parallel()
 	cfg, pool := testConfig(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 
 	c := cliJSON[cliClient](t, cfg, "client", "create", "--id", "acme", "--name", "Acme", "--environment", "production", "--plan", "enterprise")
 	if c.ID != "acme" || c.Environment != "production" || c.Plan != "enterprise" || c.Created == nil || !*c.Created {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/metrics"
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/gateway"
@@ -35,7 +35,7 @@ const lagScrapeTimeout = 2 * time.Second
 // metering is what the API role adds to the server for usage, rate limits
 // and readiness.
 type metering struct {
-	usage *postgres.Usage
+	usage *gatewaystore.Usage
 	meter *api.UsageMeter
 	rates gateway.RateStore
 	ready []api.ReadyCheck
@@ -44,13 +44,13 @@ type metering struct {
 // newMetering builds the usage meter (not started), the rate-limit store
 // and the readiness checks, and registers the lag series.
 func newMetering(cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) metering {
-	usage := postgres.NewUsage(pool)
+	usage := gatewaystore.NewUsage(pool)
 	meter := api.NewUsageMeter(usage, cfg.Admin.UsageFlushInterval, log)
 	registry.WatchUsage(meter)
-	registry.WatchLag(postgres.NewLag(pool), time.Now, lagScrapeTimeout, log)
+	registry.WatchLag(gatewaystore.NewLag(pool), time.Now, lagScrapeTimeout, log)
 	var rates gateway.RateStore // nil: each process's memory
 	if cfg.Admin.RateStore == "postgres" {
-		rates = postgres.NewRateWindows(pool)
+		rates = gatewaystore.NewRateWindows(pool)
 	}
 	ready := []api.ReadyCheck{
 		{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},

@@ -19,7 +19,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -123,7 +123,7 @@ func (r *running) stop(t *testing.T) error {
 // newKey makes a sandbox client with a key of every scope.
 func newKey(t *testing.T, pool *pgxpool.Pool) (clientID, key string) {
 	t.Helper()
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	clientID = "client-" + randomHex(4)
 	if _, _, err := gw.AddClient(t.Context(), gateway.Client{ID: clientID, Name: "C", Environment: "sandbox", Plan: "standard"}); err != nil {
 		t.Fatal(err)

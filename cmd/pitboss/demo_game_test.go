@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -22,7 +22,7 @@ func TestServeMountsTheDemoGame(t *testing.T) {
 	cfg.DemoWalletURL = loopbackURL(cfg.HTTPAddr) // testConfig moved the listener after loadConfig
 	srv := startServe(t, cfg, "api")
 	_, key := newKey(t, pool)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	if err := gw.UpsertProvider(t.Context(), gateway.Provider{ID: "demo", Name: "Demo", Secret: "s-" + randomHex(8), Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/audit"
 )
 
@@ -30,7 +31,7 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	rng := postgres.ExportRange{FromPosition: *fromPos, ToPosition: *toPos}
+	rng := auditstore.ExportRange{FromPosition: *fromPos, ToPosition: *toPos}
 	for _, t := range []struct {
 		name string
 		in   string
@@ -63,7 +64,7 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		}()
 		out = f
 	}
-	sum, err := exportTo(ctx, postgres.NewAudit(pool), rng, out)
+	sum, err := exportTo(ctx, auditstore.NewAudit(pool), rng, out)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 }
 
 // exportTo writes the NDJSON lines to w.
-func exportTo(ctx context.Context, a *postgres.Audit, rng postgres.ExportRange, w io.Writer) (postgres.ExportSummary, error) {
+func exportTo(ctx context.Context, a *auditstore.Audit, rng auditstore.ExportRange, w io.Writer) (auditstore.ExportSummary, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false) // bodies stay readable; any JSON parser returns the same string

@@ -14,7 +14,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 )
 
 // deliveryConfig is the outbound delivery settings (docs/callbacks-and-webhooks.md).
@@ -79,7 +79,7 @@ func startForwarder(ctx context.Context, g *errgroup.Group, cfg config, pool *pg
 	if err != nil {
 		return err
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		return err
 	}

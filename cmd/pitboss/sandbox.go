@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -42,7 +43,7 @@ func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	if _, err := gw.CreateClient(ctx, sandboxClient, "Sandbox operator", "sandbox"); err != nil {
 		return err
 	}

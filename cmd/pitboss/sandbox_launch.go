@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -19,7 +19,7 @@ import (
 // EUR is the default currency, and the signature stays optional (the
 // sandbox default).
 func sandboxLaunch(ctx context.Context, box *secretbox.Box, pool *pgxpool.Pool) (string, error) {
-	lc, err := postgres.NewLaunchClients(pool, box)
+	lc, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		return "", err
 	}

@@ -21,7 +21,10 @@ import (
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/metrics"
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -137,11 +140,11 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	if err != nil {
 		return err
 	}
-	launchClients, err := postgres.NewLaunchClients(pool, box)
+	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
 	if err != nil {
 		return err
 	}
-	gw := postgres.NewGateway(pool).WithSecretBox(box)
+	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
 	if n, err := gw.SealProviderSecrets(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -167,7 +170,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		}
 		return err
 	})
-	deliveries, err := postgres.NewDeliveries(pool, box)
+	deliveries, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		stopWriter()
 		return err
@@ -190,9 +193,9 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool),
-		Audit: postgres.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: postgres.NewLag(pool), Verifications: postgres.NewAudit(pool),
-			Details: postgres.NewConsole(pool)},
+		Audit: auditstore.NewAudit(pool),
+		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
+			Details: auditstore.NewConsole(pool)},
 	})
 	if err := mountDemoGame(srv, cfg.DemoWalletURL, lookups, lookups, gw, log); err != nil {
 		stopWriter()

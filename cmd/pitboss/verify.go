@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/audit"
 )
 
@@ -74,9 +74,8 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return &exitError{exitVerifyError, fmt.Errorf("postgres: %w", err)}
 	}
 	defer pool.Close()
-	a := postgres.NewAudit(pool)
-	opts := postgres.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch,
-		ReadModels: readstore.NewReadModels(pool)}
+	a := auditstore.NewAudit(pool)
+	opts := auditstore.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
 	var pr *progressPrinter
 	if !*quiet {
 		pr = &progressPrinter{w: stderr}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/audit"
@@ -54,7 +54,7 @@ func TestVerifyAndExportCommands(t *testing.T) {
 		!strings.Contains(progress, "events      300/300 (100%)") {
 		t.Fatalf("verify of a sound ledger: %v\n%s\n%s", err, out, progress)
 	}
-	if rep, ok, err := postgres.NewAudit(pool).LastRun(t.Context()); err != nil || !ok || !rep.OK || rep.Events != 300 {
+	if rep, ok, err := auditstore.NewAudit(pool).LastRun(t.Context()); err != nil || !ok || !rep.OK || rep.Events != 300 {
 		t.Fatalf("recorded run %+v ok=%v err=%v", rep, ok, err)
 	}
 

@@ -1,6 +1,7 @@
 // Package gatewaytest holds the contract suites of package gateway's ports:
 // one suite per port, run by every implementation's own tests (the memory
-// store in package gateway, the Postgres store in adapters/postgres), so
+// store in package gateway, the Postgres store in
+// adapters/postgres/gatewaystore), so
 // that each behaves as the port documents.
 package gatewaytest
 

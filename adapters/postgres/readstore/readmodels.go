@@ -66,7 +66,7 @@ func (m *ReadModels) WithCountBudget(d time.Duration) *ReadModels {
 }
 
 // roundLockClass is the first key of the two-key advisory locks on GGR
-// rounds ("PLGR"); see queueLockClass.
+// rounds ("PLGR"); see deliverystore's queueLockClass.
 const roundLockClass int32 = 0x504C4752
 
 // readModelSQL holds the statements with the schema filled in.

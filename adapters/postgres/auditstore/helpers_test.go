@@ -1,4 +1,4 @@
-package postgres_test
+package auditstore_test
 
 import (
 	"github.com/pitboss/pitboss/adapters/postgres/storetest"

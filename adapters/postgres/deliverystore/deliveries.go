@@ -1,4 +1,10 @@
-package postgres
+// Package deliverystore is the Postgres store of outbound deliveries: the
+// queue the forwarder fills and the delivery workers drain, the delivery
+// log, the clients' webhook endpoints and forwarded-callback settings, and
+// their signing secrets, sealed with the server's master key. It
+// implements the gateway's delivery ports; the workers that use it import
+// it, never the other way round.
+package deliverystore
 
 import (
 	"context"
@@ -13,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -38,6 +45,7 @@ var (
 	_ gateway.Webhooks         = (*Deliveries)(nil)
 	_ gateway.DeliveryQueue    = (*Deliveries)(nil)
 	_ gateway.DeliveryEnqueuer = (*Deliveries)(nil)
+	_ gateway.AdminCallbacks   = (*Deliveries)(nil)
 )
 
 // NewDeliveries returns the store; box seals and opens signing secrets.
@@ -63,7 +71,7 @@ const (
 func queueKey(endpointID, streamID string) string { return endpointID + "|" + streamID }
 
 func lockQueue(ctx context.Context, tx pgx.Tx, key string) error {
-	if _, err := tx.Exec(ctx, KeyedLockSQL, queueLockClass, key); err != nil {
+	if _, err := tx.Exec(ctx, postgres.KeyedLockSQL, queueLockClass, key); err != nil {
 		return fmt.Errorf("lock delivery queue %s: %w", key, err)
 	}
 	return nil
@@ -193,7 +201,7 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) 
 	insert := &pgx.Batch{}
 	for i, r := range todo {
 		if i == 0 || todo[i-1].key != r.key {
-			insert.Queue(KeyedLockSQL, queueLockClass, r.key)
+			insert.Queue(postgres.KeyedLockSQL, queueLockClass, r.key)
 		}
 		o := r.o
 		insert.Queue(`

@@ -1,4 +1,4 @@
-package postgres_test
+package deliverystore_test
 
 import (
 	"bytes"
@@ -15,7 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/domain"
@@ -24,7 +25,7 @@ import (
 
 type dlEnv struct {
 	pool  *pgxpool.Pool
-	store *postgres.Deliveries
+	store *deliverystore.Deliveries
 	ctx   context.Context
 }
 
@@ -37,7 +38,7 @@ func newDLEnv(t *testing.T) *dlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := postgres.NewDeliveries(pool, box)
+	store, err := deliverystore.NewDeliveries(pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func newDLEnv(t *testing.T) *dlEnv {
 // client creates a client with a forward callback URL (empty: none).
 func (e *dlEnv) client(t *testing.T, id, callbackURL string) {
 	t.Helper()
-	if _, err := postgres.NewGateway(e.pool).CreateClient(e.ctx, id, id, "sandbox"); err != nil {
+	if _, err := gatewaystore.NewGateway(e.pool).CreateClient(e.ctx, id, id, "sandbox"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.SetForwardCallbackURL(e.ctx, id, callbackURL); err != nil {

@@ -1,4 +1,4 @@
-package postgres_test
+package gatewaystore_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -16,7 +16,7 @@ func TestProviderRoutes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "acme", Name: "Acme", Secret: "s", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

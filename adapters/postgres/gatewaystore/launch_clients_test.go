@@ -1,4 +1,4 @@
-package postgres_test
+package gatewaystore_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/domain"
@@ -29,8 +29,8 @@ func slBox(t *testing.T, fill byte) *secretbox.Box {
 func TestLaunchClients(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
-	lc, err := postgres.NewLaunchClients(pool, slBox(t, 1))
+	gw := gatewaystore.NewGateway(pool)
+	lc, err := gatewaystore.NewLaunchClients(pool, slBox(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLaunchClients(t *testing.T) {
 		t.Fatalf("copied secret: %v", err)
 	}
 	// Another master key cannot open it either.
-	other, _ := postgres.NewLaunchClients(pool, slBox(t, 2))
+	other, _ := gatewaystore.NewLaunchClients(pool, slBox(t, 2))
 	if _, err := other.LaunchClient(ctx, "acme"); !errors.Is(err, secretbox.ErrWrongKey) {
 		t.Fatalf("other key: %v", err)
 	}
@@ -129,8 +129,8 @@ func TestLaunchClients(t *testing.T) {
 func TestProviderSecretsSealed(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.NewDatabase(t)
-	plain := postgres.NewGateway(pool)
-	sealed := postgres.NewGateway(pool).WithSecretBox(slBox(t, 3))
+	plain := gatewaystore.NewGateway(pool)
+	sealed := gatewaystore.NewGateway(pool).WithSecretBox(slBox(t, 3))
 
 	if err := plain.UpsertProvider(ctx, gateway.Provider{ID: "old", Name: "Old", Secret: "old-secret", Enabled: true}); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package postgres_test
+package gatewaystore_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -19,7 +19,7 @@ import (
 func TestRotateAPIKeyConcurrently(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	ctx := context.Background()
 	if _, _, err := gw.AddClient(ctx, gateway.Client{ID: "c1", Name: "C", Environment: "production", Plan: "standard"}); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestRotateAPIKeyConcurrently(t *testing.T) {
 func TestAPIKeyLifecycle(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	gw := postgres.NewGateway(pool)
+	gw := gatewaystore.NewGateway(pool)
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
 		if _, _, err := gw.AddClient(ctx, gateway.Client{ID: id, Name: id, Environment: "sandbox", Plan: "sandbox"}); err != nil {
@@ -105,7 +105,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 func TestUsageConcurrentFlushes(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	u := postgres.NewUsage(pool)
+	u := gatewaystore.NewUsage(pool)
 	ctx := context.Background()
 	minute := time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC)
 	rows := []gateway.UsageCount{

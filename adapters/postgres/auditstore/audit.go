@@ -1,4 +1,10 @@
-package postgres
+// Package auditstore reads the event store for auditors and the console:
+// `pitboss verify` (the hash chain, double entry, the accounts and
+// idempotency records, and the read models against a rebuild by
+// readstore), the verify runs, `pitboss export`, a client's audit events
+// and a history row's detail with the ledger events behind it. It
+// implements the ports of package audit.
+package auditstore
 
 import (
 	"context"
@@ -24,7 +30,10 @@ type Audit struct {
 	pool *pgxpool.Pool
 }
 
-var _ audit.Log = (*Audit)(nil)
+var (
+	_ audit.Log  = (*Audit)(nil)
+	_ audit.Runs = (*Audit)(nil)
+)
 
 // NewAudit returns the audit reader over pool.
 func NewAudit(pool *pgxpool.Pool) *Audit { return &Audit{pool: pool} }
@@ -39,22 +48,11 @@ type VerifyOptions struct {
 	// SkipReadModels leaves the read-model comparison out (it holds the
 	// rebuilt read models in memory).
 	SkipReadModels bool
-	// ReadModels makes the read-model comparison; required unless
-	// SkipReadModels.
-	ReadModels ReadModelAuditor
 	// BatchSize is the events read per round trip. Default 2000.
 	BatchSize int
 	// Progress, when set, is called after every batch and at the end of
 	// each phase.
 	Progress func(audit.Progress)
-}
-
-// ReadModelAuditor rebuilds the read models from the events and compares
-// them with the live tables, as Verify's read-model check
-// (readstore.ReadModels). A port, because the read store is a package
-// built on this one.
-type ReadModelAuditor interface {
-	AuditReadModels(ctx context.Context, examples int, progress func(audit.Progress)) (audit.CheckResult, error)
 }
 
 const (
@@ -177,10 +175,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	if opts.SkipReadModels {
 		rep.Checks = append(rep.Checks, audit.CheckResult{Name: audit.CheckReadModels, Skipped: "--skip-read-models"})
 	} else {
-		if opts.ReadModels == nil {
-			return rep, errors.New("verify: no read models to compare (VerifyOptions.ReadModels)")
-		}
-		rm, err := opts.ReadModels.AuditReadModels(ctx, opts.Examples, progress)
+		rm, err := checkReadModels(ctx, a.pool, opts.Examples, progress)
 		if err != nil {
 			return rep, err
 		}

@@ -1,4 +1,4 @@
-package postgres
+package gatewaystore
 
 import (
 	"context"
@@ -24,7 +24,10 @@ type LaunchClients struct {
 	box  *secretbox.Box
 }
 
-var _ gateway.LaunchClients = (*LaunchClients)(nil)
+var (
+	_ gateway.LaunchClients = (*LaunchClients)(nil)
+	_ gateway.AdminLaunch   = (*LaunchClients)(nil)
+)
 
 // NewLaunchClients returns the store. box seals and opens client secrets.
 func NewLaunchClients(pool *pgxpool.Pool, box *secretbox.Box) (*LaunchClients, error) {

@@ -1,4 +1,4 @@
-package postgres_test
+package auditstore_test
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
@@ -81,7 +81,7 @@ func audExec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 
 type audEnv struct {
 	pool  *pgxpool.Pool
-	a     *postgres.Audit
+	a     *auditstore.Audit
 	h     *commands.Handler
 	c1    string
 	c2    string
@@ -93,21 +93,20 @@ func newAudEnv(t *testing.T) *audEnv {
 	t.Helper()
 	pool, _ := pgtest.NewDatabase(t)
 	_, h := startLedger(t, pool, eventstore.LedgerConfig{})
-	e := &audEnv{pool: pool, a: postgres.NewAudit(pool), h: h, c1: uid("c"), c2: uid("c")}
+	e := &audEnv{pool: pool, a: auditstore.NewAudit(pool), h: h, c1: uid("c"), c2: uid("c")}
 	e.bet = audPlay(t, h, e.c1)
 	audPlay(t, h, e.c2)
 	e.count = eventCount(t, pool)
 	return e
 }
 
-func (e *audEnv) verify(t *testing.T, opts postgres.VerifyOptions) audit.Report {
+func (e *audEnv) verify(t *testing.T, opts auditstore.VerifyOptions) audit.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 3 // several batches and cursor fetches even on a small ledger
 	}
-	opts.ReadModels = readstore.NewReadModels(e.pool)
 	rep, err := e.a.Verify(ctx, opts)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
@@ -169,7 +168,7 @@ func TestAuditVerify(t *testing.T) {
 	player := string(domain.PlayerWallet(e.c1, "p1", eur))
 
 	// given an untouched ledger, when verified, then every check holds
-	rep := e.verify(t, postgres.VerifyOptions{})
+	rep := e.verify(t, auditstore.VerifyOptions{})
 	wantOnly(t, rep)
 	if rep.Events != int64(e.count) || rep.HeadPosition != int64(e.count) {
 		t.Fatalf("verified %d events to head %d, the store has %d", rep.Events, rep.HeadPosition, e.count)
@@ -326,7 +325,7 @@ func TestAuditVerify(t *testing.T) {
 					t.Fatalf("tampering changed %d rows, want 1: %s", n, q)
 				}
 			}
-			opts := postgres.VerifyOptions{}
+			opts := auditstore.VerifyOptions{}
 			if tc.anchors != nil {
 				opts.Anchors = tc.anchors()
 			}
@@ -339,7 +338,7 @@ func TestAuditVerify(t *testing.T) {
 				tc.then(t, got)
 			}
 			// and once undone, the ledger verifies again
-			wantOnly(t, e.verify(t, postgres.VerifyOptions{SkipReadModels: true}))
+			wantOnly(t, e.verify(t, auditstore.VerifyOptions{SkipReadModels: true}))
 		})
 	}
 }
@@ -375,7 +374,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, forged.Position, forged.ID, string
 	audExec(t, e.pool, `UPDATE accounts SET balance = balance + 50000, version = version + 1, last_position = $2 WHERE account_id = $1`,
 		string(player), forged.Position)
 
-	rep := e.verify(t, postgres.VerifyOptions{})
+	rep := e.verify(t, auditstore.VerifyOptions{})
 	wantOnly(t, rep, audit.CheckDoubleEntry)
 	f := firstOf(t, rep, audit.CheckDoubleEntry)
 	if f.Position != forged.Position || f.EventID != forged.ID || !strings.Contains(f.Message, "sum to 500.00, not zero") {
@@ -411,7 +410,7 @@ func TestAuditVerifyWhileWriting(t *testing.T) {
 		if len(seen) == 20 {
 			t.Fatalf("the ledger did not grow while verifying: %v", seen)
 		}
-		rep := e.verify(t, postgres.VerifyOptions{SkipReadModels: true, BatchSize: 50})
+		rep := e.verify(t, auditstore.VerifyOptions{SkipReadModels: true, BatchSize: 50})
 		if !rep.OK {
 			var b strings.Builder
 			_ = rep.WriteText(&b)
@@ -422,7 +421,7 @@ func TestAuditVerifyWhileWriting(t *testing.T) {
 }
 
 // exportAll runs Export into NDJSON lines as `pitboss export` writes them.
-func exportAll(t *testing.T, a *postgres.Audit, rng postgres.ExportRange) ([]byte, postgres.ExportSummary) {
+func exportAll(t *testing.T, a *auditstore.Audit, rng auditstore.ExportRange) ([]byte, auditstore.ExportSummary) {
 	t.Helper()
 	var buf bytes.Buffer
 	rng.BatchSize = 4
@@ -487,7 +486,7 @@ func TestAuditExport(t *testing.T) {
 	genesis := make([]byte, 32)
 
 	t.Run("everything verifies independently", func(t *testing.T) {
-		out, sum := exportAll(t, e.a, postgres.ExportRange{})
+		out, sum := exportAll(t, e.a, auditstore.ExportRange{})
 		pos, err := independentCheck(out, genesis)
 		if err != nil {
 			t.Fatal(err)
@@ -498,7 +497,7 @@ func TestAuditExport(t *testing.T) {
 	})
 
 	t.Run("a tampered export fails", func(t *testing.T) {
-		out, _ := exportAll(t, e.a, postgres.ExportRange{})
+		out, _ := exportAll(t, e.a, auditstore.ExportRange{})
 		// the bet's amount inside the body string, as exported
 		edited := bytes.Replace(out, []byte(`\"amount\":\"2.50\"`), []byte(`\"amount\":\"0.50\"`), 1)
 		if bytes.Equal(edited, out) {
@@ -517,7 +516,7 @@ func TestAuditExport(t *testing.T) {
 	})
 
 	t.Run("a position range is a piece of the chain", func(t *testing.T) {
-		out, sum := exportAll(t, e.a, postgres.ExportRange{FromPosition: 3, ToPosition: 7})
+		out, sum := exportAll(t, e.a, auditstore.ExportRange{FromPosition: 3, ToPosition: 7})
 		var prev2 []byte
 		if err := e.pool.QueryRow(context.Background(), `SELECT hash FROM events WHERE position = 2`).Scan(&prev2); err != nil {
 			t.Fatal(err)
@@ -532,7 +531,7 @@ func TestAuditExport(t *testing.T) {
 	})
 
 	t.Run("a time range is the contiguous positions between its ends", func(t *testing.T) {
-		all, _ := exportAll(t, e.a, postgres.ExportRange{})
+		all, _ := exportAll(t, e.a, auditstore.ExportRange{})
 		var times []time.Time
 		for _, l := range bytes.Split(bytes.TrimSpace(all), []byte("\n")) {
 			var x struct {
@@ -553,7 +552,7 @@ func TestAuditExport(t *testing.T) {
 				hi = int64(i + 1)
 			}
 		}
-		out, sum := exportAll(t, e.a, postgres.ExportRange{From: from, To: to})
+		out, sum := exportAll(t, e.a, auditstore.ExportRange{From: from, To: to})
 		pos, err := independentCheck(out, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -561,7 +560,7 @@ func TestAuditExport(t *testing.T) {
 		if len(pos) == 0 || pos[0] != lo || pos[len(pos)-1] != hi || sum.Events != hi-lo+1 {
 			t.Fatalf("positions %v, want %d..%d", pos, lo, hi)
 		}
-		out, sum = exportAll(t, e.a, postgres.ExportRange{From: time.Now().Add(time.Hour)})
+		out, sum = exportAll(t, e.a, auditstore.ExportRange{From: time.Now().Add(time.Hour)})
 		if len(out) != 0 || sum.Events != 0 {
 			t.Fatalf("a range after the last event exported %d events", sum.Events)
 		}
@@ -569,7 +568,7 @@ func TestAuditExport(t *testing.T) {
 
 	t.Run("invalid ranges", func(t *testing.T) {
 		now := time.Now()
-		for _, rng := range []postgres.ExportRange{
+		for _, rng := range []auditstore.ExportRange{
 			{FromPosition: 1, From: now},
 			{FromPosition: -1},
 			{FromPosition: 5, ToPosition: 4},
@@ -587,7 +586,7 @@ func TestAuditExport(t *testing.T) {
 		if err != nil {
 			t.Skip("python3 is not installed: the documented script cannot run here")
 		}
-		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "audit.md"))
+		doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "audit.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -601,7 +600,7 @@ func TestAuditExport(t *testing.T) {
 		if err := os.WriteFile(scriptPath, script, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, _ := exportAll(t, e.a, postgres.ExportRange{})
+		out, _ := exportAll(t, e.a, auditstore.ExportRange{})
 		run := func(data []byte) (string, error) {
 			p := filepath.Join(dir, "events.ndjson")
 			if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -628,7 +627,7 @@ func TestAuditRuns(t *testing.T) {
 	if _, ok, err := e.a.LastRun(ctx); err != nil || ok {
 		t.Fatalf("last run before any: ok=%v err=%v", ok, err)
 	}
-	rep := e.verify(t, postgres.VerifyOptions{SkipReadModels: true})
+	rep := e.verify(t, auditstore.VerifyOptions{SkipReadModels: true})
 	if err := e.a.SaveRun(ctx, rep); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package postgres
+// Package gatewaystore is the Postgres store of the gateway's model
+// (package gateway): clients and their API keys, the catalog of providers
+// and games with their routes and sealed secrets, game sessions, the
+// signed launch's client settings, API usage, the shared rate-limit
+// windows and the relay and projection lag. Each type implements gateway
+// ports; the compiler checks which.
+package gatewaystore
 
 import (
 	"context"
@@ -21,7 +27,7 @@ import (
 // Gateway stores clients, API keys, providers, games and game sessions.
 type Gateway struct {
 	pool *pgxpool.Pool
-	box  *secretbox.Box // seals provider secrets; nil: plain text (providers_sealed.go)
+	box  *secretbox.Box // seals provider secrets; nil: plain text (provider_secrets.go)
 }
 
 // NewGateway returns the gateway store.
