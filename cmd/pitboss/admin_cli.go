@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/domain"
@@ -46,12 +45,8 @@ const keyUsage = `usage:
 
 // adminStores opens the database for one command.
 func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *gatewaystore.Gateway, error) {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("postgres: %w", err)
-	}
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		pool.Close()
 		return nil, nil, err
 	}
 	return pool, gatewaystore.NewGateway(pool), nil
