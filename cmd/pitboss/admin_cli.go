@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -105,16 +104,10 @@ func toCLIClient(c gateway.Client) cliClient {
 }
 
 func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(out, clientUsage)
-		return &exitError{exitUsage, errors.New("client: no subcommand given")}
+	fs, err := subcommandFlags("client", clientUsage, args, out)
+	if err != nil {
+		return err
 	}
-	if isHelp(args[0]) {
-		fmt.Fprint(out, clientUsage)
-		return flag.ErrHelp
-	}
-	fs := flag.NewFlagSet("client "+args[0], flag.ContinueOnError)
-	fs.SetOutput(out)
 	asJSON := fs.Bool("json", false, "print JSON")
 	id := fs.String("id", "", "client id")
 	var name, plan, env, forward, requireSig, allowList, returnHosts, currency optionalString
@@ -368,16 +361,10 @@ func expiry(in time.Duration, at string, now time.Time) (*time.Time, error) {
 }
 
 func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(out, keyUsage)
-		return &exitError{exitUsage, errors.New("key: no subcommand given")}
+	fs, err := subcommandFlags("key", keyUsage, args, out)
+	if err != nil {
+		return err
 	}
-	if isHelp(args[0]) {
-		fmt.Fprint(out, keyUsage)
-		return flag.ErrHelp
-	}
-	fs := flag.NewFlagSet("key "+args[0], flag.ContinueOnError)
-	fs.SetOutput(out)
 	asJSON := fs.Bool("json", false, "print JSON")
 	clientID := fs.String("client", "", "client id")
 	keyID := fs.String("key", "", "key id (the hex after pb_test_ / pb_live_)")
