@@ -246,6 +246,29 @@ type WalletAnswer struct {
 	Replayed      bool        `json:"replayed"`
 }
 
+// WalletBalances reads an answer of GET /api/v1/wallet/balance: each
+// currency's balance as the exact text the API sent.
+func WalletBalances(b []byte) (map[string]string, error) {
+	var v struct {
+		Data struct {
+			Balances []struct {
+				Currency string      `json:"currency"`
+				Balance  json.Number `json:"balance"`
+			} `json:"balances"`
+		} `json:"data"`
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	bals := make(map[string]string, len(v.Data.Balances))
+	for _, x := range v.Data.Balances {
+		bals[x.Currency] = x.Balance.String()
+	}
+	return bals, nil
+}
+
 // DecodeWallet reads a 200 wallet answer, keeping the balance's text.
 func DecodeWallet(b []byte) (WalletAnswer, error) {
 	var a WalletAnswer
