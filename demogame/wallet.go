@@ -3,9 +3,6 @@ package demogame
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,11 +90,9 @@ func (g *Game) wallet(ctx context.Context, rid, op string, prov gateway.Provider
 	if err != nil {
 		return walletAnswer{}, &walletError{Op: op, Err: err}
 	}
-	m := hmac.New(sha256.New, []byte(prov.Secret))
-	m.Write(body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(headerProviderID, prov.ID)
-	req.Header.Set(headerSignature, hex.EncodeToString(m.Sum(nil)))
+	req.Header.Set(headerSignature, gateway.Signature(prov.Secret, body))
 	if rid != "" {
 		req.Header.Set(echo.HeaderXRequestID, rid)
 	}

@@ -416,22 +416,9 @@ func (r *run) send(c call) {
 func (r *run) checkBalances() {
 	for _, p := range r.players {
 		o := r.api.Call(r.ctx, stack.DefaultRetry, http.MethodGet, "/api/v1/wallet/balance?player_id="+p, nil)
-		var v struct {
-			Data struct {
-				Balances []struct {
-					Currency string      `json:"currency"`
-					Balance  json.Number `json:"balance"`
-				} `json:"balances"`
-			} `json:"data"`
-		}
-		d := json.NewDecoder(strings.NewReader(string(o.Body)))
-		d.UseNumber()
-		if err := d.Decode(&v); err != nil || o.Status != http.StatusOK {
+		got, err := stack.WalletBalances(o.Body)
+		if err != nil || o.Status != http.StatusOK {
 			r.t.Fatalf("balance of %s: %v %d %s", p, err, o.Status, o.Body)
-		}
-		got := map[string]string{}
-		for _, b := range v.Data.Balances {
-			got[b.Currency] = b.Balance.String()
 		}
 		for _, c := range currencies {
 			if exp := stack.FormatMinor(r.m.bal[wallet(p, c)], c.exp); got[c.code] != exp {

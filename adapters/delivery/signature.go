@@ -2,13 +2,13 @@ package delivery
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // SignatureHeader carries the signature of every delivery:
@@ -27,11 +27,7 @@ func Sign(secret string, t time.Time, body []byte) string {
 }
 
 func mac(secret, ts string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+	return gateway.Signature(secret, []byte(ts), []byte{'.'}, body)
 }
 
 // Errors of Verify.

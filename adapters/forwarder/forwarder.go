@@ -24,6 +24,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -110,12 +111,8 @@ func (f *Forwarder) Run(ctx context.Context) error {
 			return nil
 		}
 		f.log.WarnContext(ctx, "forwarder lost its subscription, reconnecting", "err", err)
-		t := time.NewTimer(time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !system.Sleep(ctx, time.Second) {
 			return nil
-		case <-t.C:
 		}
 	}
 }
@@ -158,12 +155,8 @@ func (f *Forwarder) handleBatch(ctx context.Context, batch []*sarama.ConsumerMes
 		}
 		f.retries.Add(1)
 		f.log.WarnContext(ctx, "enqueue deliveries, will retry", "events", len(outs), "backoff", backoff, "err", err)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !system.Sleep(ctx, backoff) {
 			return false
-		case <-t.C:
 		}
 		backoff = min(2*backoff, retryMaxBackoff)
 	}

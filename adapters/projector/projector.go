@@ -57,6 +57,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -143,7 +144,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return nil
 		}
 		w.log.WarnContext(ctx, "projector lost its subscription, reconnecting", "err", err)
-		if !sleep(ctx, time.Second) {
+		if !system.Sleep(ctx, time.Second) {
 			return nil
 		}
 	}
@@ -311,7 +312,7 @@ func (w *Worker) handle(ctx context.Context, dlq message.Publisher, it item) boo
 			w.log.WarnContext(ctx, "applying an event failed; will retry", "err", err, "position", e.Position)
 		}
 		w.retries.Add(1)
-		if !sleep(ctx, backoff) {
+		if !system.Sleep(ctx, backoff) {
 			return false
 		}
 		backoff = min(2*backoff, w.cfg.MaxRetryBackoff)
@@ -373,7 +374,7 @@ func (w *Worker) retry(ctx context.Context, what string, f func() error) bool {
 		}
 		w.log.WarnContext(ctx, what+" failed; will retry", "err", err)
 		w.retries.Add(1)
-		if !sleep(ctx, backoff) {
+		if !system.Sleep(ctx, backoff) {
 			return false
 		}
 		backoff = min(2*backoff, w.cfg.MaxRetryBackoff)
@@ -407,7 +408,7 @@ func (w *Worker) advance(ctx context.Context, kick <-chan struct{}) {
 		case err == nil:
 			w.w.Store(pos)
 		}
-		if !sleep(ctx, w.cfg.WatermarkInterval) {
+		if !system.Sleep(ctx, w.cfg.WatermarkInterval) {
 			return
 		}
 	}
@@ -428,15 +429,4 @@ func newDeadLetterPublisher(brokers []string) (message.Publisher, error) {
 		return nil, fmt.Errorf("dead-letter publisher: %w", err)
 	}
 	return p, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

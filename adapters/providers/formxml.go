@@ -44,7 +44,7 @@ func FormXMLHash(secret string, form url.Values) string {
 	for i, k := range names {
 		parts[i] = k + "=" + form.Get(k)
 	}
-	return sign(secret, []byte(strings.Join(parts, "&")))
+	return gateway.Signature(secret, []byte(strings.Join(parts, "&")))
 }
 
 func (formXMLAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {

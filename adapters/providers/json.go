@@ -3,9 +3,6 @@ package providers
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +56,7 @@ func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint str
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("X-Signature", sign(route.Secret, body))
+	hr.Header.Set("X-Signature", gateway.Signature(route.Secret, body))
 	status, raw, err := do(client, hr)
 	if err != nil {
 		return "", err
@@ -91,13 +88,6 @@ func do(client *http.Client, hr *http.Request) (int, []byte, error) {
 		return 0, nil, &failure{reason: "connection", err: fmt.Errorf("read answer: %w", err)}
 	}
 	return resp.StatusCode, raw, nil
-}
-
-// sign is the lowercase hex HMAC-SHA256 of msg keyed with secret.
-func sign(secret string, msg []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(msg)
-	return hex.EncodeToString(m.Sum(nil))
 }
 
 // checkGameURL accepts an absolute http(s) URL: anything else would send

@@ -75,6 +75,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -168,7 +169,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			return nil
 		}
 		r.logger.WarnContext(ctx, "relay stepped down, back to standby", "err", err)
-		if !sleep(ctx, r.cfg.StandbyRetry) {
+		if !system.Sleep(ctx, r.cfg.StandbyRetry) {
 			r.logger.InfoContext(ctx, "relay stopped")
 			return nil
 		}
@@ -190,7 +191,7 @@ func (r *Relay) becomeLeader(ctx context.Context) (*pgx.Conn, error) {
 			r.logger.InfoContext(ctx, "relay is a standby")
 			announced = true
 		}
-		if !sleep(ctx, r.cfg.StandbyRetry) {
+		if !system.Sleep(ctx, r.cfg.StandbyRetry) {
 			return nil, ctx.Err()
 		}
 	}
@@ -390,7 +391,7 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn, msgs []*message.Mes
 			return fmt.Errorf("publish %d events, %d attempts: %w", len(msgs), attempt, err)
 		}
 		r.logger.WarnContext(ctx, "publish failed, will retry", "attempt", attempt, "backoff", backoff, "err", err)
-		if !sleep(ctx, backoff) {
+		if !system.Sleep(ctx, backoff) {
 			return ctx.Err()
 		}
 		backoff = min(2*backoff, r.cfg.MaxPublishBackoff)
@@ -400,18 +401,6 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn, msgs []*message.Mes
 		if err != nil {
 			return fmt.Errorf("leader connection: %w", err)
 		}
-	}
-}
-
-// sleep waits d and reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

@@ -1,7 +1,9 @@
-// Package system adapts the machine: wall clock and id generation.
+// Package system adapts the machine: wall clock, waits on it, and id
+// generation.
 package system
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,3 +20,17 @@ type IDs struct{}
 
 // NewID returns a new UUIDv7 string.
 func (IDs) NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Sleep waits d on the wall clock and reports whether ctx is still alive:
+// it returns false as soon as ctx ends, so a worker's backoff or poll pause
+// never holds up its shutdown.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -170,20 +170,11 @@ func Balances(ctx context.Context, api *API, players []*Player, want map[int]int
 		if o.Err != nil || o.Status != http.StatusOK {
 			return nil, fmt.Errorf("balance of %s: %v %d %s", p.ID, o.Err, o.Status, o.Body)
 		}
-		var v struct {
-			Data struct {
-				Balances []struct {
-					Currency string      `json:"currency"`
-					Balance  json.Number `json:"balance"`
-				} `json:"balances"`
-			} `json:"data"`
-		}
-		d := json.NewDecoder(strings.NewReader(string(o.Body)))
-		d.UseNumber()
-		if err := d.Decode(&v); err != nil || len(v.Data.Balances) != 1 {
+		bals, err := WalletBalances(o.Body)
+		if err != nil || len(bals) != 1 {
 			return nil, fmt.Errorf("balance answer %s: %v", o.Body, err)
 		}
-		if got, exp := v.Data.Balances[0].Balance.String(), FormatMinor(want[p.Index], p.Exp); got != exp {
+		if got, exp := bals[p.Currency], FormatMinor(want[p.Index], p.Exp); got != exp {
 			diffs = append(diffs, fmt.Sprintf("%s %s: balance %s, the acknowledged calls say %s", p.ID, p.Currency, got, exp))
 		}
 	}

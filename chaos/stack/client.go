@@ -3,15 +3,14 @@ package stack
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // NewHTTPClient is a keep-alive client for conns concurrent callers.
@@ -219,14 +218,6 @@ type Provider struct {
 	HTTP             *http.Client
 }
 
-// Sign is the provider's signature of body (written out here, not taken
-// from the code under test).
-func Sign(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
 // Send makes one attempt of op (balance, bet, win, rollback).
 func (p *Provider) Send(ctx context.Context, op string, body []byte) (Reply, error) {
 	req, err := http.NewRequest(http.MethodPost, p.Base+"/provider/v1/wallet/"+op, bytes.NewReader(body))
@@ -235,7 +226,7 @@ func (p *Provider) Send(ctx context.Context, op string, body []byte) (Reply, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Provider-Id", p.ID)
-	req.Header.Set("X-Signature", Sign(p.Secret, body))
+	req.Header.Set("X-Signature", gateway.Signature(p.Secret, body))
 	return do(ctx, p.HTTP, req)
 }
 
@@ -253,6 +244,29 @@ type WalletAnswer struct {
 	TransactionID string      `json:"transaction_id"`
 	ExternalID    string      `json:"external_transaction_id"`
 	Replayed      bool        `json:"replayed"`
+}
+
+// WalletBalances reads an answer of GET /api/v1/wallet/balance: each
+// currency's balance as the exact text the API sent.
+func WalletBalances(b []byte) (map[string]string, error) {
+	var v struct {
+		Data struct {
+			Balances []struct {
+				Currency string      `json:"currency"`
+				Balance  json.Number `json:"balance"`
+			} `json:"balances"`
+		} `json:"data"`
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	bals := make(map[string]string, len(v.Data.Balances))
+	for _, x := range v.Data.Balances {
+		bals[x.Currency] = x.Balance.String()
+	}
+	return bals, nil
 }
 
 // DecodeWallet reads a 200 wallet answer, keeping the balance's text.

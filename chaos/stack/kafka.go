@@ -141,18 +141,8 @@ rootLogger.appenderRef.file.ref = FILE
 	format := &Proc{Name: "kafka-format", Path: java, Dir: dir, Env: env, LogPath: filepath.Join(dir, "format.log"),
 		Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t",
 			clusterID(func(b []byte) { _, _ = rand.Read(b) }), "-c", propsPath)}
-	if err := format.Start(); err != nil {
+	if err := format.Run(ctx, 20); err != nil {
 		return nil, err
-	}
-	done, werr := format.Exited()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = format.Kill()
-		return nil, ctx.Err()
-	}
-	if err := werr(); err != nil {
-		return nil, fmt.Errorf("kafka storage format: %w\n%s", err, format.LogTail(20))
 	}
 	k.proc = &Proc{Name: "kafka", Path: java, Dir: dir, Env: env, LogPath: filepath.Join(dir, "kafka.log"),
 		Args: append(append([]string{}, jvm...), "kafka.Kafka", propsPath)}

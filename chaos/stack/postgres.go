@@ -94,18 +94,8 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	initdb := &Proc{Name: "initdb", Path: filepath.Join(bin, "initdb"), LogPath: filepath.Join(base, "initdb.log"),
 		Args: []string{"-D", pg.Dir, "-U", "pitboss", "-E", "UTF8", "--locale=C.UTF-8", "--auth=trust", "--no-sync"},
 		Env:  []string{"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8"}, Dir: base, Cred: cred}
-	if err := initdb.Start(); err != nil {
+	if err := initdb.Run(ctx, 30); err != nil {
 		return nil, err
-	}
-	done, werr := initdb.Exited()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = initdb.Kill()
-		return nil, ctx.Err()
-	}
-	if err := werr(); err != nil {
-		return nil, fmt.Errorf("initdb: %w\n%s", err, initdb.LogTail(30))
 	}
 	// A private test cluster: loopback only, trust (the suite's own user
 	// and password still go in the URL). fsync off: the faults kill

@@ -117,6 +117,26 @@ func (p *Proc) Exited() (<-chan struct{}, func() error) {
 	return done, func() error { p.mu.Lock(); defer p.mu.Unlock(); return p.err }
 }
 
+// Run starts a process that does one job and waits for it to end; when ctx
+// ends first the process is killed and ctx's error returned. A failure
+// carries the last tailLines lines of its log.
+func (p *Proc) Run(ctx context.Context, tailLines int) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	done, werr := p.Exited()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = p.Kill()
+		return ctx.Err()
+	}
+	if err := werr(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", p.Name, err, p.LogTail(tailLines))
+	}
+	return nil
+}
+
 // Signal sends sig to the process and waits up to wait for it to exit;
 // after that it sends SIGKILL to its whole process group. SIGKILL itself
 // goes to the group at once.

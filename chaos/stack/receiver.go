@@ -1,17 +1,14 @@
 package stack
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/pitboss/pitboss/adapters/delivery"
 )
 
 // Receiver is a client's callback endpoint: a real HTTP server on loopback
@@ -121,40 +118,9 @@ func (r *Receiver) record(rc Receipt) {
 
 func verifyAny(header string, secrets []string, body []byte, now time.Time) bool {
 	for _, s := range secrets {
-		if verifySignature(header, s, body, now) {
-			return true
-		}
-	}
-	return false
-}
-
-// verifySignature checks X-Pitboss-Signature: t=<unix>,v1=<hex HMAC-SHA256
-// of "<t>.<body>">, as docs/callbacks-and-webhooks.md tells receivers to.
-func verifySignature(header, secret string, body []byte, now time.Time) bool {
-	if secret == "" {
-		return false
-	}
-	var ts string
-	var sigs []string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sigs = append(sigs, v)
-		}
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || now.Sub(time.Unix(sec, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + "."))
-	m.Write(body)
-	want := hex.EncodeToString(m.Sum(nil))
-	for _, s := range sigs {
-		if hmac.Equal([]byte(s), []byte(want)) {
+		// As docs/callbacks-and-webhooks.md tells receivers: the HMAC, and
+		// t within five minutes.
+		if s != "" && delivery.Verify(header, s, body, now, 5*time.Minute) == nil {
 			return true
 		}
 	}

@@ -107,13 +107,14 @@ func startLagWatch(ctx context.Context, brokers []string, topic, dbURL string) (
 			}
 		})
 	}
-	w.wg.Go(func() { w.pollWatermarks(wctx) })
-	w.wg.Go(func() { w.pollXmin(wctx) })
+	w.wg.Go(func() { every(wctx, 10*time.Millisecond, w.pollWatermarks) })
+	w.wg.Go(func() { every(wctx, 200*time.Millisecond, w.pollXmin) })
 	return w, nil
 }
 
-func (w *lagWatch) pollWatermarks(ctx context.Context) {
-	t := time.NewTicker(10 * time.Millisecond)
+// every calls poll at each tick of interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, poll func(context.Context)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -121,47 +122,44 @@ func (w *lagWatch) pollWatermarks(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		var s wmSample
-		rows, err := w.db.Query(ctx, `SELECT projection, position FROM readmodels.positions`)
-		if err != nil {
-			continue
-		}
-		for rows.Next() {
-			var name string
-			var pos int64
-			if rows.Scan(&name, &pos) == nil {
-				switch name {
-				case "history":
-					s.history = pos
-				case "balances":
-					s.balances = pos
-				}
-			}
-		}
-		rows.Close()
-		s.at = time.Now().UnixNano()
-		w.wmMu.Lock()
-		w.wm = append(w.wm, s)
-		w.wmMu.Unlock()
+		poll(ctx)
 	}
 }
 
+// pollWatermarks samples the projections' watermarks.
+func (w *lagWatch) pollWatermarks(ctx context.Context) {
+	var s wmSample
+	rows, err := w.db.Query(ctx, `SELECT projection, position FROM readmodels.positions`)
+	if err != nil {
+		return
+	}
+	for rows.Next() {
+		var name string
+		var pos int64
+		if rows.Scan(&name, &pos) == nil {
+			switch name {
+			case "history":
+				s.history = pos
+			case "balances":
+				s.balances = pos
+			}
+		}
+	}
+	rows.Close()
+	s.at = time.Now().UnixNano()
+	w.wmMu.Lock()
+	w.wm = append(w.wm, s)
+	w.wmMu.Unlock()
+}
+
+// pollXmin samples the age of the oldest transaction holding an xid.
 func (w *lagWatch) pollXmin(ctx context.Context) {
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var age float64
-		if err := w.db.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM max(clock_timestamp() - xact_start)), 0)::float8
-			FROM pg_stat_activity WHERE backend_xid IS NOT NULL`).Scan(&age); err == nil {
-			w.wmMu.Lock()
-			w.oldestXact = max(w.oldestXact, age)
-			w.wmMu.Unlock()
-		}
+	var age float64
+	if err := w.db.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM max(clock_timestamp() - xact_start)), 0)::float8
+		FROM pg_stat_activity WHERE backend_xid IS NOT NULL`).Scan(&age); err == nil {
+		w.wmMu.Lock()
+		w.oldestXact = max(w.oldestXact, age)
+		w.wmMu.Unlock()
 	}
 }
 

@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +16,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The load generator speaks the provider wallet protocol
@@ -38,7 +37,7 @@ type walletClient struct {
 	http     *http.Client
 	base     string
 	provider string
-	secret   []byte
+	secret   string
 	run      string // prefix of every transaction id of this run
 	seq      atomic.Int64
 }
@@ -92,8 +91,6 @@ func (w *walletClient) call(ctx context.Context, op string, body map[string]any)
 		r.code, r.done = "encode: "+err.Error(), time.Now()
 		return r
 	}
-	m := hmac.New(sha256.New, w.secret)
-	m.Write(raw)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+"/provider/v1/wallet/"+op, bytes.NewReader(raw))
 	if err != nil {
 		r.code, r.done = "request: "+err.Error(), time.Now()
@@ -101,7 +98,7 @@ func (w *walletClient) call(ctx context.Context, op string, body map[string]any)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Provider-Id", w.provider)
-	req.Header.Set("X-Signature", hex.EncodeToString(m.Sum(nil)))
+	req.Header.Set("X-Signature", gateway.Signature(w.secret, raw))
 	res, err := w.http.Do(req)
 	if err != nil {
 		r.done = time.Now()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
@@ -102,7 +103,7 @@ func TestSeedLedgerVerifies(t *testing.T) {
 	}
 
 	// A second run on a store that has events is refused.
-	if _, err := seedLedger(ctx, pool, seedOptions{Events: 10}); !errors.Is(err, errStoreNotEmpty) {
+	if _, err := seedLedger(ctx, pool, seedOptions{Events: 10}); !errors.Is(err, eventstore.ErrLedgerNotEmpty) {
 		t.Errorf("second seed: %v, want errStoreNotEmpty", err)
 	}
 }

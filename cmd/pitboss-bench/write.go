@@ -147,7 +147,7 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 	defer lw.close()
 	maxConc := slices.Max(cfg.Steps)
 	wc := &walletClient{http: newHTTPClient(max(maxConc, 256)), base: svc.base, provider: creds.provider,
-		secret: []byte(creds.providerSecret), run: "bench" + ts}
+		secret: creds.providerSecret, run: "bench" + ts}
 
 	logf("write: warm-up, 2s at 16")
 	warm := wc.closedLoop(ctx, players, 16, 2*time.Second)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/domain"
@@ -46,12 +44,8 @@ const keyUsage = `usage:
 
 // adminStores opens the database for one command.
 func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *gatewaystore.Gateway, error) {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("postgres: %w", err)
-	}
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		pool.Close()
 		return nil, nil, err
 	}
 	return pool, gatewaystore.NewGateway(pool), nil
@@ -110,16 +104,10 @@ func toCLIClient(c gateway.Client) cliClient {
 }
 
 func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(out, clientUsage)
-		return &exitError{exitUsage, errors.New("client: no subcommand given")}
+	fs, err := subcommandFlags("client", clientUsage, args, out)
+	if err != nil {
+		return err
 	}
-	if isHelp(args[0]) {
-		fmt.Fprint(out, clientUsage)
-		return flag.ErrHelp
-	}
-	fs := flag.NewFlagSet("client "+args[0], flag.ContinueOnError)
-	fs.SetOutput(out)
 	asJSON := fs.Bool("json", false, "print JSON")
 	id := fs.String("id", "", "client id")
 	var name, plan, env, forward, requireSig, allowList, returnHosts, currency optionalString
@@ -373,16 +361,10 @@ func expiry(in time.Duration, at string, now time.Time) (*time.Time, error) {
 }
 
 func keyCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(out, keyUsage)
-		return &exitError{exitUsage, errors.New("key: no subcommand given")}
+	fs, err := subcommandFlags("key", keyUsage, args, out)
+	if err != nil {
+		return err
 	}
-	if isHelp(args[0]) {
-		fmt.Fprint(out, keyUsage)
-		return flag.ErrHelp
-	}
-	fs := flag.NewFlagSet("key "+args[0], flag.ContinueOnError)
-	fs.SetOutput(out)
 	asJSON := fs.Bool("json", false, "print JSON")
 	clientID := fs.String("client", "", "client id")
 	keyID := fs.String("key", "", "key id (the hex after pb_test_ / pb_live_)")

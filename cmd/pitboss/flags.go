@@ -48,6 +48,24 @@ func printUsage(fs *flag.FlagSet, w io.Writer) {
 	fs.SetOutput(io.Discard)
 }
 
+// subcommandFlags begins `pitboss <command> <subcommand> [flags]`: with
+// no subcommand it prints usage and is an exit 2, with a help request
+// it prints usage and returns flag.ErrHelp; otherwise it returns the
+// flag set of "<command> <subcommand>", writing to out.
+func subcommandFlags(command, usage string, args []string, out io.Writer) (*flag.FlagSet, error) {
+	if len(args) == 0 {
+		fmt.Fprint(out, usage)
+		return nil, &exitError{exitUsage, fmt.Errorf("%s: no subcommand given", command)}
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(out, usage)
+		return nil, flag.ErrHelp
+	}
+	fs := flag.NewFlagSet(command+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs, nil
+}
+
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {
 	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"

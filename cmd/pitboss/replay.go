@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 )
@@ -42,14 +41,11 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	defer stopProfile()
 	rebuildGC()
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	defer pool.Close()
 	rm := readstore.NewReadModels(pool)
 	bar := &progressBar{w: stderr}
 	if *passEvents < 1 {
@@ -158,14 +154,11 @@ func seedEvents(ctx context.Context, cfg config, args []string, stdout, stderr i
 		return fmt.Errorf("seed-events: %w", err)
 	}
 	defer stopProfile()
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	defer pool.Close()
 	res, err := eventstore.SeedEvents(ctx, pool, eventstore.SeedOptions{Events: *n, Clients: *clients,
 		PlayersPerClient: *players, Seed: *seed})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -31,14 +30,11 @@ func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writ
 	if err := parseFlags(flag.NewFlagSet("sandbox", flag.ContinueOnError), args, out, stderr); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	defer pool.Close()
 	box, err := cfg.secretBox(cfg.logger())
 	if err != nil {
 		return err

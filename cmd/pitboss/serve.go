@@ -20,7 +20,6 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/metrics"
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -66,14 +65,11 @@ func serve(ctx context.Context, cfg config, args []string) error {
 	if percent, limit, ok := serveGC(); ok {
 		log.Info("garbage collector set (GOGC and GOMEMLIMIT override it)", "gogc", percent, "memory_limit_mib", limit)
 	}
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	defer pool.Close()
 	registry := metrics.New()
 	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 

@@ -57,7 +57,7 @@ type VerifyOptions struct {
 
 const (
 	sqlAuditEvents = `
-SELECT position, event_id::text, stream_id, stream_version, event_type, occurred_at, body::text, prev_hash, hash
+SELECT ` + recordColumns + `
   FROM events WHERE position > $1 AND position <= $2 ORDER BY position LIMIT $3`
 
 	// Per account, what its events say: the exact numeric sum of its
@@ -311,20 +311,31 @@ func readEvents(ctx context.Context, q interface {
 	if err != nil {
 		return dst, fmt.Errorf("read events after %d: %w", after, err)
 	}
+	dst, err = appendRecords(rows, dst)
+	if err != nil {
+		return dst, fmt.Errorf("read events after %d: %w", after, err)
+	}
+	return dst, nil
+}
+
+// recordColumns are the columns of events that make an audit.Record, in
+// the order appendRecords scans them.
+const recordColumns = `position, event_id::text, stream_id, stream_version, event_type, occurred_at, body::text, prev_hash, hash`
+
+// appendRecords appends the rows of a query of recordColumns to dst, and
+// closes rows.
+func appendRecords(rows pgx.Rows, dst []audit.Record) ([]audit.Record, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var r audit.Record
 		if err := rows.Scan(&r.Position, &r.EventID, &r.StreamID, &r.StreamVersion, &r.Type, &r.OccurredAt,
 			&r.Body, &r.PrevHash, &r.Hash); err != nil {
-			return dst, fmt.Errorf("read events after %d: %w", after, err)
+			return dst, err
 		}
 		r.OccurredAt = r.OccurredAt.UTC()
 		dst = append(dst, r)
 	}
-	if err := rows.Err(); err != nil {
-		return dst, fmt.Errorf("read events after %d: %w", after, err)
-	}
-	return dst, nil
+	return dst, rows.Err()
 }
 
 // rowStream hands out the rows of one query as they arrive. pgx reads the

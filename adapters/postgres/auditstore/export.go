@@ -120,7 +120,7 @@ func nullTime(t time.Time) any {
 // stream id, in position order. The body's client_id must agree, so an
 // event is only ever shown to the client it is about.
 const sqlClientEvents = `
-SELECT position, event_id::text, stream_id, stream_version, event_type, occurred_at, body::text, prev_hash, hash
+SELECT ` + recordColumns + `
   FROM events
  WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position > $2
  ORDER BY position LIMIT $3`
@@ -141,17 +141,8 @@ func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, 
 	if err != nil {
 		return page, fmt.Errorf("read events of %s: %w", clientID, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r audit.Record
-		if err := rows.Scan(&r.Position, &r.EventID, &r.StreamID, &r.StreamVersion, &r.Type, &r.OccurredAt,
-			&r.Body, &r.PrevHash, &r.Hash); err != nil {
-			return page, fmt.Errorf("read events of %s: %w", clientID, err)
-		}
-		r.OccurredAt = r.OccurredAt.UTC()
-		page.Events = append(page.Events, r)
-	}
-	if err := rows.Err(); err != nil {
+	page.Events, err = appendRecords(rows, page.Events)
+	if err != nil {
 		return page, fmt.Errorf("read events of %s: %w", clientID, err)
 	}
 	return page, tx.Commit(ctx)

@@ -1,7 +1,7 @@
 // Package eventstore is the Postgres event store: the group-commit ledger
 // writer (Ledger), the reader of committed account state and of the chain
 // head (Accounts), and a generator of valid ledgers for benchmarks and
-// rebuild tests (SeedEvents).
+// rebuild tests (GenerateLedger, and SeedEvents with its own traffic).
 package eventstore
 
 import (

@@ -2,7 +2,7 @@ package eventstore
 
 // The statements of a batch transaction: load.go reads the state with the
 // first three (Accounts.Head shares sqlHead), append.go writes it back with
-// the others (SeedEvents shares sqlUpsertAccounts).
+// the others (GenerateLedger shares sqlUpsertAccounts).
 const (
 	sqlLoadAccounts = `SELECT account_id, balance, version FROM accounts WHERE account_id = ANY($1::text[])`
 	sqlLoadRecords  = `SELECT key, record FROM tx_records WHERE key = ANY($1::text[])`

@@ -268,27 +268,20 @@ type batcher interface {
 // and otherwise writes p's Changes and moves the checkpoint to e. A
 // *projections.InvalidEventError means e can never be applied; any other
 // error is worth a retry (the transaction rolled back).
+//
+// It is ApplyBatch with a batch of one event (two round trips in all).
 func (m *ReadModels) Apply(ctx context.Context, p projections.Projection, e domain.Event) (applied bool, err error) {
-	conn, err := m.pool.Acquire(ctx)
+	res, err := m.ApplyBatch(ctx, p, []domain.Event{e})
 	if err != nil {
-		return false, fmt.Errorf("acquire connection: %w", err)
+		return false, err
 	}
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_, _ = conn.Exec(rctx, "ROLLBACK")
-			cancel()
-		}
-		conn.Release()
-	}()
-	return m.applyOn(ctx, conn, p, e, true)
+	return res[0].Applied, res[0].Err
 }
 
-// applyOn runs Apply's steps on db, as a batch of one event; with ownTx it
-// opens and commits the transaction itself (two round trips in all),
-// without it db is a transaction the caller ends.
-func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event, ownTx bool) (bool, error) {
-	res, err := m.applyEvents(ctx, db, p, []domain.Event{e}, ownTx)
+// applyOn applies e on db, a transaction the caller ends (Swap's catch-up),
+// as a batch of one event.
+func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event) (bool, error) {
+	res, err := m.applyEvents(ctx, db, p, []domain.Event{e}, false)
 	if err != nil {
 		return false, err
 	}

@@ -93,7 +93,7 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 		for _, raw := range evs {
 			e, err := domain.DecodeBody(raw.body)
 			if err == nil {
-				_, err = shadow.applyOn(ctx, tx, proj, e, false)
+				_, err = shadow.applyOn(ctx, tx, proj, e)
 				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
 					return rep, fmt.Errorf("catch up %s of %s at version %d: %w", b.p, b.stream, raw.version, err)
 				}

@@ -5,8 +5,6 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"hash/fnv"
 	"log/slog"
@@ -20,33 +18,13 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/commands/ledgertest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-type uuids struct{}
-
-func (uuids) NewID() string { return NewUUID() }
-
 // NewUUID returns a random version 4 UUID in its canonical text.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
-}
+func NewUUID() string { return ledgertest.UUIDs{}.NewID() }
 
 // UID returns prefix and a random suffix: an id no other test uses.
 func UID(prefix string) string { return prefix + "-" + NewUUID()[:8] }
@@ -79,7 +57,7 @@ func StartLedger(t testing.TB, pool *pgxpool.Pool, cfg eventstore.LedgerConfig) 
 		t.Fatal(err)
 	}
 	RunLedger(t, l)
-	return l, commands.NewHandler(l, wallClock{}, uuids{})
+	return l, commands.NewHandler(l, ledgertest.WallClock{}, ledgertest.UUIDs{})
 }
 
 // EventCount is the number of events in the store.

@@ -6,12 +6,12 @@ package projectortest
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/commands/ledgertest"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -54,17 +54,8 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// IDs makes random UUIDs.
-type IDs struct{}
-
-// NewID returns a version 4 UUID.
-func (IDs) NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
+// IDs makes random (version 4) UUIDs: the ledger contract suite's.
+type IDs = ledgertest.UUIDs
 
 // Session runs, in EUR, on Day1:
 //

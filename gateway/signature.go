@@ -1,0 +1,44 @@
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// The gateway's HTTP protocols sign with HMAC-SHA256, keyed with the text
+// of a secret (its UTF-8 bytes as the secret was handed out), written as
+// lower-case hex:
+//
+//   - a provider's wallet call: X-Signature over the raw request body;
+//   - a launch request to a provider: the json kind's X-Signature over its
+//     body, the form-xml kind's hash over its sorted fields;
+//   - a webhook or forwarded callback: v1 of X-Pitboss-Signature over
+//     "<t>.<raw body>".
+//
+// One function computes all of them, so the signers (the launch adapters,
+// the delivery worker, the demo game, the load generator) and the checks
+// cannot drift apart.
+
+// Signature is the lower-case hex HMAC-SHA256 of msg's parts, one after
+// the other, keyed with secret.
+func Signature(secret string, msg ...[]byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	for _, p := range msg {
+		m.Write(p)
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ValidSignature reports whether sig, hex in either case, is the
+// HMAC-SHA256 of body keyed with secret: the check of a provider's wallet
+// call. The comparison takes constant time.
+func ValidSignature(secret string, body []byte, sig string) bool {
+	want, err := hex.DecodeString(sig)
+	if err != nil || len(want) != sha256.Size {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hmac.Equal(m.Sum(nil), want)
+}
