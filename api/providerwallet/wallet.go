@@ -5,9 +5,6 @@ package providerwallet
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 
@@ -94,7 +91,7 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
-	if !validSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
+	if !gateway.ValidSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
 		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeInvalidSignature,
 			"X-Signature does not match the body (HMAC-SHA256 with the provider secret, lowercase hex)")
 	}
@@ -118,16 +115,6 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	}
 	cur, err := domain.ParseCurrency(sess.Currency)
 	return call, sess, cur, err
-}
-
-func validSignature(secret string, body []byte, sig string) bool {
-	want, err := hex.DecodeString(sig)
-	if err != nil || len(want) != sha256.Size {
-		return false
-	}
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return hmac.Equal(m.Sum(nil), want)
 }
 
 func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domain.GameTx {

@@ -1,12 +1,10 @@
 package providerwallet
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"testing"
 
 	"github.com/pitboss/pitboss/api/wire"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Hot paths of every provider wallet call, in isolation (the whole call,
@@ -20,16 +18,14 @@ var benchBody = []byte(`{"session_id":"sess-5f0c2b7e9a1d4c3b8e6f","transaction_i
 
 func BenchmarkValidSignature(b *testing.B) {
 	secret := "demo-provider-secret-0123456789abcdef"
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(benchBody)
-	sig := hex.EncodeToString(m.Sum(nil))
-	if !validSignature(secret, benchBody, sig) {
+	sig := gateway.Signature(secret, benchBody)
+	if !gateway.ValidSignature(secret, benchBody, sig) {
 		b.Fatal("the right signature is refused")
 	}
 	b.SetBytes(int64(len(benchBody)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if !validSignature(secret, benchBody, sig) {
+		if !gateway.ValidSignature(secret, benchBody, sig) {
 			b.Fatal("refused")
 		}
 	}

@@ -1,4 +1,4 @@
-package providerwallet
+package gateway
 
 import (
 	"crypto/hmac"
@@ -29,17 +29,17 @@ func FuzzProviderSignature(f *testing.F) {
 		want := refHMAC([]byte(secret), body)
 		got, err := hex.DecodeString(sig)
 		expect := err == nil && hmac.Equal(got, want)
-		if validSignature(secret, body, sig) != expect {
-			t.Fatalf("validSignature(%q, %q, %q) = %v, want %v", secret, body, sig, !expect, expect)
+		if ValidSignature(secret, body, sig) != expect {
+			t.Fatalf("ValidSignature(%q, %q, %q) = %v, want %v", secret, body, sig, !expect, expect)
 		}
 		right := hex.EncodeToString(want)
-		if !validSignature(secret, body, right) || !validSignature(secret, body, strings.ToUpper(right)) {
+		if !ValidSignature(secret, body, right) || !ValidSignature(secret, body, strings.ToUpper(right)) {
 			t.Fatalf("the right signature %s is refused", right)
 		}
 		if len(body) > 0 {
 			flipped := append([]byte(nil), body...)
 			flipped[0] ^= 1
-			if validSignature(secret, flipped, right) {
+			if ValidSignature(secret, flipped, right) {
 				t.Fatal("a changed body kept its signature")
 			}
 		}
