@@ -1,0 +1,132 @@
+package apitest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath finds the browser scripts/ensure-chromium.sh installs
+// (PITBOSS_CHROMIUM, else chromium on PATH). The test fails, it does not
+// skip, without one.
+func ChromiumPath(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium on PATH: run scripts/ensure-chromium.sh (make test does)")
+	return ""
+}
+
+// BrowserTab is a headless Chromium tab. It records every request the
+// page makes and every script error (an uncaught exception or a
+// console.error), for the test to check at the end.
+type BrowserTab struct {
+	// Ctx is the tab's context for chromedp: it ends after the timeout
+	// OpenBrowser was given or when the test ends.
+	Ctx context.Context
+
+	mu                 sync.Mutex
+	requests, problems []string
+}
+
+// OpenBrowser starts chromium with a window of width×height and a fresh
+// profile.
+func OpenBrowser(t testing.TB, chromium string, width, height int, timeout time.Duration) *BrowserTab {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancelTimeout)
+
+	b := &BrowserTab{Ctx: ctx}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, e.Request.URL)
+		case *runtime.EventExceptionThrown:
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			b.problems = append(b.problems, msg)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				for _, a := range e.Args {
+					b.problems = append(b.problems, "console.error: "+string(a.Value)+a.Description)
+				}
+			}
+		}
+	}); err != nil {
+		t.Fatalf("start chromium (%s): %v", chromium, err)
+	}
+	return b
+}
+
+// Recorded returns copies of the requests and script errors seen so far.
+func (b *BrowserTab) Recorded() (requests, problems []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...), append([]string(nil), b.problems...)
+}
+
+// OutDir is out/<name> at the repository root (git-ignored), made if
+// missing: where the tests leave screenshots and reports.
+func OutDir(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), "out", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// RepoRoot is the directory holding go.mod, found from the test's working
+// directory (its package's directory) upwards.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
