@@ -117,6 +117,9 @@ func serve(t testing.TB, handler http.Handler, r Request) *httptest.ResponseReco
 	req := r.newRequest(t, context.Background(), "http://example.com")
 	req.URL.Scheme, req.URL.Host = "", ""
 	req.RequestURI = req.URL.RequestURI()
+	if req.Body == nil {
+		req.Body = http.NoBody // a server's request always has one
+	}
 	req.RemoteAddr = r.RemoteAddr
 	if req.RemoteAddr == "" {
 		req.RemoteAddr = "192.0.2.1:1234"
