@@ -153,8 +153,13 @@ type Harness struct {
 	WalletCalls chan WalletCall
 
 	client *http.Client
-	pumpMu sync.Mutex
-	pumped int64 // the last position Pump fed
+	pump   *pumpState
+}
+
+// pumpState is where Pump is: one per harness, shared by its With copies.
+type pumpState struct {
+	mu     sync.Mutex
+	pumped int64 // the last position fed
 }
 
 // New boots the server. Everything it starts stops, and the fresh
@@ -169,7 +174,7 @@ func New(t testing.TB, o Options) *Harness {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	h := &Harness{t: t, opts: o, log: logger, Pool: pool, Clock: o.Clock,
+	h := &Harness{t: t, opts: o, log: logger, Pool: pool, Clock: o.Clock, pump: &pumpState{},
 		client: &http.Client{Timeout: 30 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	if h.Clock == nil {
@@ -303,13 +308,22 @@ func New(t testing.TB, o Options) *Harness {
 	return h
 }
 
+// With is the harness reporting to t: a subtest's or a fuzz target's
+// failures must be its own, not the test's that built the harness.
+func (h *Harness) With(t testing.TB) *Harness {
+	c := *h
+	c.t = t
+	return &c
+}
+
 // Bare is a second server on the harness's database built with nothing but
 // the key store, as an API process without the optional stores is: the
 // routes of the stores it lacks answer 503, the admin API 404. It listens
 // on a loopback port of its own until the test ends.
 func (h *Harness) Bare() *Harness {
 	h.t.Helper()
-	b := &Harness{t: h.t, opts: h.opts, log: h.log, client: h.client, Clock: h.Clock, Pool: h.Pool, Gateway: h.Gateway}
+	b := &Harness{t: h.t, opts: h.opts, log: h.log, client: h.client, Clock: h.Clock, Pool: h.Pool, Gateway: h.Gateway,
+		pump: &pumpState{}}
 	b.Server = api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: h.Gateway, Logger: h.log})
 	b.Handler = b.Server.Handler()
 	ts := httptest.NewServer(b.Handler)

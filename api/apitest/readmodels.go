@@ -67,11 +67,11 @@ func (h *Harness) Pump() {
 
 // PumpOnce is Pump returning its error, for a goroutine of the test.
 func (h *Harness) PumpOnce(ctx context.Context) error {
-	h.pumpMu.Lock()
-	defer h.pumpMu.Unlock()
-	rows, err := h.Pool.Query(ctx, `SELECT position, body FROM events WHERE position > $1 ORDER BY position`, h.pumped)
+	h.pump.mu.Lock()
+	defer h.pump.mu.Unlock()
+	rows, err := h.Pool.Query(ctx, `SELECT position, body FROM events WHERE position > $1 ORDER BY position`, h.pump.pumped)
 	if err != nil {
-		return fmt.Errorf("read the events after %d: %w", h.pumped, err)
+		return fmt.Errorf("read the events after %d: %w", h.pump.pumped, err)
 	}
 	type row struct {
 		pos  int64
@@ -82,7 +82,7 @@ func (h *Harness) PumpOnce(ctx context.Context) error {
 		return x, r.Scan(&x.pos, &x.body)
 	})
 	if err != nil {
-		return fmt.Errorf("read the events after %d: %w", h.pumped, err)
+		return fmt.Errorf("read the events after %d: %w", h.pump.pumped, err)
 	}
 	for _, x := range list {
 		e, err := domain.DecodeBody(x.body)
@@ -104,7 +104,7 @@ func (h *Harness) PumpOnce(ctx context.Context) error {
 				return fmt.Errorf("enqueue the deliveries of event %d: %w", x.pos, err)
 			}
 		}
-		h.pumped = x.pos
+		h.pump.pumped = x.pos
 	}
 	for _, n := range projections.All {
 		if _, err := h.ReadModels.Advance(ctx, n); err != nil {
