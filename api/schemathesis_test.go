@@ -60,7 +60,7 @@ func TestSchemathesis(t *testing.T) {
 	// conformance test. The fuzzer follows the document's links from the
 	// game list to a launch and would report their documented 5xx as
 	// server errors: only the demo provider stays enabled here.
-	if _, err := h.events.Exec(h.ctx, `UPDATE providers SET enabled = false WHERE id IN ('refuser', 'down');
+	if _, err := h.Pool.Exec(h.ctx, `UPDATE providers SET enabled = false WHERE id IN ('refuser', 'down');
 		UPDATE games SET enabled = false WHERE provider_id IN ('refuser', 'down')`); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSchemathesis(t *testing.T) {
 			case <-pumpCtx.Done():
 				return
 			case <-tick.C:
-				if err := h.pumpOnce(); err != nil && pumpCtx.Err() == nil {
+				if err := h.PumpOnce(pumpCtx); err != nil && pumpCtx.Err() == nil {
 					t.Errorf("pump the read models: %v", err)
 					return
 				}
@@ -106,8 +106,8 @@ func TestSchemathesis(t *testing.T) {
 			t.Parallel() // the two runs share the server and its pump
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "run", h.base+api.OpenAPIPath,
-				"--url", h.base,
+			cmd := exec.CommandContext(ctx, bin, "run", h.URL+api.OpenAPIPath,
+				"--url", h.URL,
 				"--include-path-regex", run.paths,
 				"--header", "Authorization: Bearer "+run.token,
 				"--checks", schemathesisChecks,
