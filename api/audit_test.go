@@ -1,13 +1,10 @@
 package api_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,63 +12,34 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// auHarness is the real Echo server with the audit log on a fresh database
-// holding the events of two clients, booked through the real ledger.
-type auHarness struct {
-	t       *testing.T
-	pool    *pgxpool.Pool
-	handler http.Handler
+// auFixture is the API on a database holding the events of two clients,
+// booked through the real ledger.
+type auFixture struct {
+	*apitest.Harness
+	t *testing.T
 	// keys: acme with audit:read, acme without it, other with audit:read
 	acme, acmeNoScope, other string
 	events                   int
 }
 
-func newAuHarness(t *testing.T) *auHarness {
+func newAuFixture(t *testing.T) *auFixture {
 	t.Helper()
 	ctx := t.Context()
-	pool, _ := pgtest.NewDatabase(t)
-	gw := gatewaystore.NewGateway(pool)
-	h := &auHarness{t: t, pool: pool}
-	issue := func(client string, scopes ...string) string {
-		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	h := &auFixture{Harness: apitest.New(t, apitest.Options{}), t: t}
 	for _, c := range []string{"acme", "other"} {
-		if _, err := gw.CreateClient(ctx, c, c, "sandbox"); err != nil {
-			t.Fatal(err)
-		}
+		h.AddClient(c, "sandbox")
 	}
-	h.acme = issue("acme", gateway.ScopeAuditRead)
-	h.acmeNoScope = issue("acme", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
-	h.other = issue("other", gateway.ScopeAuditRead)
+	h.acme, _ = h.IssueKey("acme", gateway.ScopeAuditRead)
+	h.acmeNoScope, _ = h.IssueKey("acme", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
+	h.other, _ = h.IssueKey("other", gateway.ScopeAuditRead)
 
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	cmd := commands.NewHandler(l, system.Clock{}, system.IDs{})
 	eur := domain.MustCurrency("EUR")
 	// interleave the two clients so each one's positions have gaps
 	for i := range 4 {
@@ -80,15 +48,13 @@ func newAuHarness(t *testing.T) *auHarness {
 				continue
 			}
 			amt := domain.FromMinor(int64(100*(i+1)), eur)
-			if _, err := cmd.Deposit(ctx, domain.ClientTx{Client: c, Player: "p1", ExternalTxID: fmt.Sprintf("d%d", i),
+			if _, err := h.Commands.Deposit(ctx, domain.ClientTx{Client: c, Player: "p1", ExternalTxID: fmt.Sprintf("d%d", i),
 				Currency: eur}, amt); err != nil {
 				t.Fatal(err)
 			}
 			h.events++
 		}
 	}
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Audit: auditstore.NewAudit(pool), Logger: logger})
-	h.handler = srv.Handler()
 	return h
 }
 
@@ -114,14 +80,9 @@ type auPage struct {
 	} `json:"error"`
 }
 
-func (h *auHarness) get(query, key string) (*httptest.ResponseRecorder, auPage) {
+func (h *auFixture) get(query, key string) (*httptest.ResponseRecorder, auPage) {
 	h.t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events"+query, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	h.handler.ServeHTTP(rec, req)
+	rec := h.Get("/api/v1/audit/events"+query, key)
 	var p auPage
 	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 		h.t.Fatalf("status %d body %q: %v", rec.Code, rec.Body.String(), err)
@@ -130,7 +91,7 @@ func (h *auHarness) get(query, key string) (*httptest.ResponseRecorder, auPage) 
 }
 
 // positions reads every page of client's events with the given limit.
-func (h *auHarness) positions(key string, limit int) []int64 {
+func (h *auFixture) positions(key string, limit int) []int64 {
 	h.t.Helper()
 	var out []int64
 	after := int64(0)
@@ -153,9 +114,9 @@ func (h *auHarness) positions(key string, limit int) []int64 {
 
 func TestAuditEventsAPI(t *testing.T) {
 	t.Parallel()
-	h := newAuHarness(t)
+	h := newAuFixture(t)
 	var headHash []byte
-	if err := h.pool.QueryRow(t.Context(), `SELECT hash FROM events ORDER BY position DESC LIMIT 1`).Scan(&headHash); err != nil {
+	if err := h.Pool.QueryRow(t.Context(), `SELECT hash FROM events ORDER BY position DESC LIMIT 1`).Scan(&headHash); err != nil {
 		t.Fatal(err)
 	}
 
@@ -251,12 +212,7 @@ func TestAuditEventsAPI(t *testing.T) {
 	})
 
 	t.Run("a server without the audit log", func(t *testing.T) {
-		srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gatewaystore.NewGateway(h.pool),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		req := httptest.NewRequest(http.MethodGet, "/api/v1/audit/events", nil)
-		req.Header.Set("Authorization", "Bearer "+h.acme)
-		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, req)
+		rec := h.Bare().Get("/api/v1/audit/events", h.acme)
 		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), wire.CodeUnavailable) {
 			t.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -46,29 +47,29 @@ type ctGamePage struct {
 
 // catalogFixture: a demo provider with two games (one disabled), a json
 // provider with four games, and a disabled provider with one game.
-func catalogFixture(h *ctHarness) {
-	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
-	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	h.addGame("demo-old", "demo", "Old Demo", "slots", false)
-	h.addProvider("acme", "Acme Gaming", gateway.ProviderKindJSON, "http://127.0.0.1:9/")
-	h.addGame("acme-roulette", "acme", "Lightning Roulette", "Live", true)
-	h.addGame("acme-fruit", "acme", "Fruit 50% Bonus", "slots", true)
-	h.addGame("acme-fruits", "acme", "fruit_party", "slots", true)
-	h.addGame("acme-hotpot", "acme", "Hot Pot 500", "slots", true) // what unescaped % and _ would also find
-	h.addProvider("gone", "Gone Games", gateway.ProviderKindDemo)
-	h.addGame("gone-slot", "gone", "Gone Slot", "slots", true)
-	if err := h.gw.UpsertProvider(context.Background(), gateway.Provider{ID: "gone", Name: "Gone Games", Secret: "x", Enabled: false}); err != nil {
-		h.t.Fatal(err)
+func catalogFixture(t *testing.T, h *apitest.Harness) {
+	h.AddProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
+	h.AddGame("demo-slot", "demo", "Demo Slot", "slots", true)
+	h.AddGame("demo-old", "demo", "Old Demo", "slots", false)
+	h.AddProvider("acme", "Acme Gaming", gateway.ProviderKindJSON, "http://127.0.0.1:9/")
+	h.AddGame("acme-roulette", "acme", "Lightning Roulette", "Live", true)
+	h.AddGame("acme-fruit", "acme", "Fruit 50% Bonus", "slots", true)
+	h.AddGame("acme-fruits", "acme", "fruit_party", "slots", true)
+	h.AddGame("acme-hotpot", "acme", "Hot Pot 500", "slots", true) // what unescaped % and _ would also find
+	h.AddProvider("gone", "Gone Games", gateway.ProviderKindDemo)
+	h.AddGame("gone-slot", "gone", "Gone Slot", "slots", true)
+	if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: "gone", Name: "Gone Games", Secret: "x", Enabled: false}); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestListProviders(t *testing.T) {
 	t.Parallel()
-	h := newCTHarness(t)
-	catalogFixture(h)
-	c := h.newClient(gateway.ScopeLaunch)
+	h := apitest.New(t, apitest.Options{Loopback: true})
+	catalogFixture(t, h)
+	c := h.NewClient(gateway.ScopeLaunch)
 
-	got := ctOK[[]ctProviderView](t, h.do(http.MethodGet, "/api/v1/providers", c.key, ""))
+	got := apitest.Data[[]ctProviderView](t, h.Call(http.MethodGet, "/api/v1/providers", c.Key, ""))
 	if len(got) != 2 {
 		t.Fatalf("providers %+v, want acme and demo (gone is disabled)", got)
 	}
@@ -83,12 +84,12 @@ func TestListProviders(t *testing.T) {
 	}
 
 	t.Run("401 without a key", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/providers", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/providers", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 	t.Run("403 without the launch scope", func(t *testing.T) {
-		other := h.newClient(gateway.ScopeWalletRead)
-		e := ctWantError(t, h.do(http.MethodGet, "/api/v1/providers", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
+		other := h.NewClient(gateway.ScopeWalletRead)
+		e := apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/providers", other.Key, ""), http.StatusForbidden, wire.CodeForbidden)
 		if e.Error.Details["scope"] != gateway.ScopeLaunch {
 			t.Fatalf("details %v", e.Error.Details)
 		}
@@ -97,27 +98,27 @@ func TestListProviders(t *testing.T) {
 
 func TestCatalogRoutesWithoutACatalogAre503(t *testing.T) {
 	t.Parallel()
-	h := newCTHarness(t, ctOptions{noCatalog: true})
-	c := h.newClient(gateway.ScopeLaunch)
+	h := apitest.New(t, apitest.Options{Loopback: true, WithoutCatalog: true})
+	c := h.NewClient(gateway.ScopeLaunch)
 	for _, p := range []string{"/api/v1/providers", "/api/v1/games", "/api/v1/games/x"} {
-		ctWantError(t, h.do(http.MethodGet, p, c.key, ""), http.StatusServiceUnavailable, wire.CodeUnavailable)
+		apitest.WantError(t, h.Call(http.MethodGet, p, c.Key, ""), http.StatusServiceUnavailable, wire.CodeUnavailable)
 	}
 }
 
 func TestListGames(t *testing.T) {
 	t.Parallel()
-	h := newCTHarness(t)
-	catalogFixture(h)
-	c := h.newClient(gateway.ScopeLaunch)
+	h := apitest.New(t, apitest.Options{Loopback: true})
+	catalogFixture(t, h)
+	c := h.NewClient(gateway.ScopeLaunch)
 	list := func(t *testing.T, q url.Values) ctGamePage {
 		t.Helper()
-		r := h.do(http.MethodGet, "/api/v1/games?"+q.Encode(), c.key, "")
-		if r.status != http.StatusOK {
-			t.Fatalf("status %d: %s", r.status, r.body)
+		r := h.Call(http.MethodGet, "/api/v1/games?"+q.Encode(), c.Key, "")
+		if r.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", r.Code, r.Body)
 		}
 		var p ctGamePage
-		if err := json.Unmarshal(r.body, &p); err != nil || !p.Success {
-			t.Fatalf("page %s: %v", r.body, err)
+		if err := json.Unmarshal(r.Body.Bytes(), &p); err != nil || !p.Success {
+			t.Fatalf("page %s: %v", r.Body, err)
 		}
 		return p
 	}
@@ -192,37 +193,37 @@ func TestListGames(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("400 "+tc.name, func(t *testing.T) {
-			e := ctWantError(t, h.do(http.MethodGet, "/api/v1/games?"+tc.query, c.key, ""), http.StatusBadRequest, wire.CodeInvalidRequest)
+			e := apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games?"+tc.query, c.Key, ""), http.StatusBadRequest, wire.CodeInvalidRequest)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
 			}
 		})
 	}
 	t.Run("401 and 403", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
-		other := h.newClient(gateway.ScopeTransactionsRead)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		other := h.NewClient(gateway.ScopeTransactionsRead)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games", other.Key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 }
 
 func TestGetGame(t *testing.T) {
 	t.Parallel()
-	h := newCTHarness(t)
-	catalogFixture(h)
-	c := h.newClient(gateway.ScopeLaunch)
+	h := apitest.New(t, apitest.Options{Loopback: true})
+	catalogFixture(t, h)
+	c := h.NewClient(gateway.ScopeLaunch)
 
-	g := ctOK[ctGameView](t, h.do(http.MethodGet, "/api/v1/games/demo-slot", c.key, ""))
+	g := apitest.Data[ctGameView](t, h.Call(http.MethodGet, "/api/v1/games/demo-slot", c.Key, ""))
 	if g != (ctGameView{ID: "demo-slot", Name: "Demo Slot", Category: "slots", Provider: "demo", ProviderName: "Pitboss Demo Games"}) {
 		t.Fatalf("game %+v", g)
 	}
 	for _, id := range []string{"nope", "demo-old", "gone-slot", "a%3Ab", strings.Repeat("x", 129)} {
 		t.Run("404 "+id[:min(len(id), 12)], func(t *testing.T) {
-			ctWantError(t, h.do(http.MethodGet, "/api/v1/games/"+id, c.key, ""), http.StatusNotFound, wire.CodeNotFound)
+			apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games/"+id, c.Key, ""), http.StatusNotFound, wire.CodeNotFound)
 		})
 	}
 	t.Run("401 and 403", func(t *testing.T) {
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
-		other := h.newClient(gateway.ScopeWalletRead)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/games/demo-slot", other.key, ""), http.StatusForbidden, wire.CodeForbidden)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games/demo-slot", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		other := h.NewClient(gateway.ScopeWalletRead)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/games/demo-slot", other.Key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 }

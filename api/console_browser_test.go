@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
@@ -32,20 +33,20 @@ import (
 // without chromium, and without the vendored uPlot.
 func TestConsoleInABrowser(t *testing.T) {
 	t.Parallel()
-	chromium := chromiumPath(t)
+	chromium := apitest.ChromiumPath(t)
 	if !console.ChartsVendored() {
 		t.Fatal("uPlot is not vendored into console/assets/vendor: run scripts/ensure-console-assets.sh (make test does)")
 	}
 	start := time.Now()
-	h := newConsoleHarness(t)
-	c := h.newClient(gateway.AllScopes...)
+	h := newConsoleFixture(t)
+	c := h.NewClient(gateway.AllScopes...)
 	h.webhook(c)
-	h.deposit(c, "p1", "50.00", "EUR")
-	shots := outDir(t, "console")
+	h.Deposit(c, "p1", "50.00", "EUR")
+	shots := apitest.OutDir(t, "console")
 	downloads := t.TempDir()
 
-	tab := openBrowser(t, chromium, 1280, 1000, 4*time.Minute)
-	ctx := tab.ctx
+	tab := apitest.OpenBrowser(t, chromium, 1280, 1000, 4*time.Minute)
+	ctx := tab.Ctx
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -87,22 +88,22 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// Sign in by keyboard: type the key, press Enter.
-	run("open the console", chromedp.Navigate(h.base+"/console/"))
+	run("open the console", chromedp.Navigate(h.URL+"/console/"))
 	wait("the sign-in form", `document.body.dataset.state === 'signin'`)
 	shot("0-sign-in.png")
-	run("sign in", chromedp.SendKeys(chromedp.ID("secret"), c.key), chromedp.KeyEvent("\r"))
+	run("sign in", chromedp.SendKeys(chromedp.ID("secret"), c.Key), chromedp.KeyEvent("\r"))
 	wait("signed in", `document.body.dataset.state === 'ready' && document.body.dataset.page === 'overview'`)
-	if who := eval(`document.querySelector('#who').textContent`); !strings.Contains(who, c.id) {
-		t.Fatalf("header says %q, want client %s", who, c.id)
+	if who := eval(`document.querySelector('#who').textContent`); !strings.Contains(who, c.ID) {
+		t.Fatalf("header says %q, want client %s", who, c.ID)
 	}
-	if got := eval(`sessionStorage.getItem('pitboss.secret') === '` + c.key + `' && localStorage.length === 0 ? 'ok' : 'no'`); got != "ok" {
+	if got := eval(`sessionStorage.getItem('pitboss.secret') === '` + c.Key + `' && localStorage.length === 0 ? 'ok' : 'no'`); got != "ok" {
 		t.Fatal("the key is not (only) in sessionStorage")
 	}
 	t.Logf("%s: signed in", time.Since(start).Round(time.Millisecond))
 
 	// A bet through the API.
 	b := h.bet(c, "p1", "3.00")
-	h.waitHistory(c, b.position)
+	h.WaitHistory(c.Key, b.position)
 
 	// Transactions, opened by keyboard (Alt+2): the bet is in the table.
 	run("Alt+2", chromedp.KeyEvent("2", chromedp.KeyModifiers(chromedp.ModifierAlt)))
@@ -116,7 +117,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("open the bet", chromedp.Click(chromedp.CSS(`#tx-table tbody tr[data-type=bet] button`)))
 	wait("the detail", `!document.querySelector('#tx-detail').hidden && document.querySelectorAll('#tx-detail .events li').length === 1`)
 	var hash []byte
-	if err := h.pool.QueryRow(context.Background(), `SELECT hash FROM events WHERE position = $1`, b.position).Scan(&hash); err != nil {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT hash FROM events WHERE position = $1`, b.position).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if got := eval(`document.querySelector('#tx-detail .events li').dataset.hash`); got != hex.EncodeToString(hash) {
@@ -167,9 +168,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("re-send", chromedp.Click(chromedp.CSS(sel+` button`)))
 	wait("re-sent", `document.querySelector('#del-status').textContent.includes('re-sent')`)
 	eventually.NoError(t, 30*time.Second, "the re-sent delivery to succeed", func() error {
-		d := ctOK[struct {
+		d := apitest.Data[struct {
 			Status string `json:"status"`
-		}](t, h.do(http.MethodGet, "/api/v1/deliveries/"+parked, c.key, ""))
+		}](t, h.Call(http.MethodGet, "/api/v1/deliveries/"+parked, c.Key, ""))
 		if d.Status != gateway.DeliverySucceeded {
 			return fmt.Errorf("the delivery is %s", d.Status)
 		}
@@ -183,11 +184,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot("6-deliveries-resent.png")
 
 	// Audit: the chain head and the last verification.
-	rep, err := h.audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
+	rep, err := h.Audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.audit.SaveRun(context.Background(), rep); err != nil {
+	if err := h.Audit.SaveRun(context.Background(), rep); err != nil {
 		t.Fatal(err)
 	}
 	show("audit")
@@ -211,7 +212,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	wait("signed out", `document.body.dataset.state === 'signin' && sessionStorage.length === 0`)
 	run("admin sign in", chromedp.SendKeys(chromedp.ID("secret"), csAdminToken+"\r"))
 	wait("the client picker", `document.body.dataset.state === 'pick-client'`)
-	run("pick the client", chromedp.SetValue(chromedp.ID("client"), c.id), chromedp.Click(chromedp.CSS(`#client-form button`)))
+	run("pick the client", chromedp.SetValue(chromedp.ID("client"), c.ID), chromedp.Click(chromedp.CSS(`#client-form button`)))
 	wait("signed in as admin", `document.body.dataset.state === 'ready' && document.querySelector('#who').textContent.includes('acting as admin')`)
 	wait("the overview", `document.querySelector('#page-overview').dataset.loaded && document.body.dataset.busy === 'no'`)
 	shot("8-admin-overview.png")
@@ -219,17 +220,17 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("sign out as admin", chromedp.Click(chromedp.ID("signout")))
 	wait("signed out", `document.body.dataset.state === 'signin' && sessionStorage.length === 0`)
 	var revoked bool
-	if err := h.pool.QueryRow(context.Background(), `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = $1`, keyID).Scan(&revoked); err != nil || !revoked {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = $1`, keyID).Scan(&revoked); err != nil || !revoked {
 		t.Fatalf("the admin session's key %s is not revoked (%v)", keyID, err)
 	}
 
-	requests, problems := tab.recorded()
+	requests, problems := tab.Recorded()
 	if len(problems) > 0 {
 		t.Fatalf("script errors on the page: %v", problems)
 	}
 	for _, u := range requests {
-		if !strings.HasPrefix(u, h.base+"/") && !strings.HasPrefix(u, "blob:"+h.base+"/") && !strings.HasPrefix(u, "data:") {
-			t.Fatalf("the page requested %s, outside %s", u, h.base)
+		if !strings.HasPrefix(u, h.URL+"/") && !strings.HasPrefix(u, "blob:"+h.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Fatalf("the page requested %s, outside %s", u, h.URL)
 		}
 	}
 	t.Logf("%s: done, %d requests, screenshots in %s", time.Since(start).Round(time.Millisecond), len(requests), shots)

@@ -6,17 +6,22 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/console"
+	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // TestConsoleRoutes covers every status of the routes the console added
@@ -25,17 +30,17 @@ import (
 // relay and the projectors.
 func TestConsoleRoutes(t *testing.T) {
 	t.Parallel()
-	h := newConsoleHarness(t)
-	full := h.newClient(gateway.AllScopes...)
-	other := h.newClient(gateway.AllScopes...)
-	reportsOnly := h.newClient(gateway.ScopeReportsRead)
-	walletOnly := h.newClient(gateway.ScopeWalletRead)
+	h := newConsoleFixture(t)
+	full := h.NewClient(gateway.AllScopes...)
+	other := h.NewClient(gateway.AllScopes...)
+	reportsOnly := h.NewClient(gateway.ScopeReportsRead)
+	walletOnly := h.NewClient(gateway.ScopeWalletRead)
 	h.webhook(full)
-	h.deposit(full, "p1", "20.00", "EUR")
-	h.deposit(full, "", "100.00", "EUR")
+	h.Deposit(full, "p1", "20.00", "EUR")
+	h.Deposit(full, "", "100.00", "EUR")
 	b := h.bet(full, "p1", "2.50")
 	otherBet := h.bet2(other)
-	h.waitHistory(full, b.position)
+	h.WaitHistory(full.Key, b.position)
 	parked := h.park(full)
 
 	t.Run("me", func(t *testing.T) {
@@ -46,17 +51,17 @@ func TestConsoleRoutes(t *testing.T) {
 			Scopes      []string `json:"scopes"`
 		}
 		for _, c := range []struct {
-			key    ctClient
+			key    apitest.Client
 			scopes []string
 		}{{full, gateway.AllScopes}, {walletOnly, []string{gateway.ScopeWalletRead}}} {
-			got := ctOK[me](t, h.do(http.MethodGet, "/api/v1/me", c.key.key, ""))
-			if got.ClientID != c.key.id || got.Environment != "sandbox" || got.KeyID == "" || !strings.Contains(c.key.key, got.KeyID) ||
+			got := apitest.Data[me](t, h.Call(http.MethodGet, "/api/v1/me", c.key.Key, ""))
+			if got.ClientID != c.key.ID || got.Environment != "sandbox" || got.KeyID == "" || !strings.Contains(c.key.Key, got.KeyID) ||
 				!slices.Equal(slices.Sorted(slices.Values(got.Scopes)), slices.Sorted(slices.Values(c.scopes))) {
-				t.Errorf("me %+v for client %s with %v", got, c.key.id, c.scopes)
+				t.Errorf("me %+v for client %s with %v", got, c.key.ID, c.scopes)
 			}
 		}
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/me", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/me", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/me", "pb_test_nope_nope", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 
 	t.Run("overview", func(t *testing.T) {
@@ -86,8 +91,8 @@ func TestConsoleRoutes(t *testing.T) {
 			} `json:"failed_deliveries"`
 			FailedTotal *int64 `json:"failed_deliveries_total"`
 		}
-		r := h.do(http.MethodGet, "/api/v1/console/overview", full.key, "")
-		o := ctOK[overview](t, r)
+		r := h.Call(http.MethodGet, "/api/v1/console/overview", full.Key, "")
+		o := apitest.Data[overview](t, r)
 		if o.Day != time.Now().UTC().Format(time.DateOnly) || len(o.Today) != 1 || o.Today[0].Currency != "EUR" ||
 			o.Today[0].Bets != "2.50" || o.Today[0].Wins != "0.00" || o.Today[0].GGR != "2.50" || o.Today[0].Rounds != 1 {
 			t.Errorf("today %+v", o)
@@ -102,34 +107,34 @@ func TestConsoleRoutes(t *testing.T) {
 			o.FailedDeliveries[0].Status != gateway.DeliveryParked {
 			t.Errorf("failed deliveries %+v (total %v), want %s", o.FailedDeliveries, o.FailedTotal, parked)
 		}
-		if r.header.Get(api.HeaderLedgerPosition) == "" {
+		if r.Header().Get(api.HeaderLedgerPosition) == "" {
 			t.Error("no X-Ledger-Position")
 		}
 		// A past day has nothing; a key without wallet:read and
 		// deliveries:read gets null for those parts.
-		if o := ctOK[overview](t, h.do(http.MethodGet, "/api/v1/console/overview?day=2020-01-31", full.key, "")); len(o.Today) != 0 {
+		if o := apitest.Data[overview](t, h.Call(http.MethodGet, "/api/v1/console/overview?day=2020-01-31", full.Key, "")); len(o.Today) != 0 {
 			t.Errorf("2020-01-31: %+v", o.Today)
 		}
-		raw := h.do(http.MethodGet, "/api/v1/console/overview", reportsOnly.key, "")
+		raw := h.Call(http.MethodGet, "/api/v1/console/overview", reportsOnly.Key, "")
 		var env struct {
 			Data map[string]json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(raw.body, &env); err != nil || string(env.Data["balances"]) != "null" ||
+		if err := json.Unmarshal(raw.Body.Bytes(), &env); err != nil || string(env.Data["balances"]) != "null" ||
 			string(env.Data["failed_deliveries"]) != "null" || string(env.Data["today"]) != "[]" {
-			t.Errorf("reports-only overview: %s (%v)", raw.body, err)
+			t.Errorf("reports-only overview: %s (%v)", raw.Body, err)
 		}
 		for _, c := range []struct {
 			name, query, key string
 			status           int
 			code             string
 		}{
-			{"bad day", "?day=31.01.2020", full.key, 400, wire.CodeInvalidRequest},
-			{"bad min_position", "?min_position=-1", full.key, 400, wire.CodeInvalidRequest},
+			{"bad day", "?day=31.01.2020", full.Key, 400, wire.CodeInvalidRequest},
+			{"bad min_position", "?min_position=-1", full.Key, 400, wire.CodeInvalidRequest},
 			{"no key", "", "", 401, wire.CodeUnauthorized},
-			{"no reports:read", "", walletOnly.key, 403, wire.CodeForbidden},
+			{"no reports:read", "", walletOnly.Key, 403, wire.CodeForbidden},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				ctWantError(t, h.do(http.MethodGet, "/api/v1/console/overview"+c.query, c.key, ""), c.status, c.code)
+				apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/console/overview"+c.query, c.key, ""), c.status, c.code)
 			})
 		}
 	})
@@ -147,7 +152,7 @@ func TestConsoleRoutes(t *testing.T) {
 			ID   string `json:"id"`
 			Type string `json:"type"`
 		}
-		rows := ctOK[[]row](t, h.do(http.MethodGet, "/api/v1/transactions?player_id=p1&provider=demo", full.key, ""))
+		rows := apitest.Data[[]row](t, h.Call(http.MethodGet, "/api/v1/transactions?player_id=p1&provider=demo", full.Key, ""))
 		ids := map[string]string{}
 		for _, r := range rows {
 			ids[r.Type] = r.ID
@@ -156,15 +161,15 @@ func TestConsoleRoutes(t *testing.T) {
 			t.Fatalf("history rows %+v", rows)
 		}
 		var wantHash []byte
-		if err := h.pool.QueryRow(context.Background(), `SELECT hash FROM events WHERE event_id = $1`, ids["bet"]).Scan(&wantHash); err != nil {
+		if err := h.Pool.QueryRow(context.Background(), `SELECT hash FROM events WHERE event_id = $1`, ids["bet"]).Scan(&wantHash); err != nil {
 			t.Fatal(err)
 		}
-		d := ctOK[detail](t, h.do(http.MethodGet, "/api/v1/transactions/"+ids["bet"], full.key, ""))
+		d := apitest.Data[detail](t, h.Call(http.MethodGet, "/api/v1/transactions/"+ids["bet"], full.Key, ""))
 		if d.ID != ids["bet"] || d.Type != "bet" || d.Amount != "-2.50" || len(d.Events) != 1 ||
 			d.Events[0].EventID != ids["bet"] || d.Events[0].Hash != hex.EncodeToString(wantHash) || d.Events[0].Position != b.position {
 			t.Errorf("bet detail %+v, want its one event with hash %x", d, wantHash)
 		}
-		g := ctOK[detail](t, h.do(http.MethodGet, "/api/v1/transactions/"+ids["game_result"], full.key, ""))
+		g := apitest.Data[detail](t, h.Call(http.MethodGet, "/api/v1/transactions/"+ids["game_result"], full.Key, ""))
 		if g.Type != "game_result" || g.RoundID == nil || *g.RoundID != b.round || len(g.Events) != 1 || g.Events[0].EventID != ids["bet"] {
 			t.Errorf("game result detail %+v, want the round's bet event", g)
 		}
@@ -173,14 +178,14 @@ func TestConsoleRoutes(t *testing.T) {
 			status        int
 			code          string
 		}{
-			{"not a uuid", "bet-1", full.key, 400, wire.CodeInvalidRequest},
+			{"not a uuid", "bet-1", full.Key, 400, wire.CodeInvalidRequest},
 			{"no key", ids["bet"], "", 401, wire.CodeUnauthorized},
-			{"no transactions:read", ids["bet"], walletOnly.key, 403, wire.CodeForbidden},
-			{"unknown", "00000000-0000-4000-8000-000000000000", full.key, 404, wire.CodeNotFound},
-			{"another client's", otherBet, full.key, 404, wire.CodeNotFound},
+			{"no transactions:read", ids["bet"], walletOnly.Key, 403, wire.CodeForbidden},
+			{"unknown", "00000000-0000-4000-8000-000000000000", full.Key, 404, wire.CodeNotFound},
+			{"another client's", otherBet, full.Key, 404, wire.CodeNotFound},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				ctWantError(t, h.do(http.MethodGet, "/api/v1/transactions/"+c.id, c.key, ""), c.status, c.code)
+				apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/transactions/"+c.id, c.key, ""), c.status, c.code)
 			})
 		}
 	})
@@ -202,28 +207,28 @@ func TestConsoleRoutes(t *testing.T) {
 		}
 		var pos int64
 		var hash []byte
-		if err := h.pool.QueryRow(context.Background(), `SELECT position, hash FROM events ORDER BY position DESC LIMIT 1`).
+		if err := h.Pool.QueryRow(context.Background(), `SELECT position, hash FROM events ORDER BY position DESC LIMIT 1`).
 			Scan(&pos, &hash); err != nil {
 			t.Fatal(err)
 		}
-		got := ctOK[head](t, h.do(http.MethodGet, "/api/v1/audit/head", full.key, ""))
+		got := apitest.Data[head](t, h.Call(http.MethodGet, "/api/v1/audit/head", full.Key, ""))
 		if got.Position < pos || got.Hash == "" || got.EventsPath != "/api/v1/audit/events" || got.LastVerify != nil {
 			t.Errorf("head %+v, want at least %d and no verification yet", got, pos)
 		}
-		rep, err := h.audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
+		rep, err := h.Audit.Verify(context.Background(), auditstore.VerifyOptions{SkipReadModels: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.audit.SaveRun(context.Background(), rep); err != nil {
+		if err := h.Audit.SaveRun(context.Background(), rep); err != nil {
 			t.Fatal(err)
 		}
-		got = ctOK[head](t, h.do(http.MethodGet, "/api/v1/audit/head", full.key, ""))
+		got = apitest.Data[head](t, h.Call(http.MethodGet, "/api/v1/audit/head", full.Key, ""))
 		if got.LastVerify == nil || got.LastVerify.OK != rep.OK || got.LastVerify.HeadPosition != rep.HeadPosition ||
 			got.LastVerify.HeadHash != rep.HeadHash || len(got.LastVerify.Checks) != len(rep.Checks) {
 			t.Errorf("last verify %+v, want %+v", got.LastVerify, rep)
 		}
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
-		ctWantError(t, h.do(http.MethodGet, "/api/v1/audit/head", walletOnly.key, ""), http.StatusForbidden, wire.CodeForbidden)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/audit/head", "", ""), http.StatusUnauthorized, wire.CodeUnauthorized)
+		apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/audit/head", walletOnly.Key, ""), http.StatusForbidden, wire.CodeForbidden)
 	})
 
 	t.Run("static pages", func(t *testing.T) {
@@ -231,7 +236,7 @@ func TestConsoleRoutes(t *testing.T) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		get := func(path string) (*http.Response, string) {
 			t.Helper()
-			res, err := noRedirect.Get(h.base + path)
+			res, err := noRedirect.Get(h.URL + path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,17 +273,125 @@ func TestConsoleRoutes(t *testing.T) {
 
 // bet2 is a bet of another client, whose history row id is returned once
 // the read model has it.
-func (h *csHarness) bet2(c ctClient) string {
+func (h *csFixture) bet2(c apitest.Client) string {
 	h.t.Helper()
-	h.deposit(c, "q1", "5.00", "EUR")
+	h.Deposit(c, "q1", "5.00", "EUR")
 	b := h.bet(c, "q1", "1.00")
-	h.waitHistory(c, b.position)
+	h.WaitHistory(c.Key, b.position)
 	type row struct {
 		ID string `json:"id"`
 	}
-	rows := ctOK[[]row](h.t, h.do(http.MethodGet, "/api/v1/transactions?type=bet", c.key, ""))
+	rows := apitest.Data[[]row](h.t, h.Call(http.MethodGet, "/api/v1/transactions?type=bet", c.Key, ""))
 	if len(rows) != 1 {
 		h.t.Fatalf("other client's bets: %+v", rows)
 	}
 	return rows[0].ID
+}
+
+// csAdminToken signs the browser test in as admin.
+const csAdminToken = "console-test-admin-token-0123456789abcdef"
+
+// csFixture is the server the console reads: the whole API with the admin
+// API, the read models fed through Kafka by the relay and the projectors,
+// and the delivery worker sending to the operator's webhook receiver,
+// which answers 500 while failing is set (so deliveries park) and 200
+// otherwise. The demo provider has a game.
+type csFixture struct {
+	*apitest.Harness
+	t        *testing.T
+	receiver *httptest.Server
+	failing  atomic.Bool
+	received atomic.Int64
+}
+
+func newConsoleFixture(t *testing.T) *csFixture {
+	t.Helper()
+	h := &csFixture{t: t}
+	h.failing.Store(true)
+	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h.received.Add(1)
+		if h.failing.Load() {
+			http.Error(w, `{"error":"receiver down"}`, http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(h.receiver.Close) // after the server and the delivery worker stopped
+	h.Harness = apitest.New(t, apitest.Options{Loopback: true, AdminToken: csAdminToken, AllowPrivateCallbacks: true,
+		ReadModels: true, DeliveryWorker: true})
+	h.AddProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
+	h.AddGame("demo-slot", "demo", "Demo Slot", "slots", true)
+	return h
+}
+
+// csBet is a bet placed through the API.
+type csBet struct {
+	round, txID string
+	position    int64
+}
+
+// bet launches demo-slot for player and places a bet of amount EUR as the
+// demo provider (POST /provider/v1/wallet/bet, signed), closing the round.
+func (h *csFixture) bet(c apitest.Client, player, amount string) csBet {
+	h.t.Helper()
+	l := apitest.Data[apitest.Launch](h.t, h.Call(http.MethodPost, "/api/v1/game/launch", c.Key,
+		apitest.LaunchBody("demo", "demo-slot", player, "EUR")))
+	b := csBet{round: apitest.UID("round"), txID: apitest.UID("bet")}
+	rec := h.WalletCall("demo", apitest.ProviderSecret("demo"), "bet", map[string]any{"session_id": l.SessionID,
+		"transaction_id": b.txID, "round_id": b.round, "amount": amount, "round_closed": true})
+	if rec.Code != http.StatusOK {
+		h.t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+	}
+	b.position = h.Head()
+	return b
+}
+
+// webhook subscribes the client to every kind at the receiver.
+func (h *csFixture) webhook(c apitest.Client) string {
+	h.t.Helper()
+	w := apitest.Data[struct {
+		ID string `json:"id"`
+	}](h.t, h.Call(http.MethodPost, "/api/v1/webhooks", c.Key, map[string]any{
+		"url": h.receiver.URL + "/wh", "kinds": []string{"*"}}))
+	return w.ID
+}
+
+// park enqueues the delivery of the client's last bet event to its
+// webhook endpoints (what the forwarder does from Kafka) and waits until
+// the worker has parked it against the failing receiver. It returns the
+// delivery's id.
+func (h *csFixture) park(c apitest.Client) string {
+	h.t.Helper()
+	ctx := context.Background()
+	var o gateway.Outgoing
+	var body string
+	err := h.Pool.QueryRow(ctx, `
+SELECT event_id::text, event_type, stream_id, stream_version, position, occurred_at, body::text FROM events
+ WHERE split_part(stream_id, ':', 2) = $1 AND event_type = $2 ORDER BY position DESC LIMIT 1`,
+		c.ID, string(domain.EventBetPlaced)).Scan(&o.EventID, &o.EventType, &o.StreamID, &o.StreamVersion, &o.Position,
+		&o.OccurredAt, &body)
+	if err != nil {
+		h.t.Fatalf("find the bet event: %v", err)
+	}
+	o.ClientID, o.Kind = c.ID, gateway.KindBet
+	o.Webhook = []byte(`{"event_id":"` + o.EventID + `","type":"` + o.EventType + `","data":` + body + `}`)
+	if n, err := h.Deliveries.Enqueue(ctx, o); err != nil || n != 1 {
+		h.t.Fatalf("enqueue: %d deliveries, %v", n, err)
+	}
+	var id string
+	eventually.True(h.t, 30*time.Second, "the delivery to park", func() bool {
+		type item struct {
+			ID      string `json:"id"`
+			EventID string `json:"event_id"`
+		}
+		for _, d := range apitest.Data[[]item](h.t, h.Get("/api/v1/deliveries?status=parked", c.Key)) {
+			if d.EventID == o.EventID {
+				id = d.ID
+				return true
+			}
+		}
+		return false
+	})
+	return id
 }

@@ -1,135 +1,42 @@
 package api_test
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// dvHarness is the real Echo server on a fresh Postgres database with the
-// delivery store, two clients and keys with various scopes.
-type dvHarness struct {
-	t       *testing.T
-	ctx     context.Context
-	handler http.Handler
-	store   *deliverystore.Deliveries
+// dvFixture is the API with the delivery store holding two clients'
+// callback URLs, and keys with various scopes.
+type dvFixture struct {
+	*apitest.Harness
+	t *testing.T
 	// keys: full (deliveries:read+write), readOnly, none (no deliveries
 	// scope), other (client "other", full).
 	full, readOnly, none, other string
 }
 
-func newDVHarness(t *testing.T) *dvHarness {
+func newDVFixture(t *testing.T) *dvFixture {
 	t.Helper()
-	ctx := t.Context()
-	pool, _ := pgtest.NewDatabase(t)
-	key := make([]byte, secretbox.KeySize)
-	_, _ = rand.Read(key)
-	box, err := secretbox.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := deliverystore.NewDeliveries(pool, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gatewaystore.NewGateway(pool)
-	h := &dvHarness{t: t, ctx: ctx, store: store}
+	h := &dvFixture{Harness: apitest.New(t, apitest.Options{}), t: t}
 	for _, c := range []struct{ id, url string }{{"acme", "https://acme.example/cb"}, {"other", "https://other.example/cb"}} {
-		if _, err := gw.CreateClient(ctx, c.id, c.id, "sandbox"); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.SetForwardCallbackURL(ctx, c.id, c.url); err != nil {
+		h.AddClient(c.id, "sandbox")
+		if err := h.Deliveries.SetForwardCallbackURL(t.Context(), c.id, c.url); err != nil {
 			t.Fatal(err)
 		}
 	}
-	issue := func(client string, scopes ...string) string {
-		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	h.full = issue("acme", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
-	h.readOnly = issue("acme", gateway.ScopeDeliveriesRead)
-	h.none = issue("acme", gateway.ScopeWalletRead)
-	h.other = issue("other", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Deliveries: store, Webhooks: store,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h.handler = srv.Handler()
+	h.full, _ = h.IssueKey("acme", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
+	h.readOnly, _ = h.IssueKey("acme", gateway.ScopeDeliveriesRead)
+	h.none, _ = h.IssueKey("acme", gateway.ScopeWalletRead)
+	h.other, _ = h.IssueKey("other", gateway.ScopeDeliveriesRead, gateway.ScopeDeliveriesWrite)
 	return h
-}
-
-func (h *dvHarness) do(method, path, key, body string) *httptest.ResponseRecorder {
-	h.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, r)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	h.handler.ServeHTTP(rec, req)
-	return rec
-}
-
-// dvEnvelope is the success or error body.
-type dvEnvelope struct {
-	Success    bool            `json:"success"`
-	Data       json.RawMessage `json:"data"`
-	Pagination *struct {
-		Page    int   `json:"page"`
-		PerPage int   `json:"per_page"`
-		Total   int64 `json:"total"`
-	} `json:"pagination"`
-	Error *struct {
-		Code      string         `json:"code"`
-		Message   string         `json:"message"`
-		RequestID string         `json:"request_id"`
-		Details   map[string]any `json:"details"`
-	} `json:"error"`
-}
-
-func (h *dvHarness) expect(rec *httptest.ResponseRecorder, status int, code string) dvEnvelope {
-	h.t.Helper()
-	var env dvEnvelope
-	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-		h.t.Fatalf("status %d body %q: %v", rec.Code, rec.Body.String(), err)
-	}
-	if rec.Code != status {
-		h.t.Fatalf("status %d, want %d: %s", rec.Code, status, rec.Body.String())
-	}
-	if code == "" {
-		if !env.Success || env.Error != nil {
-			h.t.Fatalf("want success: %s", rec.Body.String())
-		}
-		return env
-	}
-	if env.Success || env.Error == nil || env.Error.Code != code || env.Error.RequestID == "" || env.Error.Message == "" {
-		h.t.Fatalf("want error %s: %s", code, rec.Body.String())
-	}
-	return env
 }
 
 type dvDelivery struct {
@@ -150,11 +57,11 @@ type dvDelivery struct {
 
 // seed makes three deliveries for acme (one parked after a 500, one
 // pending, one for another stream) and one for other; it returns their ids.
-func (h *dvHarness) seed() (parked, pending, otherClient string) {
+func (h *dvFixture) seed() (parked, pending, otherClient string) {
 	h.t.Helper()
 	enqueue := func(client, stream string) string {
 		id := uuid.NewString()
-		_, err := h.store.Enqueue(h.ctx, gateway.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: "bet",
+		_, err := h.Deliveries.Enqueue(h.t.Context(), gateway.Outgoing{EventID: id, EventType: "wallet.bet_placed.v1", Kind: "bet",
 			ClientID: client, StreamID: stream, StreamVersion: 1, Position: 1, OccurredAt: time.Now(),
 			Callback: []byte(`{"member_account":"p1","bet_amount":10.00}`), Webhook: []byte(`{}`)})
 		if err != nil {
@@ -165,7 +72,7 @@ func (h *dvHarness) seed() (parked, pending, otherClient string) {
 	parkedEvent := enqueue("acme", "player:acme:p1:EUR")
 	pendingEvent := enqueue("acme", "player:acme:p2:EUR")
 	otherEvent := enqueue("other", "player:other:p1:EUR")
-	jobs, err := h.store.Claim(h.ctx, 10, time.Minute)
+	jobs, err := h.Deliveries.Claim(h.t.Context(), 10, time.Minute)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -173,7 +80,7 @@ func (h *dvHarness) seed() (parked, pending, otherClient string) {
 	for _, j := range jobs {
 		ids[j.EventID] = j.ID
 		if j.EventID == parkedEvent {
-			err := h.store.Finish(h.ctx, j, gateway.DeliveryOutcome{URL: j.URL, Park: true,
+			err := h.Deliveries.Finish(h.t.Context(), j, gateway.DeliveryOutcome{URL: j.URL, Park: true,
 				Result: gateway.AttemptResult{StartedAt: time.Now(), Latency: 1500 * time.Microsecond, StatusCode: 500,
 					Error: "HTTP 500 is not 2xx", Excerpt: "oops"}})
 			if err != nil {
@@ -186,7 +93,7 @@ func (h *dvHarness) seed() (parked, pending, otherClient string) {
 
 func TestDeliveriesEndpoints(t *testing.T) {
 	t.Parallel()
-	h := newDVHarness(t)
+	h := newDVFixture(t)
 	parked, pending, otherClient := h.seed()
 
 	t.Run("list", func(t *testing.T) {
@@ -214,7 +121,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				env := h.expect(h.do("GET", "/api/v1/deliveries"+tc.query, tc.key, ""), tc.status, tc.code)
+				env := apitest.Expect(t, h.Call("GET", "/api/v1/deliveries"+tc.query, tc.key, ""), tc.status, tc.code)
 				if tc.code != "" {
 					return
 				}
@@ -235,7 +142,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 	})
 
 	t.Run("a parked delivery shows its log", func(t *testing.T) {
-		env := h.expect(h.do("GET", "/api/v1/deliveries/"+parked, h.readOnly, ""), 200, "")
+		env := apitest.Expect(t, h.Call("GET", "/api/v1/deliveries/"+parked, h.readOnly, ""), 200, "")
 		var d dvDelivery
 		if err := json.Unmarshal(env.Data, &d); err != nil {
 			t.Fatal(err)
@@ -266,7 +173,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		{"get without a key", "/api/v1/deliveries/" + parked, "", 401, wire.CodeUnauthorized},
 		{"get without the scope", "/api/v1/deliveries/" + parked, h.none, 403, wire.CodeForbidden},
 	} {
-		t.Run(tc.name, func(t *testing.T) { h.expect(h.do("GET", tc.path, tc.key, ""), tc.status, tc.code) })
+		t.Run(tc.name, func(t *testing.T) { apitest.Expect(t, h.Call("GET", tc.path, tc.key, ""), tc.status, tc.code) })
 	}
 
 	t.Run("resend", func(t *testing.T) {
@@ -287,7 +194,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				env := h.expect(h.do("POST", "/api/v1/deliveries/"+tc.id+"/resend", tc.key, ""), tc.status, tc.code)
+				env := apitest.Expect(t, h.Call("POST", "/api/v1/deliveries/"+tc.id+"/resend", tc.key, ""), tc.status, tc.code)
 				if tc.code != "" {
 					return
 				}
@@ -303,17 +210,9 @@ func TestDeliveriesEndpoints(t *testing.T) {
 
 func TestDeliveriesUnconfigured(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	gw := gatewaystore.NewGateway(pool)
-	if _, err := gw.CreateClient(t.Context(), "acme", "acme", "sandbox"); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := gw.IssueKey(t.Context(), "acme", gateway.AllScopes, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := api.NewServer(api.Config{}, api.Deps{Keys: gw, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h := &dvHarness{t: t, handler: srv.Handler()}
-	h.expect(h.do("GET", "/api/v1/deliveries", key, ""), 503, wire.CodeUnavailable)
-	h.expect(h.do("GET", "/api/v1/webhooks", key, ""), 503, wire.CodeUnavailable)
+	h := apitest.New(t, apitest.Options{})
+	c := h.NewClient(gateway.AllScopes...)
+	bare := h.Bare()
+	apitest.Expect(t, bare.Get("/api/v1/deliveries", c.Key), 503, wire.CodeUnavailable)
+	apitest.Expect(t, bare.Get("/api/v1/webhooks", c.Key), 503, wire.CodeUnavailable)
 }

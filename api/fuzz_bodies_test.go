@@ -2,14 +2,8 @@ package api_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,28 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
-	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
-	"github.com/pitboss/pitboss/adapters/providers"
-	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/adapters/system"
-	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/projections"
 )
 
 // fzServer is the whole HTTP surface wired as `pitboss serve` wires it
-// (every store real, on a fresh database), with a client, its key, a
-// provider with a secret, a launched session and a webhook, so that every
-// route with a body gets as far as decoding and validating it.
+// (every store real, on a fresh database, and the demo game), with a
+// client, its key, a provider with a secret, a launched session and a
+// webhook, so that every route with a body gets as far as decoding and
+// validating it.
 type fzServer struct {
-	handler                           http.Handler
+	*apitest.Harness
 	key, adminToken                   string
 	provider, providerSecret          string
 	session, webhookID, keyID, client string
@@ -58,114 +42,44 @@ func (l *fzLog) String() string              { l.mu.Lock(); defer l.mu.Unlock();
 // fzHarness builds the server on a fresh database (dropped when t ends).
 func fzHarness(t testing.TB) *fzServer {
 	t.Helper()
-	s, err := newFzServer(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func newFzServer(t testing.TB) (*fzServer, error) {
-	pool, _ := pgtest.NewDatabase(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	logs := &fzLog{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	box, err := secretbox.New([]byte(strings.Repeat("f", secretbox.KeySize)))
-	if err != nil {
-		return nil, err
-	}
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
-	if err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() { _ = ledger.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
-	lc, err := gatewaystore.NewLaunchClients(pool, box)
-	if err != nil {
-		return nil, err
-	}
-	deliveries, err := deliverystore.NewDeliveries(pool, box)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	base := "http://" + ln.Addr().String()
-	launcher, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: base, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	rm := readstore.NewReadModels(pool)
-	s := &fzServer{key: "", adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: "fz-provider-secret",
+	s := &fzServer{adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: apitest.ProviderSecret("fzprov"),
 		client: "fzclient", logs: logs}
-	srv := api.NewServer(api.Config{PublicURL: base, AdminToken: s.adminToken,
-		AllowPrivateCallbacks: true, ReadyTimeout: time.Second}, api.Deps{
-		Admin: api.AdminDeps{Clients: gw, Launch: lc, Callbacks: deliveries},
-		Games: gw, Launcher: launcher,
-		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
-		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: lc,
-		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)},
-		Audit:   auditstore.NewAudit(pool), Usage: gatewaystore.NewUsage(pool),
-	})
-	mountDemo(t, srv, base, gw, gw, gw, logger)
-	s.handler = srv.Handler()
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-
-	if _, err := gw.CreateClient(ctx, s.client, "Fuzz operator", "sandbox"); err != nil {
-		return nil, err
-	}
-	if s.key, s.keyID, err = gw.IssueKey(ctx, s.client, gateway.AllScopes, nil); err != nil {
-		return nil, err
-	}
-	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: s.provider, Name: "Fuzz games", Secret: s.providerSecret, Enabled: true}); err != nil {
-		return nil, err
-	}
-	if err := gw.UpsertGame(ctx, gateway.Game{ID: "fzgame", ProviderID: s.provider, Name: "Fuzz slot", Category: "slots", Enabled: true}); err != nil {
-		return nil, err
-	}
-	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: s.provider, Kind: gateway.ProviderKindDemo,
-		Balancing: gateway.BalancingPriority, Timeout: gateway.DefaultProviderTimeout, BreakerFailures: gateway.DefaultBreakerFailures,
-		BreakerCooldown: gateway.DefaultBreakerCooldown}); err != nil {
-		return nil, err
-	}
+	s.Harness = apitest.New(t, apitest.Options{AdminToken: s.adminToken, AllowPrivateCallbacks: true, ReadyTimeout: time.Second,
+		DemoGame: true, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s.AddClient(s.client, "sandbox")
+	s.key, s.keyID = s.IssueKey(s.client, gateway.AllScopes...)
+	s.AddProvider(s.provider, "Fuzz games", gateway.ProviderKindDemo)
+	s.AddGame("fzgame", s.provider, "Fuzz slot", "slots", true)
 	for _, d := range []string{
 		`{"type":"deposit","transaction_id":"fz-dep","player_id":"fzp","amount":"1000.00","currency":"EUR"}`,
 		`{"type":"deposit","transaction_id":"fz-dep-client","amount":"1000.00","currency":"EUR"}`, // for transfers
 	} {
-		if rec := s.do(http.MethodPost, "/api/v1/transactions", []byte(d)); rec.Code != http.StatusOK {
-			return nil, fmt.Errorf("deposit: %d %s", rec.Code, rec.Body)
+		if rec := s.do(t, http.MethodPost, "/api/v1/transactions", []byte(d)); rec.Code != http.StatusOK {
+			t.Fatalf("deposit: %d %s", rec.Code, rec.Body)
 		}
 	}
-	rec := s.do(http.MethodPost, "/api/v1/game/launch", []byte(`{"provider":"fzprov","game_id":"fzgame","player_id":"fzp","currency":"EUR"}`))
+	rec := s.do(t, http.MethodPost, "/api/v1/game/launch", []byte(`{"provider":"fzprov","game_id":"fzgame","player_id":"fzp","currency":"EUR"}`))
 	var launch struct {
 		Data struct {
 			SessionID string `json:"session_id"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &launch); err != nil || launch.Data.SessionID == "" {
-		return nil, fmt.Errorf("launch: %d %s", rec.Code, rec.Body)
+		t.Fatalf("launch: %d %s", rec.Code, rec.Body)
 	}
 	s.session = launch.Data.SessionID
-	rec = s.do(http.MethodPost, "/api/v1/webhooks", []byte(`{"url":"http://127.0.0.1:9/hook","kinds":["bet"]}`))
+	rec = s.do(t, http.MethodPost, "/api/v1/webhooks", []byte(`{"url":"http://127.0.0.1:9/hook","kinds":["bet"]}`))
 	var wh struct {
 		Data struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &wh); err != nil || wh.Data.ID == "" {
-		return nil, fmt.Errorf("webhook: %d %s", rec.Code, rec.Body)
+		t.Fatalf("webhook: %d %s", rec.Code, rec.Body)
 	}
 	s.webhookID = wh.Data.ID
-	return s, nil
+	return s
 }
 
 // fzRoute is a route that takes a JSON body.
@@ -198,35 +112,25 @@ func (s *fzServer) routes() []fzRoute {
 	}
 }
 
-// do sends a request with the sandbox client's key.
-func (s *fzServer) do(method, path string, body []byte) *httptest.ResponseRecorder {
-	return s.send(fzRoute{method: method, path: path, auth: "bearer"}, body, nil)
+// do sends a request with the sandbox client's key, failing t.
+func (s *fzServer) do(t testing.TB, method, path string, body []byte) *httptest.ResponseRecorder {
+	return s.send(t, fzRoute{method: method, path: path, auth: "bearer"}, body)
 }
 
-func (s *fzServer) send(r fzRoute, body []byte, header http.Header) *httptest.ResponseRecorder {
-	req, err := http.NewRequest(r.method, "http://example.com"+r.path, bytes.NewReader(body))
-	if err != nil {
-		panic(fmt.Sprintf("%s %s: %v", r.method, r.path, err)) // callers only send what parses
-	}
-	req.RemoteAddr = "192.0.2.1:1234"
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header[k] = v
-	}
+// send sends body to r's route with its authentication, as a request with a
+// JSON body (whatever body holds), failing t.
+func (s *fzServer) send(t testing.TB, r fzRoute, body []byte) *httptest.ResponseRecorder {
+	req := apitest.Request{Method: r.method, Path: r.path, Body: body, Header: map[string]string{"Content-Type": "application/json"}}
 	switch r.auth {
 	case "bearer":
-		req.Header.Set("Authorization", "Bearer "+s.key)
+		req.Key = s.key
 	case "admin":
-		req.Header.Set("Authorization", "Bearer "+s.adminToken)
+		req.Key = s.adminToken
 	case "provider":
-		m := hmac.New(sha256.New, []byte(s.providerSecret))
-		m.Write(body)
-		req.Header.Set("X-Provider-Id", s.provider)
-		req.Header.Set("X-Signature", hex.EncodeToString(m.Sum(nil)))
+		req.Header["X-Provider-Id"] = s.provider
+		req.Header["X-Signature"] = apitest.Sign(s.providerSecret, body)
 	}
-	rec := httptest.NewRecorder()
-	s.handler.ServeHTTP(rec, req)
-	return rec
+	return s.With(t).Do(req)
 }
 
 // fzCheck is the property every answer holds: never a 5xx (a panic is
@@ -308,7 +212,7 @@ func FuzzRequestBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		r := routes[int(route)%len(routes)]
-		rec := s.send(r, body, nil)
+		rec := s.send(t, r, body)
 		fzCheck(t, r, body, rec)
 		if strings.Contains(s.logs.String(), "panic in handler") {
 			t.Fatalf("a handler panicked:\n%s", s.logs.String())
@@ -348,7 +252,7 @@ func TestBadInput(t *testing.T) {
 			}
 			t.Run(r.method+" "+r.path+": "+tc.name, func(t *testing.T) {
 				body := []byte(tc.body(r.valid))
-				rec := s.send(r, body, nil)
+				rec := s.send(t, r, body)
 				fzCheck(t, r, body, rec)
 				var e struct {
 					Error struct {
@@ -367,7 +271,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("the valid bodies are accepted", func(t *testing.T) {
 		// Otherwise the cases above could pass for the wrong reason.
 		for _, r := range s.routes() {
-			rec := s.send(r, []byte(r.valid), nil)
+			rec := s.send(t, r, []byte(r.valid))
 			if strings.HasSuffix(r.path, "/rotate") && rec.Code == http.StatusConflict {
 				continue // a key rotates once; the fuzz seeds may have rotated it
 			}
@@ -386,7 +290,7 @@ func TestBadInput(t *testing.T) {
 					auth = "admin"
 				}
 				r := fzRoute{method: http.MethodGet, path: path, auth: auth}
-				rec := s.send(r, nil, nil)
+				rec := s.send(t, r, nil)
 				fzCheck(t, r, nil, rec)
 				if rec.Code != http.StatusBadRequest {
 					t.Fatalf("%s: %d, want 400: %s", path, rec.Code, clip(rec.Body.Bytes()))
@@ -440,7 +344,7 @@ func FuzzQueryAndPath(f *testing.F) {
 		if _, err := http.NewRequest(r.method, "http://x"+r.path, nil); err != nil || !strings.HasPrefix(r.path, "/") {
 			return // not a request a client can send
 		}
-		rec := s.send(r, nil, nil)
+		rec := s.send(t, r, nil)
 		fzCheck(t, r, []byte(r.path), rec)
 		if strings.Contains(s.logs.String(), "panic in handler") {
 			t.Fatalf("a handler panicked:\n%s", s.logs.String())

@@ -60,7 +60,7 @@ func TestWrongMethod(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := s.send(fzRoute{method: tc.method, path: tc.path, auth: tc.auth}, nil, nil)
+			rec := s.send(t, fzRoute{method: tc.method, path: tc.path, auth: tc.auth}, nil)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
@@ -89,7 +89,7 @@ func TestBodyMustBeAnObject(t *testing.T) {
 	for _, r := range s.routes() {
 		for _, body := range []string{`null`, ` null `, `[]`, `[{}]`, `"x"`, `1`, `true`, "\n[" + r.valid + "]"} {
 			t.Run(r.method+" "+r.path+" "+body, func(t *testing.T) {
-				rec := s.send(r, []byte(body), nil)
+				rec := s.send(t, r, []byte(body))
 				if rec.Code != http.StatusBadRequest {
 					t.Fatalf("status %d, want 400: %s", rec.Code, rec.Body)
 				}
@@ -100,8 +100,8 @@ func TestBodyMustBeAnObject(t *testing.T) {
 		}
 	}
 	// A PATCH of null used to be a 200 no-op; an object still updates.
-	rec := s.send(fzRoute{method: http.MethodPatch, path: "/api/v1/webhooks/" + s.webhookID, auth: "bearer"},
-		[]byte(`{"description":"still an object"}`), nil)
+	rec := s.send(t, fzRoute{method: http.MethodPatch, path: "/api/v1/webhooks/" + s.webhookID, auth: "bearer"},
+		[]byte(`{"description":"still an object"}`))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "still an object") {
 		t.Errorf("PATCH with an object: %d %s", rec.Code, rec.Body)
 	}
@@ -128,7 +128,7 @@ func TestEmptyQueryValues(t *testing.T) {
 		{"/api/v1/wallet/balance", []string{"player_id", "currency", "min_position"}},
 	}
 	for _, r := range routes {
-		base := s.do(http.MethodGet, r.path, nil)
+		base := s.do(t, http.MethodGet, r.path, nil)
 		if base.Code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", r.path, base.Code, base.Body)
 		}
@@ -139,7 +139,7 @@ func TestEmptyQueryValues(t *testing.T) {
 		queries := append([]string{strings.Join(all, "&")}, all...)
 		for _, q := range queries {
 			t.Run(r.path+"?"+q, func(t *testing.T) {
-				rec := s.do(http.MethodGet, r.path+"?"+q, nil)
+				rec := s.do(t, http.MethodGet, r.path+"?"+q, nil)
 				if rec.Code != http.StatusOK {
 					t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
 				}
@@ -150,7 +150,7 @@ func TestEmptyQueryValues(t *testing.T) {
 		}
 	}
 	t.Run("required parameter empty", func(t *testing.T) {
-		rec := s.do(http.MethodGet, "/api/v1/game/launch?provider=&game_id=fzgame&player_id=fzp&currency=EUR", nil)
+		rec := s.do(t, http.MethodGet, "/api/v1/game/launch?provider=&game_id=fzgame&player_id=fzp&currency=EUR", nil)
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("status %d, want 400: %s", rec.Code, rec.Body)
 		}
@@ -161,7 +161,7 @@ func TestEmptyQueryValues(t *testing.T) {
 	t.Run("a given value is still validated", func(t *testing.T) {
 		for _, q := range []string{"/api/v1/transactions?page=0", "/api/v1/transactions?from=yesterday",
 			"/api/v1/audit/events?limit=x", "/api/v1/reports/ggr?to=2025-02-30", "/api/v1/games?per_page=-1"} {
-			if rec := s.do(http.MethodGet, q, nil); rec.Code != http.StatusBadRequest {
+			if rec := s.do(t, http.MethodGet, q, nil); rec.Code != http.StatusBadRequest {
 				t.Errorf("%s: status %d, want 400", q, rec.Code)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -25,25 +26,25 @@ func pingCheck(pool *pgxpool.Pool) []api.ReadyCheck {
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
-	good := newAdmHarnessOn(t, pool, admOptions{ready: pingCheck})
+	good := apitest.New(t, apitest.Options{Pool: pool, Ready: pingCheck})
 	// A second server whose database is a DSN nothing listens on.
-	bad := newAdmHarnessOn(t, unreachablePool(t), admOptions{ready: pingCheck})
+	bad := apitest.New(t, apitest.Options{Pool: unreachablePool(t), Ready: pingCheck})
 
 	type checks map[string]struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`
 	}
-	for name, h := range map[string]*admHarness{"good": good, "bad": bad} {
+	for name, h := range map[string]*apitest.Harness{"good": good, "bad": bad} {
 		t.Run(name+": healthz", func(t *testing.T) {
-			rec := h.do(admReq{method: http.MethodGet, path: "/healthz"})
+			rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/healthz"})
 			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"ok"`) {
 				t.Fatalf("healthz %d %s", rec.Code, rec.Body)
 			}
 		})
 	}
 	t.Run("ready", func(t *testing.T) {
-		rec := good.do(admReq{method: http.MethodGet, path: "/readyz"})
-		got := admDecode[struct {
+		rec := good.Do(apitest.Request{Method: http.MethodGet, Path: "/readyz"})
+		got := apitest.Decode[struct {
 			Status string `json:"status"`
 			Checks checks `json:"checks"`
 		}](t, rec)
@@ -53,12 +54,12 @@ func TestHealthAndReadiness(t *testing.T) {
 	})
 	t.Run("degraded: an optional check fails", func(t *testing.T) {
 		down := unreachablePool(t)
-		h := newAdmHarnessOn(t, pool, admOptions{ready: func(p *pgxpool.Pool) []api.ReadyCheck {
+		h := apitest.New(t, apitest.Options{Pool: pool, Ready: func(p *pgxpool.Pool) []api.ReadyCheck {
 			return append(pingCheck(p), api.ReadyCheck{Name: "reports-replica", Optional: true,
 				Check: func(ctx context.Context) error { return down.Ping(ctx) }})
 		}})
-		rec := h.do(admReq{method: http.MethodGet, path: "/readyz"})
-		got := admDecode[struct {
+		rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/readyz"})
+		got := apitest.Decode[struct {
 			Status string `json:"status"`
 			Checks checks `json:"checks"`
 		}](t, rec)
@@ -68,8 +69,8 @@ func TestHealthAndReadiness(t *testing.T) {
 		}
 	})
 	t.Run("not ready", func(t *testing.T) {
-		rec := bad.do(admReq{method: http.MethodGet, path: "/readyz"})
-		e := wantAdmError(t, rec, http.StatusServiceUnavailable, wire.CodeUnavailable)
+		rec := bad.Do(apitest.Request{Method: http.MethodGet, Path: "/readyz"})
+		e := apitest.WantError(t, rec, http.StatusServiceUnavailable, wire.CodeUnavailable)
 		failed, _ := e.Error.Details["failed"].([]any)
 		cs, _ := e.Error.Details["checks"].(map[string]any)
 		pg, _ := cs["postgres"].(map[string]any)
@@ -98,29 +99,29 @@ func metricValue(t *testing.T, body, series string) float64 {
 // projection-lag series with the values the requests made.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	h := newAdmHarness(t, admOptions{adminToken: admToken})
-	_, key := h.newClient("sandbox", "", gateway.AllScopes...)
-	_, readOnly := h.newClient("sandbox", "", gateway.ScopeWalletRead)
+	h := apitest.New(t, apitest.Options{AdminToken: admToken})
+	_, key := admNewClient(t, h, "sandbox", "", gateway.AllScopes...)
+	_, readOnly := admNewClient(t, h, "sandbox", "", gateway.ScopeWalletRead)
 
-	dep := h.call(http.MethodPost, "/api/v1/transactions", key.Key, map[string]any{
+	dep := h.Call(http.MethodPost, "/api/v1/transactions", key.Key, map[string]any{
 		"type": "deposit", "transaction_id": "dep-1", "player_id": "p1", "amount": "10.00", "currency": "EUR"})
 	if dep.Code != http.StatusOK {
 		t.Fatalf("deposit: %d %s", dep.Code, dep.Body)
 	}
-	h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
-	h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
-	h.call(http.MethodPost, "/api/v1/game/launch", readOnly.Key, map[string]any{})
+	h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+	h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+	h.Call(http.MethodPost, "/api/v1/game/launch", readOnly.Key, map[string]any{})
 	var head int64
-	if err := h.pool.QueryRow(t.Context(), `SELECT max(position) FROM events`).Scan(&head); err != nil || head < 1 {
+	if err := h.Pool.QueryRow(t.Context(), `SELECT max(position) FROM events`).Scan(&head); err != nil || head < 1 {
 		t.Fatalf("head %d: %v", head, err)
 	}
 	// The relay's checkpoint as a relay that has published nothing yet
 	// leaves it.
-	if _, err := h.pool.Exec(t.Context(), `INSERT INTO relay_checkpoints (name, tx_id, position) VALUES ('kafka', '0', 0)`); err != nil {
+	if _, err := h.Pool.Exec(t.Context(), `INSERT INTO relay_checkpoints (name, tx_id, position) VALUES ('kafka', '0', 0)`); err != nil {
 		t.Fatal(err)
 	}
 
-	body := h.metricsBody()
+	body := metricsBody(t, h)
 	atLeast := map[string]float64{
 		`pitboss_http_requests_total{method="POST",route="/api/v1/transactions",status="200"}`:               1,
 		`pitboss_http_requests_total{method="GET",route="/api/v1/wallet/balance",status="200"}`:              2,
@@ -161,10 +162,10 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// The relay catches up: no lag left.
-	if _, err := h.pool.Exec(t.Context(), `UPDATE relay_checkpoints SET position = $1`, head); err != nil {
+	if _, err := h.Pool.Exec(t.Context(), `UPDATE relay_checkpoints SET position = $1`, head); err != nil {
 		t.Fatal(err)
 	}
-	body = h.metricsBody()
+	body = metricsBody(t, h)
 	if v := metricValue(t, body, `pitboss_relay_lag_events{relay="kafka"}`); v != 0 {
 		t.Fatalf("relay lag events %v after catching up", v)
 	}

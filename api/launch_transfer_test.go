@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -17,7 +18,7 @@ import (
 )
 
 type ctTransferLaunch struct {
-	ctLaunch
+	apitest.Launch
 	Transfer struct {
 		TransactionID string      `json:"transaction_id"`
 		ExternalID    string      `json:"external_id"`
@@ -42,56 +43,56 @@ func transferBody(t *testing.T, fields map[string]any) string {
 			b[k] = v
 		}
 	}
-	return ctJSON(t, b)
+	return apitest.JSON(t, b)
 }
 
 // transferFixture: demo provider with two games, a client with both
 // scopes whose own wallet holds 100 EUR.
-func transferFixture(t *testing.T) (*ctHarness, ctClient) {
-	h := newCTHarness(t)
-	h.addProvider("demo", "Demo", gateway.ProviderKindDemo)
-	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	h.addGame("demo-slot-2", "demo", "Demo Slot 2", "slots", true)
-	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
-	h.deposit(c, "", "100.00", "EUR")
+func transferFixture(t *testing.T) (*apitest.Harness, apitest.Client) {
+	h := apitest.New(t, apitest.Options{Loopback: true})
+	h.AddProvider("demo", "Demo", gateway.ProviderKindDemo)
+	h.AddGame("demo-slot", "demo", "Demo Slot", "slots", true)
+	h.AddGame("demo-slot-2", "demo", "Demo Slot 2", "slots", true)
+	c := h.NewClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
+	h.Deposit(c, "", "100.00", "EUR")
 	return h, c
 }
 
 func TestTransferLaunchIsIdempotent(t *testing.T) {
 	t.Parallel()
 	h, c := transferFixture(t)
-	clientWallet, playerWallet := domain.ClientWallet(c.id, ctEUR), domain.PlayerWallet(c.id, "p1", ctEUR)
+	clientWallet, playerWallet := domain.ClientWallet(c.ID, ctEUR), domain.PlayerWallet(c.ID, "p1", ctEUR)
 	body := transferBody(t, nil)
 
-	first := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body))
+	first := apitest.Data[ctTransferLaunch](t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body))
 	tr := first.Transfer
 	if tr.Type != "transfer" || tr.Amount.String() != "25.00" || tr.Currency != "EUR" || tr.Status != "settled" ||
 		tr.PlayerID != "p1" || tr.BalanceAfter.String() != "25.00" || tr.ExternalID != "tr-1" || tr.Replayed ||
 		tr.TransactionID == "" {
 		t.Fatalf("transfer %+v", tr)
 	}
-	if first.GameURL != h.base+"/demo/play?session="+first.SessionID {
+	if first.GameURL != h.URL+"/demo/play?session="+first.SessionID {
 		t.Fatalf("game_url %q", first.GameURL)
 	}
-	wantLaunched(t, h, c, "p1", "demo", "demo-slot", first.ctLaunch)
-	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
-		t.Fatalf("balances client %d player %d, want 7500 and 2500", h.balance(clientWallet), h.balance(playerWallet))
+	wantLaunched(t, h, c, "p1", "demo", "demo-slot", first.Launch)
+	if h.Balance(clientWallet) != 7500 || h.Balance(playerWallet) != 2500 {
+		t.Fatalf("balances client %d player %d, want 7500 and 2500", h.Balance(clientWallet), h.Balance(playerWallet))
 	}
 
 	// A retry (the client lost the answer) is the same transfer and the
 	// same session; no money moves again.
-	again := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body))
+	again := apitest.Data[ctTransferLaunch](t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body))
 	if again.Transfer.TransactionID != tr.TransactionID || !again.Transfer.Replayed || again.SessionID != first.SessionID ||
 		again.TransactionID != first.TransactionID || again.GameURL != first.GameURL || again.ExpiresAt != first.ExpiresAt {
 		t.Fatalf("retry %+v, first %+v", again, first)
 	}
-	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
-		t.Fatalf("retry moved money: client %d player %d", h.balance(clientWallet), h.balance(playerWallet))
+	if h.Balance(clientWallet) != 7500 || h.Balance(playerWallet) != 2500 {
+		t.Fatalf("retry moved money: client %d player %d", h.Balance(clientWallet), h.Balance(playerWallet))
 	}
-	if n := len(h.events(playerWallet, domain.EventTransferred)); n != 1 {
+	if n := len(h.Events(playerWallet, domain.EventTransferred)); n != 1 {
 		t.Fatalf("%d transfer events, want 1", n)
 	}
-	if n := len(h.events(playerWallet, domain.EventGameLaunched)); n != 1 {
+	if n := len(h.Events(playerWallet, domain.EventGameLaunched)); n != 1 {
 		t.Fatalf("%d launch events, want 1", n)
 	}
 
@@ -106,33 +107,33 @@ func TestTransferLaunchIsIdempotent(t *testing.T) {
 		{"player_id", map[string]any{"player_id": "p2"}},
 	} {
 		t.Run("409 different "+tc.field, func(t *testing.T) {
-			e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, transferBody(t, tc.change)),
+			e := apitest.WantError(t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, transferBody(t, tc.change)),
 				http.StatusConflict, wire.CodeIdempotencyConflict)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
 			}
 		})
 	}
-	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
-		t.Fatalf("conflicts moved money: client %d player %d", h.balance(clientWallet), h.balance(playerWallet))
+	if h.Balance(clientWallet) != 7500 || h.Balance(playerWallet) != 2500 {
+		t.Fatalf("conflicts moved money: client %d player %d", h.Balance(clientWallet), h.Balance(playerWallet))
 	}
 
 	// A new transfer_id is a new transfer and a new session.
-	second := ctOK[ctTransferLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key,
+	second := apitest.Data[ctTransferLaunch](t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key,
 		transferBody(t, map[string]any{"transfer_id": "tr-2", "amount": 10})))
 	if second.SessionID == first.SessionID || second.Transfer.BalanceAfter.String() != "35.00" {
 		t.Fatalf("second %+v", second)
 	}
-	if h.balance(clientWallet) != 6500 {
-		t.Fatalf("client %d, want 6500", h.balance(clientWallet))
+	if h.Balance(clientWallet) != 6500 {
+		t.Fatalf("client %d, want 6500", h.Balance(clientWallet))
 	}
 }
 
 func TestTransferLaunchRefusals(t *testing.T) {
 	t.Parallel()
 	h, c := transferFixture(t)
-	launchOnly := h.newClient(gateway.ScopeLaunch)
-	writeOnly := h.newClient(gateway.ScopeTransactionsWrite)
+	launchOnly := h.NewClient(gateway.ScopeLaunch)
+	writeOnly := h.NewClient(gateway.ScopeTransactionsWrite)
 	tests := []struct {
 		name   string
 		key    string
@@ -141,36 +142,36 @@ func TestTransferLaunchRefusals(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"insufficient client funds", c.key, transferBody(t, map[string]any{"amount": "100.01"}), 400, wire.CodeInsufficientFunds, ""},
-		{"malformed JSON", c.key, `{"provider":`, 400, wire.CodeInvalidJSON, ""},
-		{"missing transfer_id", c.key, transferBody(t, map[string]any{"transfer_id": nil}), 400, wire.CodeInvalidRequest, "transfer_id"},
-		{"transfer_id not an id", c.key, transferBody(t, map[string]any{"transfer_id": "a b"}), 400, wire.CodeInvalidRequest, "transfer_id"},
-		{"missing amount", c.key, transferBody(t, map[string]any{"amount": nil}), 400, wire.CodeInvalidRequest, "amount"},
-		{"amount not a number", c.key, transferBody(t, map[string]any{"amount": "ten"}), 400, wire.CodeInvalidAmount, ""},
-		{"amount too precise", c.key, transferBody(t, map[string]any{"amount": "1.001"}), 400, wire.CodeAmountTooPrecise, ""},
-		{"amount zero", c.key, transferBody(t, map[string]any{"amount": "0"}), 400, wire.CodeInvalidAmount, ""},
-		{"amount negative", c.key, transferBody(t, map[string]any{"amount": "-5.00"}), 400, wire.CodeInvalidAmount, ""},
-		{"unknown currency", c.key, transferBody(t, map[string]any{"currency": "ZZZ"}), 400, wire.CodeUnknownCurrency, ""},
-		{"unknown field", c.key, transferBody(t, map[string]any{"direction": "from_player"}), 400, wire.CodeInvalidRequest, "direction"},
-		{"unknown game", c.key, transferBody(t, map[string]any{"game_id": "nope"}), 404, wire.CodeNotFound, "game_id"},
-		{"unknown provider", c.key, transferBody(t, map[string]any{"provider": "nope"}), 404, wire.CodeNotFound, "provider"},
+		{"insufficient client funds", c.Key, transferBody(t, map[string]any{"amount": "100.01"}), 400, wire.CodeInsufficientFunds, ""},
+		{"malformed JSON", c.Key, `{"provider":`, 400, wire.CodeInvalidJSON, ""},
+		{"missing transfer_id", c.Key, transferBody(t, map[string]any{"transfer_id": nil}), 400, wire.CodeInvalidRequest, "transfer_id"},
+		{"transfer_id not an id", c.Key, transferBody(t, map[string]any{"transfer_id": "a b"}), 400, wire.CodeInvalidRequest, "transfer_id"},
+		{"missing amount", c.Key, transferBody(t, map[string]any{"amount": nil}), 400, wire.CodeInvalidRequest, "amount"},
+		{"amount not a number", c.Key, transferBody(t, map[string]any{"amount": "ten"}), 400, wire.CodeInvalidAmount, ""},
+		{"amount too precise", c.Key, transferBody(t, map[string]any{"amount": "1.001"}), 400, wire.CodeAmountTooPrecise, ""},
+		{"amount zero", c.Key, transferBody(t, map[string]any{"amount": "0"}), 400, wire.CodeInvalidAmount, ""},
+		{"amount negative", c.Key, transferBody(t, map[string]any{"amount": "-5.00"}), 400, wire.CodeInvalidAmount, ""},
+		{"unknown currency", c.Key, transferBody(t, map[string]any{"currency": "ZZZ"}), 400, wire.CodeUnknownCurrency, ""},
+		{"unknown field", c.Key, transferBody(t, map[string]any{"direction": "from_player"}), 400, wire.CodeInvalidRequest, "direction"},
+		{"unknown game", c.Key, transferBody(t, map[string]any{"game_id": "nope"}), 404, wire.CodeNotFound, "game_id"},
+		{"unknown provider", c.Key, transferBody(t, map[string]any{"provider": "nope"}), 404, wire.CodeNotFound, "provider"},
 		{"no key", "", transferBody(t, nil), 401, wire.CodeUnauthorized, ""},
-		{"key without transactions:write", launchOnly.key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
-		{"key without launch", writeOnly.key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
+		{"key without transactions:write", launchOnly.Key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
+		{"key without launch", writeOnly.Key, transferBody(t, nil), 403, wire.CodeForbidden, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", tc.key, tc.body), tc.status, tc.code)
+			e := apitest.WantError(t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", tc.key, tc.body), tc.status, tc.code)
 			if tc.field != "" && e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v, want field %s", e.Error.Details, tc.field)
 			}
 		})
 	}
-	if got := h.balance(domain.ClientWallet(c.id, ctEUR)); got != 10000 {
+	if got := h.Balance(domain.ClientWallet(c.ID, ctEUR)); got != 10000 {
 		t.Fatalf("client wallet %d after refusals, want 10000", got)
 	}
 	var sessions int
-	if err := h.pool.QueryRow(context.Background(), `SELECT count(*) FROM game_sessions`).Scan(&sessions); err != nil || sessions != 0 {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT count(*) FROM game_sessions`).Scan(&sessions); err != nil || sessions != 0 {
 		t.Fatalf("%d sessions (%v) after refusals, want 0", sessions, err)
 	}
 }
@@ -193,61 +194,61 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 		_, _ = io.WriteString(w, `{"launchUrl":"https://acme.example/?t=`+body["token"].(string)+`"}`)
 	}))
 	t.Cleanup(p.Close)
-	r := h.addProvider("acme", "Acme", gateway.ProviderKindJSON, p.URL)
+	r := h.AddProvider("acme", "Acme", gateway.ProviderKindJSON, p.URL)
 	r.BreakerCooldown = 2 * time.Second
-	if err := h.gw.SetProviderRoute(context.Background(), r); err != nil {
+	if err := h.Gateway.SetProviderRoute(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
-	clientWallet, playerWallet := domain.ClientWallet(c.id, ctEUR), domain.PlayerWallet(c.id, "p1", ctEUR)
+	h.AddGame("acme-slot", "acme", "Acme Slot", "slots", true)
+	clientWallet, playerWallet := domain.ClientWallet(c.ID, ctEUR), domain.PlayerWallet(c.ID, "p1", ctEUR)
 	body := transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot"})
 
 	// Failure 1: the breaker is still closed, so the transfer happens.
-	ctWantError(t, h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body), http.StatusServiceUnavailable, wire.CodeUnavailable)
-	if h.balance(clientWallet) != 7500 || h.balance(playerWallet) != 2500 {
-		t.Fatalf("client %d player %d, want 7500 and 2500", h.balance(clientWallet), h.balance(playerWallet))
+	apitest.WantError(t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body), http.StatusServiceUnavailable, wire.CodeUnavailable)
+	if h.Balance(clientWallet) != 7500 || h.Balance(playerWallet) != 2500 {
+		t.Fatalf("client %d player %d, want 7500 and 2500", h.Balance(clientWallet), h.Balance(playerWallet))
 	}
 	// Failure 2 (a retry) replays the transfer and opens the breaker.
-	resp := h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
-	ctWantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
-	if resp.header.Get("Retry-After") == "" {
+	resp := h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body)
+	apitest.WantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
+	if resp.Header().Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
 	// A new transfer launch is refused before money moves (unless the
 	// machine was so slow that the breaker half-opened meanwhile).
 	opened := time.Now()
-	resp = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key,
+	resp = h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key,
 		transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot", "transfer_id": "tr-new"}))
 	if time.Since(opened) < r.BreakerCooldown {
-		e := ctWantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
-		if ra := resp.header.Get("Retry-After"); ra != "1" && ra != "2" {
+		e := apitest.WantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
+		if ra := resp.Header().Get("Retry-After"); ra != "1" && ra != "2" {
 			t.Fatalf("Retry-After %q, want the 2 s cooldown or less", ra)
 		}
 		if e.Error.Details["provider"] != "acme" {
 			t.Fatalf("details %v", e.Error.Details)
 		}
-		if h.balance(clientWallet) != 7500 {
-			t.Fatalf("client %d: a transfer happened towards an unavailable provider", h.balance(clientWallet))
+		if h.Balance(clientWallet) != 7500 {
+			t.Fatalf("client %d: a transfer happened towards an unavailable provider", h.Balance(clientWallet))
 		}
 	}
 
 	healthy.Store(true)
-	var l ctResponse
+	var l *httptest.ResponseRecorder
 	eventually.True(t, 20*time.Second, "the launch to complete after the provider recovered", func() bool {
-		l = h.do(http.MethodPost, "/api/v1/game/launch/transfer", c.key, body)
-		if l.status != http.StatusOK {
-			ctWantError(t, l, http.StatusServiceUnavailable, wire.CodeUnavailable)
+		l = h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body)
+		if l.Code != http.StatusOK {
+			apitest.WantError(t, l, http.StatusServiceUnavailable, wire.CodeUnavailable)
 			return false
 		}
 		return true
 	})
-	got := ctOK[ctTransferLaunch](t, l)
+	got := apitest.Data[ctTransferLaunch](t, l)
 	if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
 		t.Fatalf("completed launch %+v", got)
 	}
-	wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.ctLaunch)
+	wantLaunched(t, h, c, "p1", "acme", "acme-slot", got.Launch)
 	n := 0
-	for _, e := range h.events(playerWallet, domain.EventTransferred) {
+	for _, e := range h.Events(playerWallet, domain.EventTransferred) {
 		if e.Data.ExternalTxID == "tr-1" {
 			n++
 		}

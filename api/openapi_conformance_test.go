@@ -24,31 +24,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pb33f/libopenapi-validator/paths"
 
-	"github.com/pitboss/pitboss/adapters/delivery"
-	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/metrics"
-	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
-	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
-	"github.com/pitboss/pitboss/adapters/providers"
-	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
-	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
-	"github.com/pitboss/pitboss/projections"
 )
 
 // TestOpenAPIConformance boots the service as serve wires it — the API on a
@@ -69,13 +54,14 @@ func TestOpenAPIConformance(t *testing.T) {
 	h.coverage()
 }
 
+// oaHarness is the session's own state around the server: the parsed
+// document, the operator's receiver, and what the session has seen.
 type oaHarness struct {
+	*apitest.Harness
 	t        *testing.T
 	ctx      context.Context
 	spec     *oaSpec
-	base     string
 	http     *http.Client
-	meter    *api.UsageMeter
 	notReady atomic.Bool // makes the "switch" readiness check fail
 
 	// receiver is the operator's callback and webhook receiver: /cb
@@ -84,14 +70,6 @@ type oaHarness struct {
 	receiver *httptest.Server
 	hold     atomic.Bool
 	release  chan struct{}
-
-	// What pump feeds, and the last position it fed.
-	readModels *readstore.ReadModels
-	deliveries *deliverystore.Deliveries
-	events     *pgxpool.Pool
-	pumped     int64
-
-	keys gateway.Keys // for bareSweep's server
 
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
@@ -103,53 +81,14 @@ func newOAHarness(t *testing.T) *oaHarness {
 	return newOAHarnessTiers(t, "sandbox:1000/60s,standard:1000/60s,tiny:2/1h")
 }
 
-// newOAHarnessTiers is newOAHarness with the given rate-limit tiers.
+// newOAHarnessTiers is newOAHarness with the given rate-limit tiers. The
+// server is apitest's whole API with the admin API, the usage meter, the
+// delivery worker and readiness checks; the read models and the delivery
+// queue are fed by Pump.
 func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pool, _ := pgtest.NewDatabase(t)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	h := &oaHarness{t: t, ctx: ctx, spec: oaParse(t, oaDocument(t)), events: pool, seen: map[string]map[int]int{},
+	h := &oaHarness{t: t, ctx: t.Context(), spec: oaParse(t, oaDocument(t)), seen: map[string]map[int]int{},
 		release: make(chan struct{})}
-
-	var runners []func(context.Context) error
-	reg := metrics.New()
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: reg}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runners = append(runners, ledger.Run)
-	key := make([]byte, secretbox.KeySize)
-	_, _ = rand.Read(key)
-	box, err := secretbox.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launchClients, err := gatewaystore.NewLaunchClients(pool, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deliveries, err := deliverystore.NewDeliveries(pool, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
-	usage := gatewaystore.NewUsage(pool)
-	h.meter = api.NewUsageMeter(usage, time.Hour, logger) // flushed by the test
-	reg.WatchUsage(h.meter)
-	rm := readstore.NewReadModels(pool)
-
-	h.readModels, h.deliveries, h.keys = rm, deliveries, gw
-	brokers := kafkatest.Brokers(t)
-	topic := kafkatest.NewTopic(t, brokers, 1) // for the readiness check only
-	worker, err := delivery.NewWorker(deliveries, delivery.NewSender(delivery.SenderConfig{Timeout: 30 * time.Second, AllowPrivate: true}),
-		delivery.WorkerConfig{PollInterval: 50 * time.Millisecond, Logger: logger,
-			Schedule: delivery.Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 1, MaxAge: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runners = append(runners, worker.Run)
-
 	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Path == "/wh" {
@@ -164,66 +103,27 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.base = "http://" + ln.Addr().String()
-	registry, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: h.base, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tiers, err := gateway.ParseRateTiers(rateTiers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := api.NewServer(api.Config{
-		PublicURL: h.base, SessionTTL: time.Hour, DefaultEnvironment: "sandbox", AllowPrivateCallbacks: true,
-		AdminToken: oaAdminToken, RateLimits: gateway.RateLimits{Tiers: tiers},
-	}, api.Deps{
-		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},
-		Usage: usage, Meter: h.meter, Metrics: reg,
-		Ready: []api.ReadyCheck{
-			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
-			{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 1, 1) },
-				Optional: true},
-			{Name: "switch", Check: func(context.Context) error {
-				if h.notReady.Load() {
-					return errors.New("switched off by the test")
-				}
-				return nil
-			}},
-		},
-		Games: gw, Launcher: registry,
-		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
-		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
-		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger, LaunchClients: launchClients,
-		Deliveries: deliveries, Webhooks: deliveries,
-		Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
-			MaxWait: 300 * time.Millisecond},
-		Audit: auditstore.NewAudit(pool),
-		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
-			Details: auditstore.NewConsole(pool)},
-	})
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-
-	done := make(chan error, len(runners))
-	for _, run := range runners {
-		go func() { done <- run(ctx) }()
-	}
-	t.Cleanup(func() {
-		h.releaseHold()
-		_ = hs.Close()
-		h.receiver.Close()
-		cancel()
-		for range runners {
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("runner: %v", err)
+	t.Cleanup(h.receiver.Close) // last: after the delivery worker stopped
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 1) // for the readiness check only
+	h.Harness = apitest.New(t, apitest.Options{
+		AdminToken: oaAdminToken, RateTiers: rateTiers, AllowPrivateCallbacks: true, ReadWait: 300 * time.Millisecond,
+		DeliveryWorker: true, Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError})),
+		Ready: func(pool *pgxpool.Pool) []api.ReadyCheck {
+			return []api.ReadyCheck{
+				{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+				{Name: "kafka", Check: func(ctx context.Context) error { return kafka.EnsureTopic(ctx, brokers, topic, 1, 1) },
+					Optional: true},
+				{Name: "switch", Check: func(context.Context) error {
+					if h.notReady.Load() {
+						return errors.New("switched off by the test")
+					}
+					return nil
+				}},
 			}
-		}
+		},
 	})
+	t.Cleanup(h.releaseHold) // first: a held attempt lets the worker stop
 	h.http = &http.Client{Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
@@ -241,11 +141,12 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 	}
 	downURL := "http://" + closed.Addr().String()
 	_ = closed.Close()
+	ctx, gw := h.ctx, h.Gateway
 	for _, p := range []struct {
 		id, kind, endpoint, game string
 	}{{"demo", gateway.ProviderKindDemo, "", "demo-slot"}, {"refuser", gateway.ProviderKindJSON, refuser.URL, "refused-slot"},
 		{"down", gateway.ProviderKindJSON, downURL, "down-slot"}} {
-		if err := gw.UpsertProvider(ctx, gateway.Provider{ID: p.id, Name: "Provider " + p.id, Secret: "secret-of-" + p.id,
+		if err := gw.UpsertProvider(ctx, gateway.Provider{ID: p.id, Name: "Provider " + p.id, Secret: apitest.ProviderSecret(p.id),
 			Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +221,7 @@ func (h *oaHarness) do(r oaReq) oaResp {
 		if raw != nil {
 			body = bytes.NewReader(raw)
 		}
-		base := h.base
+		base := h.URL
 		if r.base != "" {
 			base = r.base
 		}
@@ -487,74 +388,8 @@ func (h *oaHarness) wallet(call string, body any, want int, code string) oaResp 
 	h.t.Helper()
 	b, _ := json.Marshal(body)
 	return h.do(oaReq{method: "POST", path: "/provider/v1/wallet/" + call, body: b,
-		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC("secret-of-demo", string(b))},
+		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC(apitest.ProviderSecret("demo"), string(b))},
 		want:   []int{want}, code: code})
-}
-
-// pump stands in for the relay, the projectors and the forwarder's Kafka
-// consumer: it feeds every event after the last one it fed, in position
-// order, to both projections through their store path (Apply, then
-// Advance, as the projector does) and to the forwarder's enqueueing
-// (forwarder.Prepare, Deliveries.Enqueue); the real delivery worker then
-// sends the deliveries. The session calls it while no write is in flight,
-// so reading by position misses nothing. Kafka is left out on purpose: the
-// relay publishes an event only once every older write transaction of the
-// whole Postgres cluster has ended (it is gap-safe by xmin), so an
-// unrelated long transaction (another suite's benchmark building an index)
-// would stall this test for minutes.
-func (h *oaHarness) pump() {
-	h.t.Helper()
-	if err := h.pumpOnce(); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-// pumpOnce projects and enqueues the events after h.pumped; it must not
-// run twice at once.
-func (h *oaHarness) pumpOnce() error {
-	rows, err := h.events.Query(h.ctx, `SELECT position, body FROM events WHERE position > $1 ORDER BY position`, h.pumped)
-	if err != nil {
-		return err
-	}
-	type row struct {
-		pos  int64
-		body []byte
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		return x, r.Scan(&x.pos, &x.body)
-	})
-	if err != nil {
-		return err
-	}
-	for _, x := range list {
-		e, err := domain.DecodeBody(x.body)
-		if err != nil {
-			return fmt.Errorf("event %d: %w", x.pos, err)
-		}
-		for _, n := range projections.All {
-			p, _ := projections.ByName(n)
-			if _, err := h.readModels.Apply(h.ctx, p, e); err != nil {
-				return fmt.Errorf("project event %d into %s: %w", x.pos, n, err)
-			}
-		}
-		out, ok, err := forwarder.Prepare(x.body)
-		if err != nil {
-			return fmt.Errorf("prepare the deliveries of event %d: %w", x.pos, err)
-		}
-		if ok {
-			if _, err := h.deliveries.Enqueue(h.ctx, out); err != nil {
-				return fmt.Errorf("enqueue the deliveries of event %d: %w", x.pos, err)
-			}
-		}
-		h.pumped = x.pos
-	}
-	for _, n := range projections.All {
-		if _, err := h.readModels.Advance(h.ctx, n); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // readYourWrite reads with min_position: 503 READ_MODEL_BEHIND while the
@@ -563,7 +398,7 @@ func (h *oaHarness) readYourWrite(r oaReq) oaResp {
 	h.t.Helper()
 	r.want, r.code = []int{503}, wire.CodeReadModelBehind
 	h.do(r)
-	h.pump()
+	h.Pump()
 	r.want, r.code = []int{200}, ""
 	return h.do(r)
 }
@@ -914,7 +749,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "POST", path: "/api/v1/deliveries/" + parked + "/resend", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Usage, once counted; then the tiny plan's rate limit.
-	if err := h.meter.Flush(h.ctx); err != nil {
+	if err := h.Meter.Flush(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	do(oaReq{method: "GET", path: "/api/v1/usage", auth: full, want: oaWant()})
@@ -971,9 +806,7 @@ func (h *oaHarness) session() {
 // a token answers 404, and every answer must still be documented.
 func (h *oaHarness) bareSweep(key string) {
 	h.t.Helper()
-	srv := httptest.NewServer(api.NewServer(api.Config{DefaultEnvironment: "sandbox"},
-		api.Deps{Keys: h.keys, Logger: slog.New(slog.DiscardHandler)}).Handler())
-	defer srv.Close()
+	bare := h.Bare()
 	for _, op := range h.spec.operations() {
 		method, tmpl, _ := strings.Cut(op, " ")
 		o := h.spec.operation(op)
@@ -982,7 +815,7 @@ func (h *oaHarness) bareSweep(key string) {
 			st, _ := strconv.Atoi(code)
 			want = append(want, st)
 		}
-		r := oaReq{method: method, path: oaDocParam.ReplaceAllString(tmpl, "x"), want: want, base: srv.URL}
+		r := oaReq{method: method, path: oaDocParam.ReplaceAllString(tmpl, "x"), want: want, base: bare.URL}
 		if _, ok := o["requestBody"]; ok {
 			r.body = "{}"
 		}
@@ -995,7 +828,7 @@ func (h *oaHarness) bareSweep(key string) {
 			case scheme["AdminToken"] != nil:
 				r.auth, r.want, r.code = oaAdminToken, []int{404}, wire.CodeNotFound
 			case scheme["ProviderId"] != nil:
-				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC("secret-of-demo", "{}")}
+				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC(apitest.ProviderSecret("demo"), "{}")}
 			}
 		}
 		h.do(r)

@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +22,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 )
 
@@ -37,7 +37,7 @@ const oaAdminToken = "oa-admin-token-0123456789abcdef0123456789"
 // oaDocument fetches the document from a server, as a client would.
 func oaDocument(t testing.TB) []byte {
 	t.Helper()
-	srv := api.NewServer(api.Config{}, api.Deps{Logger: slog.New(slog.DiscardHandler)})
+	srv := apitest.EmptyServer(t, "")
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -269,9 +269,8 @@ func oaRouteKey(methodAndPath string) string {
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	t.Parallel()
 	s := oaParse(t, oaDocument(t))
-	srv := api.NewServer(api.Config{AdminToken: oaAdminToken}, api.Deps{Logger: slog.New(slog.DiscardHandler)})
 	// The demo game is mounted as serve mounts it; its routes are internal.
-	mountDemo(t, srv, "http://127.0.0.1:1", noDemoStores{}, noDemoStores{}, nil, nil)
+	srv := apitest.EmptyServer(t, oaAdminToken)
 	routes := map[string]string{} // key -> as Echo has it
 	for _, r := range srv.Echo().Routes() {
 		if r.Method == "echo_route_not_found" { // a group's 404 handler, not a route

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -45,18 +44,14 @@ func BenchmarkRateStore(b *testing.B) {
 // request (GET /api/v1/wallet/balance) through the real server, with each
 // rate store: what the shared window adds to a whole request.
 func BenchmarkAPIRequest(b *testing.B) {
-	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
-		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return gatewaystore.NewRateWindows(p) },
-	}
 	for _, name := range []string{"memory", "postgres"} {
 		b.Run(name, func(b *testing.B) {
-			h := newAdmHarness(b, admOptions{adminToken: admToken, tiers: "huge:1000000000/1h", rateStore: stores[name]})
-			_, key := h.newClient("sandbox", "huge", gateway.ScopeWalletRead)
+			h := apitest.New(b, apitest.Options{AdminToken: admToken, RateTiers: "huge:1000000000/1h", PostgresRateStore: name == "postgres"})
+			_, key := admNewClient(b, h, "sandbox", "huge", gateway.ScopeWalletRead)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if rec := h.call("GET", "/api/v1/wallet/balance", key.Key, nil); rec.Code != 200 {
+					if rec := h.Call("GET", "/api/v1/wallet/balance", key.Key, nil); rec.Code != 200 {
 						b.Errorf("status %d", rec.Code)
 						return
 					}

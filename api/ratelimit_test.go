@@ -3,14 +3,14 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -20,21 +20,18 @@ import (
 // the headers, and requests again once the window ends; limits are per key.
 func TestRateLimitHTTP(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(*pgxpool.Pool) gateway.RateStore{
-		"memory":   nil,
-		"postgres": func(p *pgxpool.Pool) gateway.RateStore { return gatewaystore.NewRateWindows(p) },
-	}
-	for name, store := range stores {
+	for name, postgresWindows := range map[string]bool{"memory": false, "postgres": true} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			h := newAdmHarness(t, admOptions{adminToken: admToken, tiers: "sandbox:100/60s,standard:1000/60s", rateStore: store})
+			h := apitest.New(t, apitest.Options{AdminToken: admToken, RateTiers: "sandbox:100/60s,standard:1000/60s",
+				PostgresRateStore: postgresWindows})
 			t0 := time.Now().UTC().Truncate(time.Second).Add(500 * time.Millisecond)
-			h.clock.Freeze(t0)
-			clientID, key := h.newClient("sandbox", "sandbox", gateway.ScopeWalletRead)
+			h.Clock.Set(t0)
+			clientID, key := admNewClient(t, h, "sandbox", "sandbox", gateway.ScopeWalletRead)
 			reset := t0.Add(time.Minute).Unix() + 1 // rounded up to a whole second
 
 			for i := 1; i <= 100; i++ {
-				rec := h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+				rec := h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
 				if rec.Code != http.StatusOK {
 					t.Fatalf("request %d: status %d: %s", i, rec.Code, rec.Body)
 				}
@@ -48,9 +45,9 @@ func TestRateLimitHTTP(t *testing.T) {
 					t.Fatalf("limit %d", got)
 				}
 			}
-			h.clock.Advance(20 * time.Second)
-			rec := h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
-			e := wantAdmError(t, rec, http.StatusTooManyRequests, wire.CodeRateLimited)
+			h.Clock.Advance(20 * time.Second)
+			rec := h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+			e := apitest.WantError(t, rec, http.StatusTooManyRequests, wire.CodeRateLimited)
 			if admIntHeader(t, rec, api.HeaderRateRemaining) != 0 || admIntHeader(t, rec, api.HeaderRateReset) != reset {
 				t.Fatalf("429 headers %v", rec.Header())
 			}
@@ -63,26 +60,26 @@ func TestRateLimitHTTP(t *testing.T) {
 			}
 
 			// another key of the same client has its own window
-			other := h.issueKey(clientID, gateway.ScopeWalletRead)
-			if rec := h.call(http.MethodGet, "/api/v1/wallet/balance", other.Key, nil); rec.Code != http.StatusOK ||
+			other := admIssueKey(t, h, clientID, gateway.ScopeWalletRead)
+			if rec := h.Call(http.MethodGet, "/api/v1/wallet/balance", other.Key, nil); rec.Code != http.StatusOK ||
 				admIntHeader(t, rec, api.HeaderRateRemaining) != 99 {
 				t.Fatalf("second key: %d %v", rec.Code, rec.Header())
 			}
 			// the window ends: requests are answered again
-			h.clock.Advance(41 * time.Second)
-			rec = h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+			h.Clock.Advance(41 * time.Second)
+			rec = h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
 			if rec.Code != http.StatusOK || admIntHeader(t, rec, api.HeaderRateRemaining) != 99 {
 				t.Fatalf("after the window: %d %v %s", rec.Code, rec.Header(), rec.Body)
 			}
 
 			// a plan change takes effect at the next request
-			admData[admClient](t, h.admin(http.MethodPatch, "/admin/v1/clients/"+clientID, map[string]any{"plan": "standard"}))
-			rec = h.call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
+			apitest.Data[admClient](t, h.Admin(http.MethodPatch, "/admin/v1/clients/"+clientID, map[string]any{"plan": "standard"}))
+			rec = h.Call(http.MethodGet, "/api/v1/wallet/balance", key.Key, nil)
 			if admIntHeader(t, rec, api.HeaderRateLimit) != 1000 || admIntHeader(t, rec, api.HeaderRateRemaining) != 998 {
 				t.Fatalf("after the plan change: %v", rec.Header())
 			}
 			// the refusals are counted in the metrics
-			body := h.metricsBody()
+			body := metricsBody(t, h)
 			if !strings.Contains(body, `pitboss_rate_limited_total{tier="sandbox"} 1`) {
 				t.Fatalf("rate limited series missing:\n%s", grepLines(body, "pitboss_rate"))
 			}
@@ -90,13 +87,25 @@ func TestRateLimitHTTP(t *testing.T) {
 	}
 }
 
-func (h *admHarness) metricsBody() string {
-	h.t.Helper()
-	rec := h.do(admReq{method: http.MethodGet, path: "/metrics"})
+// metricsBody is the exposition of GET /metrics.
+func metricsBody(t *testing.T, h *apitest.Harness) string {
+	t.Helper()
+	rec := h.Get("/metrics", "")
 	if rec.Code != http.StatusOK {
-		h.t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
+		t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
 	}
 	return rec.Body.String()
+}
+
+// admIntHeader reads an integer header.
+func admIntHeader(t *testing.T, rec *httptest.ResponseRecorder, name string) int64 {
+	t.Helper()
+	v := rec.Header().Get(name)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("header %s = %q, want an integer (status %d: %s)", name, v, rec.Code, rec.Body)
+	}
+	return n
 }
 
 func grepLines(text, substr string) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -59,7 +60,7 @@ func TestSchemathesis(t *testing.T) {
 	// conformance test. The fuzzer follows the document's links from the
 	// game list to a launch and would report their documented 5xx as
 	// server errors: only the demo provider stays enabled here.
-	if _, err := h.events.Exec(h.ctx, `UPDATE providers SET enabled = false WHERE id IN ('refuser', 'down');
+	if _, err := h.Pool.Exec(h.ctx, `UPDATE providers SET enabled = false WHERE id IN ('refuser', 'down');
 		UPDATE games SET enabled = false WHERE provider_id IN ('refuser', 'down')`); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSchemathesis(t *testing.T) {
 			case <-pumpCtx.Done():
 				return
 			case <-tick.C:
-				if err := h.pumpOnce(); err != nil && pumpCtx.Err() == nil {
+				if err := h.PumpOnce(pumpCtx); err != nil && pumpCtx.Err() == nil {
 					t.Errorf("pump the read models: %v", err)
 					return
 				}
@@ -105,8 +106,8 @@ func TestSchemathesis(t *testing.T) {
 			t.Parallel() // the two runs share the server and its pump
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "run", h.base+api.OpenAPIPath,
-				"--url", h.base,
+			cmd := exec.CommandContext(ctx, bin, "run", h.URL+api.OpenAPIPath,
+				"--url", h.URL,
 				"--include-path-regex", run.paths,
 				"--header", "Authorization: Bearer "+run.token,
 				"--checks", schemathesisChecks,
@@ -122,7 +123,7 @@ func TestSchemathesis(t *testing.T) {
 			cmd.Env = append(os.Environ(), "NO_COLOR=1", "SCHEMATHESIS_TELEMETRY=false")
 			cmd.Dir = t.TempDir() // its example database (.schemathesis/) stays out of the tree
 			out, err := cmd.CombinedOutput()
-			report := filepath.Join(outDir(t, "schemathesis"), strings.ReplaceAll(run.name, " ", "-")+".txt")
+			report := filepath.Join(apitest.OutDir(t, "schemathesis"), strings.ReplaceAll(run.name, " ", "-")+".txt")
 			_ = os.WriteFile(report, out, 0o644)
 			if err != nil {
 				t.Fatalf("schemathesis found problems (%v; report in %s), seed %d:\n%s", err, report, seed, tail(out, 12000))
@@ -140,7 +141,7 @@ func schemathesisBinary(t *testing.T) string {
 	if bin == "" {
 		cache := os.Getenv("PITBOSS_CACHE_DIR")
 		if cache == "" {
-			cache = filepath.Join(repoRoot(t), ".cache")
+			cache = filepath.Join(apitest.RepoRoot(t), ".cache")
 		}
 		bin = filepath.Join(cache, "schemathesis", "bin", "schemathesis")
 	}
@@ -148,15 +149,6 @@ func schemathesisBinary(t *testing.T) string {
 		t.Fatalf("schemathesis not found at %s: run the tests with `make test`, which runs scripts/ensure-schemathesis.sh (%v)", bin, err)
 	}
 	return bin
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(wd) // this package is <root>/api
 }
 
 func envInt(t *testing.T, name string, def int) int {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -388,7 +389,7 @@ func TestSignedLaunchProviderUnavailable(t *testing.T) {
 func TestSignedLaunchUsesTheProviderAdapter(t *testing.T) {
 	h := newSLHarness(t)
 	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
-	prov := newCTJSONProvider(t, http.StatusOK)
+	prov := apitest.NewJSONProvider(t, http.StatusOK)
 	if err := h.gw.SetProviderRoute(context.Background(), gateway.ProviderRoute{ProviderID: h.provider,
 		Kind: gateway.ProviderKindJSON, Endpoints: []string{prov.URL}, Balancing: gateway.BalancingPriority,
 		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}); err != nil {
@@ -398,7 +399,7 @@ func TestSignedLaunchUsesTheProviderAdapter(t *testing.T) {
 	if want := "https://games.example/play?token=" + a.SessionID; a.GameURL != want {
 		t.Fatalf("game_url %q, want the provider's %q", a.GameURL, want)
 	}
-	call := <-prov.calls
+	call := <-prov.Calls
 	if call["playerId"] != "u1" || call["token"] != a.SessionID {
 		t.Fatalf("provider was called with %v", call)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
@@ -54,39 +55,39 @@ func (u admUsage) bucketsOf() []string {
 // hour and day buckets.
 func TestUsage(t *testing.T) {
 	t.Parallel()
-	h := newAdmHarness(t, admOptions{adminToken: admToken})
+	h := apitest.New(t, apitest.Options{AdminToken: admToken})
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	h.clock.Freeze(t0)
-	clientID, key1 := h.newClient("sandbox", "", gateway.AllScopes...)
-	key2 := h.issueKey(clientID, gateway.ScopeWalletRead)
-	otherID, keyB := h.newClient("sandbox", "", gateway.ScopeWalletRead)
+	h.Clock.Set(t0)
+	clientID, key1 := admNewClient(t, h, "sandbox", "", gateway.AllScopes...)
+	key2 := admIssueKey(t, h, clientID, gateway.ScopeWalletRead)
+	otherID, keyB := admNewClient(t, h, "sandbox", "", gateway.ScopeWalletRead)
 
-	get := func(key string) { h.call(http.MethodGet, "/api/v1/wallet/balance", key, nil) }
+	get := func(key string) { h.Call(http.MethodGet, "/api/v1/wallet/balance", key, nil) }
 	// 15:09: key1 3x 200, a 404 and a 400; key2 a 403
 	for range 3 {
 		get(key1.Key)
 	}
-	h.call(http.MethodGet, "/api/v1/nothing", key1.Key, nil)
-	h.call(http.MethodPost, "/api/v1/transactions", key1.Key, "{")
-	h.call(http.MethodPost, "/api/v1/game/launch", key2.Key, map[string]any{})
+	h.Call(http.MethodGet, "/api/v1/nothing", key1.Key, nil)
+	h.Call(http.MethodPost, "/api/v1/transactions", key1.Key, "{")
+	h.Call(http.MethodPost, "/api/v1/game/launch", key2.Key, map[string]any{})
 	// 15:10: key2 2x 200
-	h.clock.Advance(time.Minute)
+	h.Clock.Advance(time.Minute)
 	get(key2.Key)
 	get(key2.Key)
 	// 16:05: key1 once; the other client once
-	h.clock.Advance(55 * time.Minute)
+	h.Clock.Advance(55 * time.Minute)
 	get(key1.Key)
 	get(keyB.Key)
-	if err := h.meter.Flush(t.Context()); err != nil {
+	if err := h.Meter.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
 	read := func(t *testing.T, path, key string, q url.Values) admUsage {
 		t.Helper()
 		if key == "" {
-			return admData[admUsage](t, h.admin(http.MethodGet, path+"?"+q.Encode(), nil))
+			return apitest.Data[admUsage](t, h.Admin(http.MethodGet, path+"?"+q.Encode(), nil))
 		}
-		return admData[admUsage](t, h.call(http.MethodGet, path+"?"+q.Encode(), key, nil))
+		return apitest.Data[admUsage](t, h.Call(http.MethodGet, path+"?"+q.Encode(), key, nil))
 	}
 	span := func(g string) url.Values {
 		return url.Values{"granularity": {g}, "from": {"2026-03-14T15:00:00Z"}, "to": {"2026-03-14T17:00:00Z"}}
@@ -144,24 +145,24 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("bad "+tc.name, func(t *testing.T) {
-			e := wantAdmError(t, h.call(http.MethodGet, "/api/v1/usage?"+tc.q.Encode(), key1.Key, nil), http.StatusBadRequest, wire.CodeInvalidRequest)
+			e := apitest.WantError(t, h.Call(http.MethodGet, "/api/v1/usage?"+tc.q.Encode(), key1.Key, nil), http.StatusBadRequest, wire.CodeInvalidRequest)
 			if e.Error.Details["field"] != tc.field {
 				t.Fatalf("details %v", e.Error.Details)
 			}
 		})
 	}
 	t.Run("admin: unknown client", func(t *testing.T) {
-		wantAdmError(t, h.admin(http.MethodGet, "/admin/v1/clients/nobody/usage", nil), http.StatusNotFound, wire.CodeNotFound)
+		apitest.WantError(t, h.Admin(http.MethodGet, "/admin/v1/clients/nobody/usage", nil), http.StatusNotFound, wire.CodeNotFound)
 	})
 	t.Run("flushes add up", func(t *testing.T) {
 		// the reads above were requests of their own
-		if err := h.meter.Flush(t.Context()); err != nil {
+		if err := h.Meter.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		before := read(t, "/admin/v1/clients/"+otherID+"/usage", "", span("day")).Requests
 		get(keyB.Key)
 		get(keyB.Key)
-		if err := h.meter.Flush(t.Context()); err != nil {
+		if err := h.Meter.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if after := read(t, "/admin/v1/clients/"+otherID+"/usage", "", span("day")).Requests; after != before+2 {

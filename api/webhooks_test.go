@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 )
 
@@ -18,7 +19,7 @@ type dvWebhook struct {
 	Secret      *string  `json:"secret"`
 }
 
-func (h *dvHarness) webhookOf(env dvEnvelope) dvWebhook {
+func (h *dvFixture) webhookOf(env apitest.Envelope) dvWebhook {
 	h.t.Helper()
 	var w dvWebhook
 	if err := json.Unmarshal(env.Data, &w); err != nil {
@@ -29,7 +30,7 @@ func (h *dvHarness) webhookOf(env dvEnvelope) dvWebhook {
 
 func TestWebhookEndpoints(t *testing.T) {
 	t.Parallel()
-	h := newDVHarness(t)
+	h := newDVFixture(t)
 
 	t.Run("create", func(t *testing.T) {
 		tests := []struct {
@@ -60,7 +61,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				env := h.expect(h.do("POST", "/api/v1/webhooks", tc.key, tc.body), tc.status, tc.code)
+				env := apitest.Expect(t, h.Call("POST", "/api/v1/webhooks", tc.key, tc.body), tc.status, tc.code)
 				if tc.field != "" && env.Error.Details["field"] != tc.field {
 					t.Fatalf("details %v, want field %s", env.Error.Details, tc.field)
 				}
@@ -78,13 +79,13 @@ func TestWebhookEndpoints(t *testing.T) {
 		}
 	})
 
-	created := h.webhookOf(h.expect(h.do("POST", "/api/v1/webhooks", h.full,
+	created := h.webhookOf(apitest.Expect(t, h.Call("POST", "/api/v1/webhooks", h.full,
 		`{"url":"https://hooks.acme.example/x","kinds":["deposit"]}`), 200, ""))
-	otherHook := h.webhookOf(h.expect(h.do("POST", "/api/v1/webhooks", h.other,
+	otherHook := h.webhookOf(apitest.Expect(t, h.Call("POST", "/api/v1/webhooks", h.other,
 		`{"url":"https://hooks.other.example/x","kinds":["bet"]}`), 200, ""))
 
 	t.Run("list and get never show the secret", func(t *testing.T) {
-		env := h.expect(h.do("GET", "/api/v1/webhooks", h.readOnly, ""), 200, "")
+		env := apitest.Expect(t, h.Call("GET", "/api/v1/webhooks", h.readOnly, ""), 200, "")
 		if strings.Contains(string(env.Data), "whsec_") || strings.Contains(string(env.Data), otherHook.ID) {
 			t.Fatalf("list %s: a secret or another client's endpoint", env.Data)
 		}
@@ -93,7 +94,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		if len(list) != 3 {
 			t.Fatalf("%d endpoints, want 3", len(list))
 		}
-		got := h.webhookOf(h.expect(h.do("GET", "/api/v1/webhooks/"+created.ID, h.readOnly, ""), 200, ""))
+		got := h.webhookOf(apitest.Expect(t, h.Call("GET", "/api/v1/webhooks/"+created.ID, h.readOnly, ""), 200, ""))
 		if got.Secret != nil || got.URL != "https://hooks.acme.example/x" {
 			t.Fatalf("get %+v", got)
 		}
@@ -118,11 +119,11 @@ func TestWebhookEndpoints(t *testing.T) {
 		{"rotate the callback secret with a read-only key", "POST", "/api/v1/forward-callback/rotate-secret", h.readOnly, "", 403, wire.CodeForbidden},
 		{"forward callback without a key", "GET", "/api/v1/forward-callback", "", "", 401, wire.CodeUnauthorized},
 	} {
-		t.Run(tc.name, func(t *testing.T) { h.expect(h.do(tc.method, tc.path, tc.key, tc.body), tc.status, tc.code) })
+		t.Run(tc.name, func(t *testing.T) { apitest.Expect(t, h.Call(tc.method, tc.path, tc.key, tc.body), tc.status, tc.code) })
 	}
 
 	t.Run("update changes the given fields only", func(t *testing.T) {
-		got := h.webhookOf(h.expect(h.do("PATCH", "/api/v1/webhooks/"+created.ID, h.full,
+		got := h.webhookOf(apitest.Expect(t, h.Call("PATCH", "/api/v1/webhooks/"+created.ID, h.full,
 			`{"kinds":["deposit","withdrawal"],"enabled":false}`), 200, ""))
 		if got.URL != created.URL || got.Enabled || strings.Join(got.Kinds, ",") != "deposit,withdrawal" {
 			t.Fatalf("updated %+v", got)
@@ -130,7 +131,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	})
 
 	t.Run("rotate gives a new secret", func(t *testing.T) {
-		env := h.expect(h.do("POST", "/api/v1/webhooks/"+created.ID+"/rotate-secret", h.full, ""), 200, "")
+		env := apitest.Expect(t, h.Call("POST", "/api/v1/webhooks/"+created.ID+"/rotate-secret", h.full, ""), 200, "")
 		var r struct{ ID, Secret string }
 		_ = json.Unmarshal(env.Data, &r)
 		if r.ID != created.ID || !strings.HasPrefix(r.Secret, "whsec_") || r.Secret == *created.Secret {
@@ -139,21 +140,21 @@ func TestWebhookEndpoints(t *testing.T) {
 	})
 
 	t.Run("delete", func(t *testing.T) {
-		h.expect(h.do("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 200, "")
-		h.expect(h.do("GET", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
-		h.expect(h.do("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
+		apitest.Expect(t, h.Call("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 200, "")
+		apitest.Expect(t, h.Call("GET", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
+		apitest.Expect(t, h.Call("DELETE", "/api/v1/webhooks/"+created.ID, h.full, ""), 404, wire.CodeNotFound)
 	})
 
 	t.Run("forward callback setting and its secret", func(t *testing.T) {
-		env := h.expect(h.do("GET", "/api/v1/forward-callback", h.readOnly, ""), 200, "")
+		env := apitest.Expect(t, h.Call("GET", "/api/v1/forward-callback", h.readOnly, ""), 200, "")
 		if !strings.Contains(string(env.Data), `"url":"https://acme.example/cb"`) || !strings.Contains(string(env.Data), `"secret_set":false`) {
 			t.Fatalf("forward callback %s", env.Data)
 		}
-		env = h.expect(h.do("POST", "/api/v1/forward-callback/rotate-secret", h.full, ""), 200, "")
+		env = apitest.Expect(t, h.Call("POST", "/api/v1/forward-callback/rotate-secret", h.full, ""), 200, "")
 		if !strings.Contains(string(env.Data), `"secret":"whsec_`) {
 			t.Fatalf("rotate %s", env.Data)
 		}
-		env = h.expect(h.do("GET", "/api/v1/forward-callback", h.readOnly, ""), 200, "")
+		env = apitest.Expect(t, h.Call("GET", "/api/v1/forward-callback", h.readOnly, ""), 200, "")
 		if !strings.Contains(string(env.Data), `"secret_set":true`) || strings.Contains(string(env.Data), "whsec_") {
 			t.Fatalf("forward callback after rotate %s", env.Data)
 		}

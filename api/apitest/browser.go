@@ -1,4 +1,4 @@
-package api_test
+package apitest
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
-// test fails (it does not skip) without one.
-func chromiumPath(t *testing.T) string {
+// ChromiumPath finds the browser scripts/ensure-chromium.sh installs
+// (PITBOSS_CHROMIUM, else chromium on PATH). The test fails, it does not
+// skip, without one.
+func ChromiumPath(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
 		return p
@@ -30,19 +31,21 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// browserTab is a headless Chromium tab for the browser tests. It records
-// every request the page makes and every script error (an uncaught
-// exception or a console.error), for the tests to check at the end.
-type browserTab struct {
-	ctx context.Context
+// BrowserTab is a headless Chromium tab. It records every request the
+// page makes and every script error (an uncaught exception or a
+// console.error), for the test to check at the end.
+type BrowserTab struct {
+	// Ctx is the tab's context for chromedp: it ends after the timeout
+	// OpenBrowser was given or when the test ends.
+	Ctx context.Context
 
 	mu                 sync.Mutex
 	requests, problems []string
 }
 
-// openBrowser starts chromium with a window of width×height and a fresh
-// profile; the tab's context ends after timeout or when the test ends.
-func openBrowser(t *testing.T, chromium string, width, height int, timeout time.Duration) *browserTab {
+// OpenBrowser starts chromium with a window of width×height and a fresh
+// profile.
+func OpenBrowser(t testing.TB, chromium string, width, height int, timeout time.Duration) *BrowserTab {
 	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
@@ -64,7 +67,7 @@ func openBrowser(t *testing.T, chromium string, width, height int, timeout time.
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTimeout)
 
-	b := &browserTab{ctx: ctx}
+	b := &BrowserTab{Ctx: ctx}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -90,23 +93,40 @@ func openBrowser(t *testing.T, chromium string, width, height int, timeout time.
 	return b
 }
 
-// recorded returns copies of the requests and script errors seen so far.
-func (b *browserTab) recorded() (requests, problems []string) {
+// Recorded returns copies of the requests and script errors seen so far.
+func (b *BrowserTab) Recorded() (requests, problems []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.requests...), append([]string(nil), b.problems...)
 }
 
-// outDir is out/<name> at the repository root (git-ignored), made if
+// OutDir is out/<name> at the repository root (git-ignored), made if
 // missing: where the tests leave screenshots and reports.
-func outDir(t *testing.T, name string) string {
+func OutDir(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "out", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Join(RepoRoot(t), "out", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// RepoRoot is the directory holding go.mod, found from the test's working
+// directory (its package's directory) upwards.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
 }
