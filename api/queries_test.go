@@ -1,12 +1,8 @@
 package api_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,128 +10,53 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
-	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/projections"
 )
 
 // rqHarness is the API over read models holding the projectortest session
-// (16 events), with keys of every relevant kind.
+// (16 events, stamped by its clock and named by its ids), with keys of
+// every relevant kind; reports are asked on the session's second day.
 type rqHarness struct {
-	t                   *testing.T
-	handler             http.Handler
+	*apitest.Harness
 	full, noRead, other string
-	pool                *pgxpool.Pool
-	store               *readstore.ReadModels
 }
 
 func newRQHarness(t *testing.T) *rqHarness {
 	t.Helper()
-	ctx := t.Context()
-	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ledger.Run(lctx) }()
-	t.Cleanup(func() { stop(); <-done })
 	clock := &projectortest.Clock{}
-	if _, err := projectortest.Session(ctx, commands.NewHandler(ledger, clock, projectortest.IDs{}), clock); err != nil {
+	h := &rqHarness{Harness: apitest.New(t, apitest.Options{Clock: apitest.StoppedAt(projectortest.Day2),
+		LedgerClock: clock, IDs: projectortest.IDs{}, ReadWait: 200 * time.Millisecond})}
+	ctx := t.Context()
+	if _, err := projectortest.Session(ctx, h.Commands, clock); err != nil {
 		t.Fatal(err)
 	}
-	// The projector's store path, without Kafka: every stored event into
-	// both projections.
-	store := readstore.NewReadModels(pool)
-	rows, _ := pool.Query(ctx, `SELECT body FROM events ORDER BY position`)
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) {
-		var b []byte
-		if err := r.Scan(&b); err != nil {
-			return domain.Event{}, err
-		}
-		return domain.DecodeBody(b)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range projections.All {
-		p, _ := projections.ByName(n)
-		for _, e := range events {
-			if _, err := store.Apply(ctx, p, e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := store.Advance(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.Pump() // the projector's store path, without Kafka
 	for _, r := range []struct{ client, rate, from string }{{"", "0.10", "2025-01-01"}, {projectortest.Client, "0.20", "2025-03-02"}} {
 		from, _ := time.Parse(time.DateOnly, r.from)
-		if err := store.SetCommissionRate(ctx, projectortest.Provider, r.client, r.rate, from); err != nil {
+		if err := h.ReadModels.SetCommissionRate(ctx, projectortest.Provider, r.client, r.rate, from); err != nil {
 			t.Fatal(err)
 		}
 	}
-
-	gw := gatewaystore.NewGateway(pool)
-	h := &rqHarness{t: t, pool: pool, store: store}
 	for _, c := range []string{projectortest.Client, "other"} {
-		if _, err := gw.CreateClient(ctx, c, c, "sandbox"); err != nil {
-			t.Fatal(err)
-		}
+		h.AddClient(c, "sandbox")
 	}
-	issue := func(client string, scopes ...string) string {
-		k, _, err := gw.IssueKey(ctx, client, scopes, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	h.full = issue(projectortest.Client, gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead)
-	h.noRead = issue(projectortest.Client, gateway.ScopeWalletRead, gateway.ScopeTransactionsWrite)
-	h.other = issue("other", gateway.ScopeTransactionsRead, gateway.ScopeReportsRead)
-	queries := &projections.Queries{Transactions: store, Reports: store, Positions: store,
-		Ledger: eventstore.NewAccounts(pool), MaxWait: 200 * time.Millisecond}
-	reportClock := &projectortest.Clock{}
-	reportClock.Set(projectortest.Day2)
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw, Queries: queries,
-		Clock: reportClock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h.handler = srv.Handler()
+	h.full, _ = h.IssueKey(projectortest.Client, gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead)
+	h.noRead, _ = h.IssueKey(projectortest.Client, gateway.ScopeWalletRead, gateway.ScopeTransactionsWrite)
+	h.other, _ = h.IssueKey("other", gateway.ScopeTransactionsRead, gateway.ScopeReportsRead)
 	return h
 }
 
+// get is a GET with key, asking for accept when it is set.
 func (h *rqHarness) get(path, key, accept string) *httptest.ResponseRecorder {
-	h.t.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	r := apitest.Request{Method: http.MethodGet, Path: path, Key: key}
 	if accept != "" {
-		req.Header.Set("Accept", accept)
+		r.Header = map[string]string{"Accept": accept}
 	}
-	rec := httptest.NewRecorder()
-	h.handler.ServeHTTP(rec, req)
-	return rec
-}
-
-type rqError struct {
-	Success bool `json:"success"`
-	Error   struct {
-		Code    string         `json:"code"`
-		Message string         `json:"message"`
-		Details map[string]any `json:"details"`
-	} `json:"error"`
+	return h.Do(r)
 }
 
 type rqItem struct {
@@ -155,25 +76,9 @@ type rqItem struct {
 }
 
 type rqList struct {
-	Success    bool     `json:"success"`
-	Data       []rqItem `json:"data"`
-	Pagination struct {
-		Page       int   `json:"page"`
-		PerPage    int   `json:"per_page"`
-		Total      int64 `json:"total"`
-		TotalExact bool  `json:"total_exact"`
-	} `json:"pagination"`
-}
-
-func rqDecode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %s: %v", rec.Body.String(), err)
-	}
-	return v
+	Success    bool               `json:"success"`
+	Data       []rqItem           `json:"data"`
+	Pagination apitest.Pagination `json:"pagination"`
 }
 
 func str(p *string) string {
@@ -200,7 +105,7 @@ func TestTransactionsEndpoint(t *testing.T) {
 		if got := rec.Header().Get(api.HeaderLedgerPosition); got != "16" {
 			t.Errorf("%s = %q, want 16", api.HeaderLedgerPosition, got)
 		}
-		body := rqDecode[rqList](t, rec)
+		body := apitest.Decode[rqList](t, rec)
 		p := body.Pagination
 		if !body.Success || p.Page != 1 || p.PerPage != 50 || p.Total != 21 || !p.TotalExact || len(body.Data) != 21 {
 			t.Fatalf("envelope = %+v with %d rows, want page 1, per_page 50, total 21 exact, 21 rows", p, len(body.Data))
@@ -255,7 +160,7 @@ func TestTransactionsEndpoint(t *testing.T) {
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
-			body := rqDecode[rqList](t, rec)
+			body := apitest.Decode[rqList](t, rec)
 			var lines []string
 			for _, it := range body.Data {
 				lines = append(lines, it.line())
@@ -271,7 +176,7 @@ func TestTransactionsEndpoint(t *testing.T) {
 	}
 
 	t.Run("200 another client sees nothing of acme", func(t *testing.T) {
-		body := rqDecode[rqList](t, h.get("/api/v1/transactions", h.other, ""))
+		body := apitest.Decode[rqList](t, h.get("/api/v1/transactions", h.other, ""))
 		if len(body.Data) != 0 || body.Pagination.Total != 0 {
 			t.Errorf("other client sees %d rows, total %d", len(body.Data), body.Pagination.Total)
 		}
@@ -307,7 +212,7 @@ func TestTransactionsEndpoint(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Fatalf("status = %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
-			body := rqDecode[rqError](t, rec)
+			body := apitest.Decode[apitest.ErrorBody](t, rec)
 			if body.Success || body.Error.Code != tc.code {
 				t.Errorf("error = %+v, want code %s", body.Error, tc.code)
 			}
@@ -343,7 +248,7 @@ func TestReportsEndpoints(t *testing.T) {
 		if rec.Header().Get(api.HeaderLedgerPosition) != "16" {
 			t.Errorf("position = %q", rec.Header().Get(api.HeaderLedgerPosition))
 		}
-		return rqDecode[struct {
+		return apitest.Decode[struct {
 			Data []ggrRow `json:"data"`
 		}](t, rec).Data
 	}
@@ -444,7 +349,7 @@ func TestReportsEndpoints(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Fatalf("status = %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
-			body := rqDecode[rqError](t, rec)
+			body := apitest.Decode[apitest.ErrorBody](t, rec)
 			if body.Error.Code != tc.code || (tc.field != "" && body.Error.Details["field"] != tc.field) {
 				t.Errorf("error = %+v, want code %s field %q", body.Error, tc.code, tc.field)
 			}
@@ -462,7 +367,7 @@ func TestWalletBalancePosition(t *testing.T) {
 		t.Errorf("status %d, position %q: %s", rec.Code, rec.Header().Get(api.HeaderLedgerPosition), rec.Body)
 	}
 	rec = h.get("/api/v1/wallet/balance?min_position=17", h.full, "")
-	if rec.Code != http.StatusBadRequest || rqDecode[rqError](t, rec).Error.Code != wire.CodePositionBeyondHead {
+	if rec.Code != http.StatusBadRequest || apitest.Decode[apitest.ErrorBody](t, rec).Error.Code != wire.CodePositionBeyondHead {
 		t.Errorf("min_position beyond the head: status %d: %s", rec.Code, rec.Body)
 	}
 }
