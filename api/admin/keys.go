@@ -42,13 +42,17 @@ func viewOfKey(k gateway.APIKey, now time.Time) keyView {
 	return v
 }
 
-// keyParam reads :key; an id no key can have is not found.
-func keyParam(c echo.Context) (string, error) {
-	id := c.Param("key")
-	if domain.ValidateID("key", id) != nil {
-		return "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such API key")
+// keyParams reads :client and :key of a key's route; an id no client or
+// key can have is not found.
+func keyParams(c echo.Context) (client, key string, err error) {
+	if client, err = clientParam(c); err != nil {
+		return "", "", err
 	}
-	return id, nil
+	key = c.Param("key")
+	if domain.ValidateID("key", key) != nil {
+		return "", "", wire.NewError(http.StatusNotFound, wire.CodeNotFound, "no such API key")
+	}
+	return client, key, nil
 }
 
 // GET /admin/v1/clients/{id}/keys: every key, newest first, without
@@ -72,11 +76,7 @@ func (s *server) listKeys(c echo.Context) error {
 
 // GET /admin/v1/clients/{id}/keys/{key_id}
 func (s *server) getKey(c echo.Context) error {
-	id, err := clientParam(c)
-	if err != nil {
-		return err
-	}
-	kid, err := keyParam(c)
+	id, kid, err := keyParams(c)
 	if err != nil {
 		return err
 	}
@@ -144,11 +144,7 @@ type rotateKeyRequest struct {
 // now) and is then expired. A key is rotated once: rotating it again is
 // 409 KEY_ALREADY_ROTATED, so a retried call never mints two keys.
 func (s *server) rotateKey(c echo.Context) error {
-	id, err := clientParam(c)
-	if err != nil {
-		return err
-	}
-	kid, err := keyParam(c)
+	id, kid, err := keyParams(c)
 	if err != nil {
 		return err
 	}
@@ -183,11 +179,7 @@ func (s *server) rotateKey(c echo.Context) error {
 // at once (every API process looks keys up per request). Revoking a
 // revoked key answers it unchanged.
 func (s *server) revokeKey(c echo.Context) error {
-	id, err := clientParam(c)
-	if err != nil {
-		return err
-	}
-	kid, err := keyParam(c)
+	id, kid, err := keyParams(c)
 	if err != nil {
 		return err
 	}
