@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -23,10 +24,10 @@ type slWallet struct {
 // balance.
 func newSLWallet(t *testing.T, h *slHarness, balance string) slWallet {
 	t.Helper()
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
-	user := slUID("player")
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	user := apitest.UID("player")
 	a := h.mustLaunch(c, user, balance, nil)
-	return slWallet{h: h, session: a.SessionID, wallet: domain.PlayerWallet(c.id, user, slEUR)}
+	return slWallet{h: h, session: a.SessionID, wallet: domain.PlayerWallet(c.ID, user, slEUR)}
 }
 
 func (w slWallet) call(op string, fields map[string]any) *httptest.ResponseRecorder {
@@ -34,7 +35,7 @@ func (w slWallet) call(op string, fields map[string]any) *httptest.ResponseRecor
 	for k, v := range fields {
 		body[k] = v
 	}
-	return w.h.providerCall(op, body, w.h.providerSecret)
+	return w.h.WalletCall(w.h.provider, w.h.providerSecret, op, body)
 }
 
 func wantOK(t *testing.T, rec *httptest.ResponseRecorder, balance string) slWalletAnswer {
@@ -42,22 +43,18 @@ func wantOK(t *testing.T, rec *httptest.ResponseRecorder, balance string) slWall
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	a := slDecode[slWalletAnswer](t, rec)
+	a := apitest.Decode[slWalletAnswer](t, rec)
 	if a.Status != "OK" || a.Balance.String() != balance {
 		t.Fatalf("answer %+v, want balance %s", a, balance)
 	}
 	return a
 }
 
-func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code string, retryable bool) slErrorBody {
+// wantError is apitest.WantError that also checks details.retryable, which
+// tells the provider whether to retry the call.
+func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code string, retryable bool) apitest.ErrorBody {
 	t.Helper()
-	if rec.Code != status {
-		t.Fatalf("status %d, want %d: %s", rec.Code, status, rec.Body)
-	}
-	e := slDecode[slErrorBody](t, rec)
-	if e.Success || e.Error.Code != code || e.Error.RequestID == "" {
-		t.Fatalf("error %+v, want code %s", e, code)
-	}
+	e := apitest.WantError(t, rec, status, code)
 	if r, ok := e.Error.Details["retryable"].(bool); !ok || r != retryable {
 		t.Fatalf("details.retryable = %v (%T), want %v: %s", e.Error.Details["retryable"], e.Error.Details["retryable"], retryable, rec.Body)
 	}
@@ -78,10 +75,10 @@ func TestProviderWalletProtocol(t *testing.T) {
 		if again.TransactionID != first.TransactionID || again.ExternalID != "bet-1" || !again.Replayed || first.Replayed {
 			t.Fatalf("first %+v, retry %+v", first, again)
 		}
-		if got := h.balance(w.wallet); got != 9000 {
+		if got := h.Balance(w.wallet); got != 9000 {
 			t.Fatalf("wallet %d, want 9000", got)
 		}
-		if n := len(h.events(w.wallet, domain.EventBetPlaced)); n != 1 {
+		if n := len(h.Events(w.wallet, domain.EventBetPlaced)); n != 1 {
 			t.Fatalf("%d bet events, want 1", n)
 		}
 		// A later bet moves the balance on; the retry still answers the
@@ -109,7 +106,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 		}
 		wantError(t, w.call("win", map[string]any{"transaction_id": "bet-1", "round_id": "r1", "amount": "10"}),
 			http.StatusConflict, wire.CodeIdempotencyConflict, false)
-		if got := h.balance(w.wallet); got != 9000 {
+		if got := h.Balance(w.wallet); got != 9000 {
 			t.Fatalf("wallet %d, want 9000", got)
 		}
 	})
@@ -121,7 +118,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 		wantOK(t, w.call("rollback", rb), "100.00") // retried rollback
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-late", "round_id": "r1", "amount": "10"}),
 			http.StatusConflict, wire.CodeRolledBackEarlier, false)
-		if got := h.balance(w.wallet); got != 10000 {
+		if got := h.Balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
 	})
@@ -135,7 +132,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 			"reference_transaction_id": "bet-1"}), http.StatusConflict, wire.CodeBetRolledBack, false)
 		wantError(t, w.call("rollback", map[string]any{"transaction_id": "rb-2", "reference_transaction_id": "bet-1"}),
 			http.StatusConflict, wire.CodeAlreadyRolledBack, false)
-		if got := h.balance(w.wallet); got != 10000 {
+		if got := h.Balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
 	})
@@ -148,7 +145,7 @@ func TestProviderWalletProtocol(t *testing.T) {
 		if bet.RoundID != "round-77" || win.RoundID != "round-77" {
 			t.Fatalf("answers bet %+v win %+v", bet, win)
 		}
-		bets, wins := h.events(w.wallet, domain.EventBetPlaced), h.events(w.wallet, domain.EventWinCredited)
+		bets, wins := h.Events(w.wallet, domain.EventBetPlaced), h.Events(w.wallet, domain.EventWinCredited)
 		if len(bets) != 1 || bets[0].Data.RoundID != "round-77" || bets[0].Data.RoundClosed {
 			t.Fatalf("bet events %+v", bets)
 		}
@@ -159,10 +156,10 @@ func TestProviderWalletProtocol(t *testing.T) {
 
 	t.Run("bad signature is 401", func(t *testing.T) {
 		w := newSLWallet(t, h, "100")
-		rec := h.providerCall("bet", map[string]any{"session_id": w.session, "transaction_id": "bet-1", "amount": "1"},
-			"not-the-provider-secret")
+		rec := h.WalletCall(h.provider, "not-the-provider-secret", "bet",
+			map[string]any{"session_id": w.session, "transaction_id": "bet-1", "amount": "1"})
 		wantError(t, rec, http.StatusUnauthorized, wire.CodeInvalidSignature, false)
-		if got := h.balance(w.wallet); got != 10000 {
+		if got := h.Balance(w.wallet); got != 10000 {
 			t.Fatalf("wallet %d, want 10000", got)
 		}
 	})
@@ -176,13 +173,13 @@ func TestProviderWalletProtocol(t *testing.T) {
 			http.StatusBadRequest, wire.CodeAmountTooPrecise, false)
 		wantError(t, w.call("win", map[string]any{"transaction_id": "win-x", "amount": "1", "reference_transaction_id": "nope"}),
 			http.StatusNotFound, wire.CodeTransactionUnknown, false)
-		wantError(t, h.providerCall("bet", map[string]any{"session_id": "gs_nope", "transaction_id": "b", "amount": "1"},
-			h.providerSecret), http.StatusNotFound, wire.CodeNotFound, false)
+		wantError(t, h.WalletCall(h.provider, h.providerSecret, "bet",
+			map[string]any{"session_id": "gs_nope", "transaction_id": "b", "amount": "1"}), http.StatusNotFound, wire.CodeNotFound, false)
 		wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-2", "amount": "1", "player_id": "someone-else"}),
 			http.StatusConflict, wire.CodePlayerMismatch, false)
 		// A wrong method on a wallet call is 405 (docs/errors.md), in the
 		// wallet's error shape.
-		wantError(t, h.get("/provider/v1/wallet/bet", nil, slRequest{}), http.StatusMethodNotAllowed, wire.CodeMethodNotAllowed, false)
+		wantError(t, h.Get("/provider/v1/wallet/bet", ""), http.StatusMethodNotAllowed, wire.CodeMethodNotAllowed, false)
 	})
 }
 
@@ -196,7 +193,7 @@ func TestProviderWalletSessionExpiry(t *testing.T) {
 	first := wantOK(t, w.call("bet", bet1), "90.00")
 	wantOK(t, w.call("bet", map[string]any{"transaction_id": "bet-2", "round_id": "r2", "amount": "20"}), "70.00")
 
-	h.clock.Set(slTestNow.Add(slSessionTTL)) // the session expires at launch + TTL
+	h.Clock.Set(slTestNow.Add(slSessionTTL)) // the session expires at launch + TTL
 
 	wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-3", "round_id": "r3", "amount": "1"}),
 		http.StatusConflict, wire.CodeSessionExpired, false)
@@ -208,10 +205,10 @@ func TestProviderWalletSessionExpiry(t *testing.T) {
 	wantOK(t, w.call("rollback", map[string]any{"transaction_id": "rb-2", "reference_transaction_id": "bet-2",
 		"round_id": "r2"}), "105.00")
 	wantOK(t, w.call("balance", nil), "105.00")
-	if got := h.balance(w.wallet); got != 10500 {
+	if got := h.Balance(w.wallet); got != 10500 {
 		t.Fatalf("wallet %d, want 10500", got)
 	}
-	if n := len(h.events(w.wallet, domain.EventBetPlaced)); n != 2 {
+	if n := len(h.Events(w.wallet, domain.EventBetPlaced)); n != 2 {
 		t.Fatalf("%d bet events, want 2", n)
 	}
 }
@@ -221,7 +218,7 @@ func TestProviderWalletSessionExpiry(t *testing.T) {
 func TestProviderWalletRetryableOnOutage(t *testing.T) {
 	h := newSLHarness(t)
 	w := newSLWallet(t, h, "100")
-	h.pool.Close()
+	h.Pool.Close()
 	start := time.Now()
 	wantError(t, w.call("bet", map[string]any{"transaction_id": "bet-1", "amount": "1"}),
 		http.StatusInternalServerError, wire.CodeInternal, true)

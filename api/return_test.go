@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -17,7 +18,7 @@ import (
 func TestReturnAddress(t *testing.T) {
 	h := newSLHarness(t)
 	settings := gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example", "LOBBY.example:8443"}}
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, settings)
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, settings)
 
 	withURL := h.mustLaunch(c, "ret-1", "10", url.Values{"return_url": {"https://casino.example/lobby?from=game&x=1"}})
 	withPort := h.mustLaunch(c, "ret-2", "10", url.Values{"return_url": {"http://lobby.example:8443/back"}})
@@ -25,7 +26,7 @@ func TestReturnAddress(t *testing.T) {
 
 	// The client drops casino.example after withURL was launched: the
 	// return address checks again.
-	if err := h.launch.SetLaunchSettings(context.Background(), c.id,
+	if err := h.LaunchClients.SetLaunchSettings(context.Background(), c.ID,
 		gateway.LaunchSettings{AllowedReturnHosts: []string{"lobby.example:8443"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,11 @@ func TestReturnAddress(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := h.get("/v1/return", tc.query, slRequest{})
+			path := "/v1/return"
+			if tc.query != nil {
+				path += "?" + tc.query.Encode()
+			}
+			rec := h.Get(path, "")
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
@@ -74,10 +79,10 @@ func TestReturnAddress(t *testing.T) {
 // client gave, and only after the host check at launch.
 func TestReturnAddressExactRedirect(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
 	given := "https://casino.example/lobby?from=game&x=1#top"
 	a := h.mustLaunch(c, "ret-exact", "10", url.Values{"return_url": {given}})
-	rec := h.get("/v1/return", url.Values{"session": {a.SessionID}}, slRequest{})
+	rec := h.Get("/v1/return?session="+url.QueryEscape(a.SessionID), "")
 	if rec.Code != http.StatusFound || rec.Header().Get("Location") != given {
 		t.Fatalf("status %d, Location %q", rec.Code, rec.Header().Get("Location"))
 	}
@@ -98,7 +103,7 @@ func TestReturnAddressExactRedirect(t *testing.T) {
 			if rec.Code != http.StatusBadRequest {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
-			if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeReturnURLNotAllowed {
+			if a := apitest.Decode[slLaunchAnswer](t, rec); a.Code != wire.CodeReturnURLNotAllowed {
 				t.Fatalf("answer %+v", a)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -19,12 +20,12 @@ import (
 // IP_NOT_ALLOWED, parameter on a bad parameter.
 func TestSignedLaunchErrorDetails(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR",
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR",
 		IPAllowList: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
-	now := h.clock.Now()
+	now := h.Clock.Now()
 	signed := func(user, ts string) url.Values {
-		return url.Values{"api_key": {c.key}, "user_id": {user}, "game_uid": {h.game}, "balance": {"10"},
-			"ts": {ts}, "sig": {slSign(c.secret, c.key, user, h.game, "10", ts)}}
+		return url.Values{"api_key": {c.Key}, "user_id": {user}, "game_uid": {h.game}, "balance": {"10"},
+			"ts": {ts}, "sig": {apitest.SignLaunch(c.Secret, c.Key, user, h.game, "10", ts)}}
 	}
 	listed := "203.0.113.5:40000"
 	cases := []struct {
@@ -46,20 +47,16 @@ func TestSignedLaunchErrorDetails(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := h.get("/v1/launch", tc.query, slRequest{host: c.host, remoteAddr: tc.peer})
+			rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/launch?" + tc.query.Encode(), Host: c.Host,
+				RemoteAddr: tc.peer})
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
-			var a struct {
+			a := apitest.Decode[struct {
 				OK      bool           `json:"ok"`
 				Code    string         `json:"code"`
 				Details map[string]any `json:"details"`
-			}
-			dec := json.NewDecoder(rec.Body)
-			dec.UseNumber()
-			if err := dec.Decode(&a); err != nil {
-				t.Fatal(err)
-			}
+			}](t, rec)
 			if a.OK || a.Code != tc.code {
 				t.Fatalf("answer %+v, want code %s", a, tc.code)
 			}

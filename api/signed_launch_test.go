@@ -25,18 +25,18 @@ func boolp(b bool) *bool { return &b }
 // per rule, each with the status and code the client sees.
 func TestSignedLaunch(t *testing.T) {
 	h := newSLHarness(t)
-	sandbox := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
-	strict := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{RequireSignature: boolp(true)})
-	prod := h.newClient("production", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
-	noScope := h.newClient("sandbox", []string{gateway.ScopeWalletRead}, gateway.LaunchSettings{})
+	sandbox := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	strict := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{RequireSignature: boolp(true)})
+	prod := h.NewLaunchClient("production", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	noScope := h.NewLaunchClient("sandbox", []string{gateway.ScopeWalletRead}, gateway.LaunchSettings{})
 
-	now := h.clock.Now()
+	now := h.Clock.Now()
 	sec := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
 	ms := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).UnixMilli(), 10) }
 	// q builds a query signed over exactly the given texts.
-	q := func(c slClient, user, balance, ts string) url.Values {
-		return url.Values{"api_key": {c.key}, "user_id": {user}, "game_uid": {h.game}, "balance": {balance},
-			"ts": {ts}, "sig": {slSign(c.secret, c.key, user, h.game, balance, ts)}, "currency_code": {"EUR"}}
+	q := func(c apitest.Client, user, balance, ts string) url.Values {
+		return url.Values{"api_key": {c.Key}, "user_id": {user}, "game_uid": {h.game}, "balance": {balance},
+			"ts": {ts}, "sig": {apitest.SignLaunch(c.Secret, c.Key, user, h.game, balance, ts)}, "currency_code": {"EUR"}}
 	}
 	with := func(v url.Values, k, val string) url.Values {
 		out := url.Values{}
@@ -53,7 +53,7 @@ func TestSignedLaunch(t *testing.T) {
 
 	cases := []struct {
 		name   string
-		client slClient
+		client apitest.Client
 		query  url.Values
 		status int
 		code   string
@@ -63,13 +63,13 @@ func TestSignedLaunch(t *testing.T) {
 		{"balance re-formatted after signing", sandbox, with(q(sandbox, "u2", "100.5", sec(0)), "balance", "100.50"),
 			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"signed with the wrong secret", sandbox, with(q(sandbox, "u3", "10", sec(0)), "sig",
-			slSign("not-the-secret", sandbox.key, "u3", h.game, "10", sec(0))), http.StatusUnauthorized, wire.CodeInvalidSignature},
+			apitest.SignLaunch("not-the-secret", sandbox.Key, "u3", h.game, "10", sec(0))), http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"user_id changed after signing", sandbox, with(q(sandbox, "u4", "10", sec(0)), "user_id", "u4-other"),
 			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"game_uid changed after signing", sandbox, with(q(sandbox, "u4", "10", sec(0)), "game_uid", h.game+"x"),
 			http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"upper-case hex signature", sandbox, with(q(sandbox, "u4", "10", sec(0)), "sig",
-			strings.ToUpper(slSign(sandbox.secret, sandbox.key, "u4", h.game, "10", sec(0)))), http.StatusUnauthorized, wire.CodeInvalidSignature},
+			strings.ToUpper(apitest.SignLaunch(sandbox.Secret, sandbox.Key, "u4", h.game, "10", sec(0)))), http.StatusUnauthorized, wire.CodeInvalidSignature},
 		{"ts in milliseconds", sandbox, q(sandbox, "u5", "10", ms(0)), http.StatusOK, ""},
 		{"ts +120 s", sandbox, q(sandbox, "u6", "10", sec(120*time.Second)), http.StatusOK, ""},
 		{"ts -120 s", sandbox, q(sandbox, "u7", "10", sec(-120*time.Second)), http.StatusOK, ""},
@@ -94,7 +94,7 @@ func TestSignedLaunch(t *testing.T) {
 			http.StatusUnauthorized, wire.CodeUnauthorized},
 		{"missing api_key", sandbox, with(q(sandbox, "u18", "10", sec(0)), "api_key", ""),
 			http.StatusUnauthorized, wire.CodeUnauthorized},
-		{"production key at the sandbox address", slClient{id: prod.id, key: prod.key, secret: prod.secret, host: slSandboxHost},
+		{"production key at the sandbox address", apitest.Client{ID: prod.ID, Key: prod.Key, Secret: prod.Secret, Host: slSandboxHost},
 			q(prod, "u19", "10", sec(0)), http.StatusUnauthorized, wire.CodeUnauthorized},
 		{"key without the launch scope", noScope, q(noScope, "u20", "10", sec(0)), http.StatusForbidden, wire.CodeForbidden},
 		{"missing user_id", sandbox, with(q(sandbox, "", "10", sec(0)), "user_id", ""), http.StatusBadRequest, wire.CodeInvalidRequest},
@@ -117,7 +117,7 @@ func TestSignedLaunch(t *testing.T) {
 		{"unknown game", sandbox, func() url.Values {
 			v := q(sandbox, "u25", "10", sec(0))
 			v.Set("game_uid", "no-such-game")
-			v.Set("sig", slSign(sandbox.secret, sandbox.key, "u25", "no-such-game", "10", sec(0)))
+			v.Set("sig", apitest.SignLaunch(sandbox.Secret, sandbox.Key, "u25", "no-such-game", "10", sec(0)))
 			return v
 		}(), http.StatusNotFound, wire.CodeNotFound},
 		{"return_url host not allowed", sandbox, with(q(sandbox, "u26", "10", sec(0)), "return_url", "https://evil.example/"),
@@ -134,7 +134,7 @@ func TestSignedLaunch(t *testing.T) {
 			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Fatalf("Content-Type %q", ct)
 			}
-			a := slDecode[slLaunchAnswer](t, rec)
+			a := apitest.Decode[slLaunchAnswer](t, rec)
 			if tc.status == http.StatusOK {
 				if !a.OK || !strings.HasPrefix(a.GameURL, slPublicURL+"/demo/play?session="+a.SessionID) || a.Error != "" {
 					t.Fatalf("answer %+v", a)
@@ -152,23 +152,23 @@ func TestSignedLaunch(t *testing.T) {
 // decoding, whatever escaping the sender used.
 func TestSignedLaunchURLDecoding(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
-	ts := strconv.FormatInt(h.clock.Now().Unix(), 10)
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	ts := strconv.FormatInt(h.Clock.Now().Unix(), 10)
 	user := "jane.doe@casino.example"
-	sig := slSign(c.secret, c.key, user, h.game, "25.5", ts)
-	raw := "api_key=" + c.key + "&user_id=jane.doe%40casino.example&game_uid=" + url.QueryEscape(h.game) +
+	sig := apitest.SignLaunch(c.Secret, c.Key, user, h.game, "25.5", ts)
+	raw := "api_key=" + c.Key + "&user_id=jane.doe%40casino.example&game_uid=" + url.QueryEscape(h.game) +
 		"&balance=25%2E5&ts=" + ts + "&sig=" + sig + "&currency_code=eur"
-	rec := h.get("/v1/launch?"+raw, nil, slRequest{host: c.host})
+	rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/launch?" + raw, Host: c.Host})
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	if got := h.balance(domain.PlayerWallet(c.id, user, slEUR)); got != 2550 {
+	if got := h.Balance(domain.PlayerWallet(c.ID, user, slEUR)); got != 2550 {
 		t.Fatalf("wallet %d minor units, want 2550", got)
 	}
 
 	for _, bad := range []string{raw + "&language=%zz", raw + ";x=1"} {
-		rec := h.get("/v1/launch?"+bad, nil, slRequest{host: c.host})
-		if a := slDecode[slLaunchAnswer](t, rec); rec.Code != http.StatusBadRequest || a.Code != wire.CodeInvalidRequest {
+		rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/launch?" + bad, Host: c.Host})
+		if a := apitest.Decode[slLaunchAnswer](t, rec); rec.Code != http.StatusBadRequest || a.Code != wire.CodeInvalidRequest {
 			t.Fatalf("%q: status %d, %+v", bad, rec.Code, a)
 		}
 	}
@@ -179,7 +179,7 @@ func TestSignedLaunchURLDecoding(t *testing.T) {
 // proxy (10.0.0.0/8 in the harness).
 func TestSignedLaunchIPAllowList(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{
 		IPAllowList: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}})
 	cases := []struct {
 		name, peer, xff string
@@ -198,16 +198,17 @@ func TestSignedLaunchIPAllowList(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := slRequest{host: c.host, remoteAddr: tc.peer, header: http.Header{}}
+			r := apitest.Request{Method: http.MethodGet, Path: "/v1/launch?" + h.signedQuery(c, "ip-user-"+strconv.Itoa(i), "5").Encode(),
+				Host: c.Host, RemoteAddr: tc.peer}
 			if tc.xff != "" {
-				r.header.Set("X-Forwarded-For", tc.xff)
+				r.Header = map[string]string{"X-Forwarded-For": tc.xff}
 			}
-			rec := h.get("/v1/launch", h.signedQuery(c, "ip-user-"+strconv.Itoa(i), "5"), r)
+			rec := h.Do(r)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
 			if tc.status == http.StatusForbidden {
-				if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeIPNotAllowed || a.OK {
+				if a := apitest.Decode[slLaunchAnswer](t, rec); a.Code != wire.CodeIPNotAllowed || a.OK {
 					t.Fatalf("answer %+v", a)
 				}
 			}
@@ -219,7 +220,7 @@ func TestSignedLaunchIPAllowList(t *testing.T) {
 // failure is a small HTML page with the same status, not JSON.
 func TestSignedLaunchRedirectForm(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 
 	q := h.signedQuery(c, "redir-1", "12.34")
 	q.Set("redirect", "1")
@@ -233,7 +234,7 @@ func TestSignedLaunchRedirectForm(t *testing.T) {
 	}
 	// The JSON form of the same signed launch answers the same game.
 	q.Del("redirect")
-	if a := slDecode[slLaunchAnswer](t, h.launchAs(c, q)); a.GameURL != loc {
+	if a := apitest.Decode[slLaunchAnswer](t, h.launchAs(c, q)); a.GameURL != loc {
 		t.Fatalf("JSON game_url %q, redirect went to %q", a.GameURL, loc)
 	}
 
@@ -262,24 +263,24 @@ func TestSignedLaunchRedirectForm(t *testing.T) {
 // external account and the wallet) sum to zero; launches are recorded.
 func TestSignedLaunchBalanceSync(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	user := "sync-user"
-	wallet, external := domain.PlayerWallet(c.id, user, slEUR), domain.ExternalAccount(c.id, slEUR)
+	wallet, external := domain.PlayerWallet(c.ID, user, slEUR), domain.ExternalAccount(c.ID, slEUR)
 
 	first := h.mustLaunch(c, user, "100.5", nil)
-	h.clock.Set(slTestNow.Add(time.Second)) // a new ts: a new launch
+	h.Clock.Set(slTestNow.Add(time.Second)) // a new ts: a new launch
 	second := h.mustLaunch(c, user, "40", nil)
 	if first.SessionID == second.SessionID {
 		t.Fatalf("two launches share session %s", first.SessionID)
 	}
 
-	if got := h.balance(wallet); got != 4000 {
+	if got := h.Balance(wallet); got != 4000 {
 		t.Fatalf("wallet %d minor units, want 4000", got)
 	}
-	if got := h.balance(external); got != -4000 {
+	if got := h.Balance(external); got != -4000 {
 		t.Fatalf("external account %d minor units, want -4000", got)
 	}
-	syncs := h.events(wallet, domain.EventBalanceSynced)
+	syncs := h.Events(wallet, domain.EventBalanceSynced)
 	want := []struct {
 		amount, balanceAfter, session string
 		postings                      []domain.Posting
@@ -311,7 +312,7 @@ func TestSignedLaunchBalanceSync(t *testing.T) {
 			t.Fatalf("sync %d postings sum to %d", i, sum)
 		}
 	}
-	launches := h.events(wallet, domain.EventGameLaunched)
+	launches := h.Events(wallet, domain.EventGameLaunched)
 	if len(launches) != 2 || launches[0].Data.SessionID != first.SessionID || launches[1].Data.SessionID != second.SessionID {
 		t.Fatalf("launch events %+v", launches)
 	}
@@ -322,21 +323,21 @@ func TestSignedLaunchBalanceSync(t *testing.T) {
 // parameter is refused.
 func TestSignedLaunchRetry(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{AllowedReturnHosts: []string{"casino.example"}})
 	user := "retry-user"
 	q := h.signedQuery(c, user, "50")
 	q.Set("return_url", "https://casino.example/lobby")
 
-	first := slDecode[slLaunchAnswer](t, h.launchAs(c, q))
-	again := slDecode[slLaunchAnswer](t, h.launchAs(c, q))
+	first := apitest.Decode[slLaunchAnswer](t, h.launchAs(c, q))
+	again := apitest.Decode[slLaunchAnswer](t, h.launchAs(c, q))
 	if !first.OK || again.GameURL != first.GameURL || again.SessionID != first.SessionID {
 		t.Fatalf("first %+v, again %+v", first, again)
 	}
-	wallet := domain.PlayerWallet(c.id, user, slEUR)
-	if n := len(h.events(wallet, domain.EventBalanceSynced)); n != 1 {
+	wallet := domain.PlayerWallet(c.ID, user, slEUR)
+	if n := len(h.Events(wallet, domain.EventBalanceSynced)); n != 1 {
 		t.Fatalf("%d sync events, want 1", n)
 	}
-	if n := len(h.events(wallet, domain.EventGameLaunched)); n != 1 {
+	if n := len(h.Events(wallet, domain.EventGameLaunched)); n != 1 {
 		t.Fatalf("%d launch events, want 1", n)
 	}
 
@@ -354,12 +355,12 @@ func TestSignedLaunchRetry(t *testing.T) {
 			if rec.Code != http.StatusConflict {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
-			if a := slDecode[slLaunchAnswer](t, rec); a.Code != wire.CodeIdempotencyConflict || !strings.Contains(a.Error, tc.param) {
+			if a := apitest.Decode[slLaunchAnswer](t, rec); a.Code != wire.CodeIdempotencyConflict || !strings.Contains(a.Error, tc.param) {
 				t.Fatalf("answer %+v", a)
 			}
 		})
 	}
-	if got := h.balance(domain.PlayerWallet(c.id, user, domain.MustCurrency("USD"))); got != 0 {
+	if got := h.Balance(domain.PlayerWallet(c.ID, user, domain.MustCurrency("USD"))); got != 0 {
 		t.Fatalf("USD wallet moved to %d", got)
 	}
 }
@@ -368,18 +369,18 @@ func TestSignedLaunchRetry(t *testing.T) {
 // is 503.
 func TestSignedLaunchProviderUnavailable(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
-	if err := h.gw.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Off", Secret: h.providerSecret}); err != nil {
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Off", Secret: h.providerSecret}); err != nil {
 		t.Fatal(err)
 	}
 	rec := h.launchAs(c, h.signedQuery(c, "u1", "1"))
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q: %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
-	if a := slDecode[slLaunchAnswer](t, rec); a.OK || a.Code != wire.CodeUnavailable {
+	if a := apitest.Decode[slLaunchAnswer](t, rec); a.OK || a.Code != wire.CodeUnavailable {
 		t.Fatalf("answer %+v", a)
 	}
-	if got := h.balance(domain.PlayerWallet(c.id, "u1", slEUR)); got != 0 {
+	if got := h.Balance(domain.PlayerWallet(c.ID, "u1", slEUR)); got != 0 {
 		t.Fatalf("a refused launch synced the wallet to %d", got)
 	}
 }
@@ -388,9 +389,9 @@ func TestSignedLaunchProviderUnavailable(t *testing.T) {
 // address that provider's adapter returned, not our demo page.
 func TestSignedLaunchUsesTheProviderAdapter(t *testing.T) {
 	h := newSLHarness(t)
-	c := h.newClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	prov := apitest.NewJSONProvider(t, http.StatusOK)
-	if err := h.gw.SetProviderRoute(context.Background(), gateway.ProviderRoute{ProviderID: h.provider,
+	if err := h.Gateway.SetProviderRoute(context.Background(), gateway.ProviderRoute{ProviderID: h.provider,
 		Kind: gateway.ProviderKindJSON, Endpoints: []string{prov.URL}, Balancing: gateway.BalancingPriority,
 		Timeout: 5 * time.Second, BreakerFailures: 2, BreakerCooldown: 30 * time.Second}); err != nil {
 		t.Fatal(err)
