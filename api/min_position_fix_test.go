@@ -3,24 +3,17 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector/projectortest"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/projections"
 )
 
 // TestMinPositionBeyondHead: a min_position beyond the event store's head
@@ -31,60 +24,37 @@ import (
 func TestMinPositionBeyondHead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool, _ := pgtest.NewDatabase(t)
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ledger.Run(lctx) }()
-	t.Cleanup(func() { stop(); <-done })
 	clock := &projectortest.Clock{}
-	if _, err := projectortest.Session(ctx, commands.NewHandler(ledger, clock, projectortest.IDs{}), clock); err != nil {
-		t.Fatal(err)
-	}
-	head, _, err := eventstore.NewAccounts(pool).Head(ctx)
-	if err != nil || head < 2 {
-		t.Fatalf("head %d: %v", head, err)
-	}
-	gw := gatewaystore.NewGateway(pool)
-	if _, err := gw.CreateClient(ctx, projectortest.Client, "Acme", "sandbox"); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := gw.IssueKey(ctx, projectortest.Client, []string{gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The read models apply nothing: every committed event is "just
-	// committed, not yet projected". Their watermark stays 0.
+	// The read models apply nothing (no Pump): every committed event is
+	// "just committed, not yet projected". Their watermark stays 0.
 	//
 	// A case that must wait is asked of a server that waits maxWait, and
 	// must take at least that long. A case that must answer at once is
 	// asked of a server that would wait an hour, under a request deadline
 	// of 30 s: had it waited, the deadline would end the request with
-	// another answer. No case depends on how fast this machine is.
+	// another answer. No case depends on how fast this machine is. The two
+	// servers are two API processes on one database.
 	const maxWait = 400 * time.Millisecond
-	rm := readstore.NewReadModels(pool)
-	server := func(wait time.Duration) http.Handler {
-		return api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{Keys: gw, Wallets: gw,
-			Queries: &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool),
-				MaxWait: wait},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler()
+	patient := apitest.New(t, apitest.Options{LedgerClock: clock, IDs: projectortest.IDs{}, ReadWait: time.Hour})
+	waiting := apitest.New(t, apitest.Options{Pool: patient.Pool, ReadWait: maxWait})
+	if _, err := projectortest.Session(ctx, patient.Commands, clock); err != nil {
+		t.Fatal(err)
 	}
-	waiting, patient := server(maxWait), server(time.Hour)
-	get := func(path string, waits bool) (*httptest.ResponseRecorder, time.Duration) {
+	head := patient.Head()
+	if head < 2 {
+		t.Fatalf("head %d", head)
+	}
+	patient.AddClient(projectortest.Client, "sandbox")
+	key, _ := patient.IssueKey(projectortest.Client, gateway.ScopeTransactionsRead, gateway.ScopeReportsRead, gateway.ScopeWalletRead)
+	get := func(t *testing.T, path string, waits bool) (*httptest.ResponseRecorder, time.Duration) {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		rec := httptest.NewRecorder()
 		srv := patient
 		if waits {
 			srv = waiting
 		}
 		start := time.Now()
-		srv.ServeHTTP(rec, req)
+		rec := srv.With(t).Do(apitest.Request{Method: http.MethodGet, Path: path, Key: key, Context: ctx})
 		return rec, time.Since(start)
 	}
 	pos := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -110,7 +80,7 @@ func TestMinPositionBeyondHead(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rec, took := get(tc.path, tc.waits)
+			rec, took := get(t, tc.path, tc.waits)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}

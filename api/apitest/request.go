@@ -27,6 +27,9 @@ type Request struct {
 	RemoteAddr string
 	// Header are more request headers; they override the ones above.
 	Header map[string]string
+	// Context is the request's context (a deadline the test sets); nil:
+	// context.Background().
+	Context context.Context
 }
 
 // Do sends r to the server, over the loopback listener when
@@ -90,6 +93,9 @@ func (r Request) newRequest(t testing.TB, ctx context.Context, base string) *htt
 	var rd io.Reader
 	if hasBody {
 		rd = bytes.NewReader(raw)
+	}
+	if r.Context != nil {
+		ctx = r.Context
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, base+r.Path, rd)
 	if err != nil {
