@@ -93,8 +93,16 @@ func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 // ReadUntil reads the committed records (read_committed, as every Pitboss
 // consumer does) of every partition of topic from the start until done,
 // called with all records read so far after each new one, returns true, or
-// ctx ends (then it returns what it read and ctx's error). Records of one
-// partition keep their offset order in the result.
+// ctx ends (then it returns what it read, ctx's error and the last error a
+// partition reported). Records of one partition keep their offset order in
+// the result.
+//
+// A partition's error is not the end of its read: sarama reports the
+// errors it retries (a fresh topic's partition whose leader is not yet
+// known answers "not the leader for this partition" for a moment) and goes
+// on, so ReadUntil waits for the records until ctx ends, and gives up on a
+// partition only when sarama closes it. A ctx without a deadline gets one
+// of readTimeout, so a read that cannot finish fails instead of hanging.
 func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]Record) bool) ([]Record, error) {
 	return ReadUntilIsolation(ctx, brokers, topic, sarama.ReadCommitted, done)
 }
@@ -114,11 +122,17 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		return nil, fmt.Errorf("partitions of %s: %w", topic, err)
 	}
 
+	if _, ok := ctx.Deadline(); !ok {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, readTimeout)
+		defer cancelTimeout()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		mu      sync.Mutex
 		records []Record
+		lastErr error // the last error a partition reported
 		wg      sync.WaitGroup
 		errs    = make(chan error, len(parts))
 	)
@@ -131,14 +145,26 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		go func() {
 			defer wg.Done()
 			defer pc.AsyncClose()
+			perrs := pc.Errors()
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case e := <-pc.Errors():
-					errs <- e
-					return
-				case m := <-pc.Messages():
+				case e, ok := <-perrs:
+					if !ok {
+						perrs = nil // closed with the messages: the case below ends the read
+						continue
+					}
+					mu.Lock()
+					lastErr = e
+					mu.Unlock()
+				case m, ok := <-pc.Messages():
+					if !ok { // sarama gave the partition up
+						mu.Lock()
+						errs <- fmt.Errorf("read %s/%d: the partition consumer closed: %w", topic, p, lastErr)
+						mu.Unlock()
+						return
+					}
 					r := Record{Partition: m.Partition, Offset: m.Offset, Key: string(m.Key), Value: m.Value,
 						Headers: make(map[string]string, len(m.Headers))}
 					for _, h := range m.Headers {
@@ -166,10 +192,13 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		return out, e
 	}
 	if ctx.Err() != nil {
-		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx))
+		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx), lastErr)
 	}
 	return out, nil
 }
+
+// readTimeout bounds a read whose ctx has no deadline.
+const readTimeout = 2 * time.Minute
 
 func config() *sarama.Config {
 	c := sarama.NewConfig()
