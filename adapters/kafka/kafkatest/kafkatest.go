@@ -19,6 +19,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/system"
 )
 
 // Brokers returns the broker list, failing the test when it is not set: a
@@ -81,7 +82,11 @@ func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		hw, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+		var hw int64
+		err := whileNotLeader(ctx, client, topic, func() (err error) {
+			hw, err = client.GetOffset(topic, p, sarama.OffsetNewest)
+			return err
+		})
 		if err != nil {
 			return 0, fmt.Errorf("offset of %s/%d: %w", topic, p, err)
 		}
@@ -110,9 +115,19 @@ func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]
 // ReadUntilIsolation is ReadUntil at the given isolation level;
 // sarama.ReadUncommitted also returns the records of aborted transactions.
 func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, level sarama.IsolationLevel, done func([]Record) bool) ([]Record, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, readTimeout)
+		defer cancelTimeout()
+	}
 	cfg := config()
 	cfg.Consumer.IsolationLevel = level
-	consumer, err := sarama.NewConsumer(brokers, cfg)
+	client, err := sarama.NewClient(brokers, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	defer client.Close()
+	consumer, err := sarama.NewConsumerFromClient(client)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
@@ -122,11 +137,6 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		return nil, fmt.Errorf("partitions of %s: %w", topic, err)
 	}
 
-	if _, ok := ctx.Deadline(); !ok {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, readTimeout)
-		defer cancelTimeout()
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -137,7 +147,11 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		errs    = make(chan error, len(parts))
 	)
 	for _, p := range parts {
-		pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
+		var pc sarama.PartitionConsumer
+		err := whileNotLeader(ctx, client, topic, func() (err error) {
+			pc, err = consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("consume %s/%d: %w", topic, p, err)
 		}
@@ -195,6 +209,26 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx), lastErr)
 	}
 	return out, nil
+}
+
+// whileNotLeader runs call until it succeeds, fails otherwise than with a
+// leadership error, or ctx ends. A topic just created has its leaders in
+// the cluster's metadata a moment before the broker serves them: a fresh
+// client's first offset request can still hear "not the leader for this
+// partition" (which failed relay TestMessageHeaders on a clean clone).
+// Between tries the client's metadata of topic is refreshed.
+func whileNotLeader(ctx context.Context, client sarama.Client, topic string, call func() error) error {
+	for {
+		err := call()
+		if !errors.Is(err, sarama.ErrNotLeaderForPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) &&
+			!errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return err
+		}
+		_ = client.RefreshMetadata(topic) // the next call's error says more than this one's
+		if !system.Sleep(ctx, 50*time.Millisecond) {
+			return errors.Join(err, ctx.Err())
+		}
+	}
 }
 
 // readTimeout bounds a read whose ctx has no deadline.
