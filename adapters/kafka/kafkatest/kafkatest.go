@@ -19,6 +19,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/system"
 )
 
 // Brokers returns the broker list, failing the test when it is not set: a
@@ -81,7 +82,11 @@ func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		hw, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+		var hw int64
+		err := whileNotLeader(ctx, client, topic, func() (err error) {
+			hw, err = client.GetOffset(topic, p, sarama.OffsetNewest)
+			return err
+		})
 		if err != nil {
 			return 0, fmt.Errorf("offset of %s/%d: %w", topic, p, err)
 		}
@@ -93,8 +98,16 @@ func Count(ctx context.Context, brokers []string, topic string) (int64, error) {
 // ReadUntil reads the committed records (read_committed, as every Pitboss
 // consumer does) of every partition of topic from the start until done,
 // called with all records read so far after each new one, returns true, or
-// ctx ends (then it returns what it read and ctx's error). Records of one
-// partition keep their offset order in the result.
+// ctx ends (then it returns what it read, ctx's error and the last error a
+// partition reported). Records of one partition keep their offset order in
+// the result.
+//
+// A partition's error is not the end of its read: sarama reports the
+// errors it retries (a fresh topic's partition whose leader is not yet
+// known answers "not the leader for this partition" for a moment) and goes
+// on, so ReadUntil waits for the records until ctx ends, and gives up on a
+// partition only when sarama closes it. A ctx without a deadline gets one
+// of readTimeout, so a read that cannot finish fails instead of hanging.
 func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]Record) bool) ([]Record, error) {
 	return ReadUntilIsolation(ctx, brokers, topic, sarama.ReadCommitted, done)
 }
@@ -102,9 +115,19 @@ func ReadUntil(ctx context.Context, brokers []string, topic string, done func([]
 // ReadUntilIsolation is ReadUntil at the given isolation level;
 // sarama.ReadUncommitted also returns the records of aborted transactions.
 func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, level sarama.IsolationLevel, done func([]Record) bool) ([]Record, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, readTimeout)
+		defer cancelTimeout()
+	}
 	cfg := config()
 	cfg.Consumer.IsolationLevel = level
-	consumer, err := sarama.NewConsumer(brokers, cfg)
+	client, err := sarama.NewClient(brokers, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	defer client.Close()
+	consumer, err := sarama.NewConsumerFromClient(client)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
@@ -119,11 +142,16 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 	var (
 		mu      sync.Mutex
 		records []Record
+		lastErr error // the last error a partition reported
 		wg      sync.WaitGroup
 		errs    = make(chan error, len(parts))
 	)
 	for _, p := range parts {
-		pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
+		var pc sarama.PartitionConsumer
+		err := whileNotLeader(ctx, client, topic, func() (err error) {
+			pc, err = consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("consume %s/%d: %w", topic, p, err)
 		}
@@ -131,14 +159,26 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		go func() {
 			defer wg.Done()
 			defer pc.AsyncClose()
+			perrs := pc.Errors()
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case e := <-pc.Errors():
-					errs <- e
-					return
-				case m := <-pc.Messages():
+				case e, ok := <-perrs:
+					if !ok {
+						perrs = nil // closed with the messages: the case below ends the read
+						continue
+					}
+					mu.Lock()
+					lastErr = e
+					mu.Unlock()
+				case m, ok := <-pc.Messages():
+					if !ok { // sarama gave the partition up
+						mu.Lock()
+						errs <- fmt.Errorf("read %s/%d: the partition consumer closed: %w", topic, p, lastErr)
+						mu.Unlock()
+						return
+					}
 					r := Record{Partition: m.Partition, Offset: m.Offset, Key: string(m.Key), Value: m.Value,
 						Headers: make(map[string]string, len(m.Headers))}
 					for _, h := range m.Headers {
@@ -166,10 +206,33 @@ func ReadUntilIsolation(ctx context.Context, brokers []string, topic string, lev
 		return out, e
 	}
 	if ctx.Err() != nil {
-		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx))
+		return out, errors.Join(errors.New("read ended before done"), context.Cause(ctx), lastErr)
 	}
 	return out, nil
 }
+
+// whileNotLeader runs call until it succeeds, fails otherwise than with a
+// leadership error, or ctx ends. A topic just created has its leaders in
+// the cluster's metadata a moment before the broker serves them: a fresh
+// client's first offset request can still hear "not the leader for this
+// partition" (which failed relay TestMessageHeaders on a clean clone).
+// Between tries the client's metadata of topic is refreshed.
+func whileNotLeader(ctx context.Context, client sarama.Client, topic string, call func() error) error {
+	for {
+		err := call()
+		if !errors.Is(err, sarama.ErrNotLeaderForPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) &&
+			!errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return err
+		}
+		_ = client.RefreshMetadata(topic) // the next call's error says more than this one's
+		if !system.Sleep(ctx, 50*time.Millisecond) {
+			return errors.Join(err, ctx.Err())
+		}
+	}
+}
+
+// readTimeout bounds a read whose ctx has no deadline.
+const readTimeout = 2 * time.Minute
 
 func config() *sarama.Config {
 	c := sarama.NewConfig()

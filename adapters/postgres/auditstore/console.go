@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
@@ -29,14 +29,14 @@ func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
 // rollback and what it undoes, belong to one player, so the lookups use the
 // (client_id, player_id, ...) index and read only that player's rows.
 var (
-	sqlConsoleRow = `SELECT ` + postgres.TxCols("") + ` FROM ` + postgres.ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
+	sqlConsoleRow = `SELECT ` + readstore.TxCols("") + ` FROM ` + readstore.ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
 	// The event rows of a game result's round.
 	sqlConsoleRoundRows = `
-SELECT id::text FROM ` + postgres.ReadModelSchema + `.transactions
+SELECT id::text FROM ` + readstore.ReadModelSchema + `.transactions
  WHERE client_id = $1 AND player_id = $2 AND provider = $3 AND round_id = $4 AND type <> 'game_result'`
 	// The rollbacks that reference a bet or win.
 	sqlConsoleReferencing = `
-SELECT id::text FROM ` + postgres.ReadModelSchema + `.transactions
+SELECT id::text FROM ` + readstore.ReadModelSchema + `.transactions
  WHERE client_id = $1 AND player_id = $2 AND provider = $3 AND reference_id = $4 AND type <> 'game_result'`
 	// The client check repeats ClientEvents': the stream names the client
 	// and so does the body.
@@ -60,7 +60,7 @@ func (c *Console) TransactionDetail(ctx context.Context, clientID, id string) (a
 	if err != nil {
 		return d, fmt.Errorf("read transaction %s: %w", id, err)
 	}
-	d.Transaction, err = pgx.CollectExactlyOneRow(rows, postgres.ScanTx)
+	d.Transaction, err = pgx.CollectExactlyOneRow(rows, readstore.ScanTx)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -84,9 +83,9 @@ func (m *ReadModels) numberedPage(ctx context.Context, tx pgx.Tx, client string,
 	page := projections.TransactionPage{Total: numbered + unnumbered, TotalExact: true}
 	off, size := p.Offset(), int64(p.Size)
 	if off < unnumbered {
-		rows, _ := tx.Query(ctx, `SELECT `+postgres.TxCols("")+` FROM `+m.t("transactions")+`
+		rows, _ := tx.Query(ctx, `SELECT `+TxCols("")+` FROM `+m.t("transactions")+`
 			WHERE client_id = $1 AND seq > $2 ORDER BY seq DESC, sub DESC LIMIT $3 OFFSET $4`, client, watermark, size, off)
-		if page.Rows, err = pgx.CollectRows(rows, postgres.ScanTx); err != nil {
+		if page.Rows, err = pgx.CollectRows(rows, ScanTx); err != nil {
 			return projections.TransactionPage{}, fmt.Errorf("newest history of %s: %w", client, err)
 		}
 		size -= int64(len(page.Rows))
@@ -95,10 +94,10 @@ func (m *ReadModels) numberedPage(ctx context.Context, tx pgx.Tx, client string,
 	hi := numbered - (off - unnumbered)
 	lo := max(hi-size+1, 1)
 	if size > 0 && hi >= 1 {
-		rows, _ := tx.Query(ctx, `SELECT `+postgres.TxCols("t.")+` FROM `+m.t("tx_order")+` o
+		rows, _ := tx.Query(ctx, `SELECT `+TxCols("t.")+` FROM `+m.t("tx_order")+` o
 			JOIN `+m.t("transactions")+` t ON t.id = o.id
 			WHERE o.client_id = $1 AND o.rn BETWEEN $2 AND $3 ORDER BY o.rn DESC`, client, lo, hi)
-		more, err := pgx.CollectRows(rows, postgres.ScanTx)
+		more, err := pgx.CollectRows(rows, ScanTx)
 		if err != nil {
 			return projections.TransactionPage{}, fmt.Errorf("history rows %d..%d of %s: %w", lo, hi, client, err)
 		}
@@ -188,12 +187,12 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 		// The offset is walked on (seq, sub) alone, which an index on
 		// the filter's columns answers without visiting the table (a
 		// "deferred join"); only the page's rows are read in full.
-		rows, _ := tx.Query(ctx, `SELECT `+postgres.TxCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
+		rows, _ := tx.Query(ctx, `SELECT `+TxCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
 			SELECT seq, sub FROM `+m.t("transactions")+` WHERE `+strings.Join(cond, " AND ")+`
 			ORDER BY seq DESC, sub DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2)+`) k
 			ON t.client_id = $1 AND t.seq = k.seq AND t.sub = k.sub
 			ORDER BY t.seq DESC, t.sub DESC`, append(args, limit, offset)...)
-		list, err := pgx.CollectRows(rows, postgres.ScanTx)
+		list, err := pgx.CollectRows(rows, ScanTx)
 		if err != nil {
 			return fmt.Errorf("filtered history of %s: %w", f.ClientID, err)
 		}
@@ -337,13 +336,13 @@ func (m *ReadModels) markedPage(ctx context.Context, tx pgx.Tx, client, filter, 
 	case err != nil:
 		return projections.TransactionPage{}, fmt.Errorf("mark of history of %s with %s %s: %w", client, filter, value, err)
 	}
-	rows, _ := tx.Query(ctx, `SELECT `+postgres.TxCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
+	rows, _ := tx.Query(ctx, `SELECT `+TxCols("t.")+` FROM `+m.t("transactions")+` t JOIN (
 			SELECT seq, sub FROM `+m.t("transactions")+`
 			WHERE client_id = $1 AND `+column+` = $2 AND seq <= $3 AND seq >= $4 AND (seq > $4 OR sub >= $5)
 			ORDER BY seq, sub LIMIT $6 OFFSET $7) k
 		ON t.client_id = $1 AND t.seq = k.seq AND t.sub = k.sub
 		ORDER BY t.seq DESC, t.sub DESC`, client, value, watermark, seq, sub, hi-lo+1, lo-rank)
-	list, err := pgx.CollectRows(rows, postgres.ScanTx)
+	list, err := pgx.CollectRows(rows, ScanTx)
 	if err != nil {
 		return projections.TransactionPage{}, fmt.Errorf("history of %s with %s %s, rows %d..%d: %w", client, filter, value, lo, hi, err)
 	}

@@ -49,7 +49,7 @@ var (
 
 // NewReadModels returns the store of the live read models.
 func NewReadModels(pool *pgxpool.Pool) *ReadModels {
-	return newReadModelsIn(pool, postgres.ReadModelSchema)
+	return newReadModelsIn(pool, ReadModelSchema)
 }
 
 func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {

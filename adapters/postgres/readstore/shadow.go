@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
 // Markers of the shadow schema (its comment): written by a rebuild, then
@@ -27,7 +25,7 @@ const (
 // they go live. markShadowWritten comes last, so Swap never takes a
 // half-written schema.
 func (m *ReadModels) createShadow(ctx context.Context) error {
-	shadow := pgx.Identifier{postgres.ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -40,7 +38,7 @@ func (m *ReadModels) createShadow(ctx context.Context) error {
 		return fmt.Errorf("create shadow schema: %w", err)
 	}
 	for _, tb := range rmTables {
-		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{postgres.ShadowSchema, tb.name}.Sanitize()+
+		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
 			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
 			return fmt.Errorf("create shadow %s: %w", tb.name, err)
 		}
@@ -68,7 +66,7 @@ func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTab
 				cols[i] = pgx.Identifier{c}.Sanitize()
 			}
 			_, err = conn.Conn().PgConn().CopyFrom(gctx, newBinaryCopy(tb.rows(rb), tb.types),
-				`COPY `+pgx.Identifier{postgres.ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
+				`COPY `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
 			if err != nil {
 				return fmt.Errorf("copy shadow %s: %w", tb.name, err)
 			}
@@ -80,7 +78,7 @@ func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTab
 
 // markShadowWritten marks a fully copied shadow schema ready for Swap.
 func (m *ReadModels) markShadowWritten(ctx context.Context) error {
-	shadow := pgx.Identifier{postgres.ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
 	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowWritten+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema written: %w", err)
 	}
@@ -92,7 +90,7 @@ func (m *ReadModels) shadowState(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (string, error) {
 	var state *string
-	err := q.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, postgres.ShadowSchema).Scan(&state)
+	err := q.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, ShadowSchema).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state == nil) {
 		return "", nil
 	}
@@ -116,7 +114,7 @@ func (m *ReadModels) prepareShadow(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{postgres.ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema ready: %w", err)
 	}
 	return nil
@@ -128,7 +126,7 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	target := pgx.Identifier{postgres.ShadowSchema, tb.name}
+	target := pgx.Identifier{ShadowSchema, tb.name}
 	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 		return fmt.Errorf("shadow %s: %w", tb.name, err)
 	}
@@ -144,7 +142,7 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 		SELECT replace(pg_get_indexdef(i.indexrelid), ' ON ' || quote_ident($2) || '.', ' ON ' || quote_ident($4) || '.')
 		FROM pg_index i WHERE i.indrelid = $1::regclass
 		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-		m.t(tb.name), m.schema, target.Sanitize(), postgres.ShadowSchema)
+		m.t(tb.name), m.schema, target.Sanitize(), ShadowSchema)
 	ddl, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return fmt.Errorf("read the definition of %s: %w", tb.name, err)

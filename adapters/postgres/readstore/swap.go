@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -56,7 +55,7 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 	if _, err := tx.Exec(ctx, `LOCK TABLE `+m.t("checkpoints")+` IN EXCLUSIVE MODE`); err != nil {
 		return rep, fmt.Errorf("lock live checkpoints: %w", err)
 	}
-	shadow := newReadModelsIn(m.pool, postgres.ShadowSchema)
+	shadow := newReadModelsIn(m.pool, ShadowSchema)
 	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
 		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
 		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
@@ -118,11 +117,11 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 			}
 		}
 	}
-	old := pgx.Identifier{postgres.ReadModelSchema + "_old"}.Sanitize()
+	old := pgx.Identifier{ReadModelSchema + "_old"}.Sanitize()
 	for _, stmt := range []string{
-		`COMMENT ON SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` IS NULL`,
+		`COMMENT ON SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` IS NULL`,
 		`ALTER SCHEMA ` + pgx.Identifier{m.schema}.Sanitize() + ` RENAME TO ` + old,
-		`ALTER SCHEMA ` + pgx.Identifier{postgres.ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
+		`ALTER SCHEMA ` + pgx.Identifier{ShadowSchema}.Sanitize() + ` RENAME TO ` + pgx.Identifier{m.schema}.Sanitize(),
 		`DROP SCHEMA ` + old + ` CASCADE`,
 	} {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
