@@ -169,7 +169,7 @@ func (s *Server) launchSession(ctx context.Context, t launchTarget, sess gateway
 		return launchResult{}, err
 	}
 	res, err := s.deps.Commands.RecordLaunch(ctx, domain.Launch{Client: sess.ClientID, Player: sess.PlayerID,
-		Provider: sess.ProviderID, Game: sess.GameID, Session: sess.ID, ExternalTxID: sess.TransactionID,
+		Provider: sess.ProviderID, Game: sess.GameID, Session: sess.ID, ExternalTxID: sess.LaunchTxID,
 		Currency: cur, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
 		return launchResult{}, err
@@ -197,7 +197,7 @@ func (s *Server) launch(c echo.Context, req launchRequest) error {
 		return err
 	}
 	sess := gateway.GameSession{ID: newToken("gs_"), ClientID: wire.Principal(c).ClientID, PlayerID: req.PlayerID,
-		ProviderID: t.prov.ID, GameID: t.game.ID, Currency: cur.Code(), TransactionID: newToken("ln_"),
+		ProviderID: t.prov.ID, GameID: t.game.ID, Currency: cur.Code(), LaunchTxID: newToken("ln_"),
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req)
 	if err != nil {

@@ -86,7 +86,7 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 	}
 	sessID, launchTx := transferLaunchIDs(p.ClientID, req.TransferID)
 	sess := gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: req.PlayerID, ProviderID: t.prov.ID,
-		GameID: t.game.ID, Currency: cur.Code(), TransactionID: launchTx,
+		GameID: t.game.ID, Currency: cur.Code(), LaunchTxID: launchTx,
 		ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)}
 	res, err := s.launchSession(ctx, t, sess, req.launchRequest)
 	if err != nil {

@@ -340,7 +340,7 @@ func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunc
 	// provider's adapter for the game address, record the launch.
 	res, err := s.launchSession(ctx, launchTarget{prov: prov, game: game, route: route},
 		gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user, ProviderID: prov.ID, GameID: game.ID,
-			Currency: r.currency.Code(), TransactionID: launchTx, ReturnURL: r.returnURL,
+			Currency: r.currency.Code(), LaunchTxID: launchTx, ReturnURL: r.returnURL,
 			ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)},
 		launchRequest{Language: r.language})
 	if err != nil {

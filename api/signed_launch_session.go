@@ -11,7 +11,7 @@ func sameSession(have, want gateway.GameSession) error {
 	for _, f := range []struct{ name, have, want string }{
 		{"client_id", have.ClientID, want.ClientID}, {"player_id", have.PlayerID, want.PlayerID},
 		{"provider", have.ProviderID, want.ProviderID}, {"game_id", have.GameID, want.GameID},
-		{"currency", have.Currency, want.Currency}, {"transaction_id", have.TransactionID, want.TransactionID},
+		{"currency", have.Currency, want.Currency}, {"transaction_id", have.LaunchTxID, want.LaunchTxID},
 		{"return_url", have.ReturnURL, want.ReturnURL},
 	} {
 		if f.have != f.want {

@@ -85,7 +85,7 @@ func BenchmarkProviderBet(b *testing.B) {
 		}
 		sessions[i] = "sess-" + strconv.Itoa(i)
 		if err := gw.CreateSession(ctx, gateway.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
-			ProviderID: provider, GameID: game, Currency: "EUR", TransactionID: "launch-" + player,
+			ProviderID: provider, GameID: game, Currency: "EUR", LaunchTxID: "launch-" + player,
 			ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			b.Fatal(err)
 		}

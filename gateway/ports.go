@@ -67,15 +67,17 @@ type Game struct {
 // GameSession is a launched game: what provider wallet calls are checked
 // against.
 type GameSession struct {
-	ID            string
-	ClientID      string
-	PlayerID      string
-	ProviderID    string
-	GameID        string
-	Currency      string
-	TransactionID string
-	ReturnURL     string
-	ExpiresAt     time.Time
+	ID         string
+	ClientID   string
+	PlayerID   string
+	ProviderID string
+	GameID     string
+	Currency   string
+	// LaunchTxID is the launch's transaction id: the ExternalTxID of the
+	// session's game_launched event and the launch answer's transaction_id.
+	LaunchTxID string
+	ReturnURL  string
+	ExpiresAt  time.Time
 }
 
 // Catalog reads providers and games. Unknown ids are domain.ErrNotFound.

@@ -61,7 +61,7 @@ func newCache(t *testing.T, store lookupcache.Store, cfg lookupcache.Config) *lo
 
 func session(id string) gateway.GameSession {
 	return gateway.GameSession{ID: id, ClientID: "casino", PlayerID: "p1", ProviderID: "acme", GameID: "g1",
-		Currency: "EUR", TransactionID: "tx-" + id, ExpiresAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+		Currency: "EUR", LaunchTxID: "tx-" + id, ExpiresAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
 func TestSessionsAreReadOnceAndMissesAreNotKept(t *testing.T) {

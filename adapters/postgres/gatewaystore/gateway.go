@@ -97,7 +97,7 @@ func (g *Gateway) CreateSession(ctx context.Context, s gateway.GameSession) erro
 	_, err := g.pool.Exec(ctx, `
 		INSERT INTO game_sessions (id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.GameID, s.Currency, s.TransactionID, s.ReturnURL, s.ExpiresAt)
+		s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.GameID, s.Currency, s.LaunchTxID, s.ReturnURL, s.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
@@ -110,7 +110,7 @@ func (g *Gateway) Session(ctx context.Context, id string) (gateway.GameSession, 
 	err := g.pool.QueryRow(ctx, `
 		SELECT id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at
 		FROM game_sessions WHERE id = $1`, id).
-		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.TransactionID, &s.ReturnURL, &s.ExpiresAt)
+		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.LaunchTxID, &s.ReturnURL, &s.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.GameSession{}, domain.ErrNotFound
 	}
