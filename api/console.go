@@ -210,7 +210,7 @@ func itemOfTransaction(t projections.Transaction) transactionItem {
 	it := transactionItem{ID: t.ID, Type: string(t.Type), Amount: wire.Number(domain.FormatMinor(t.Amount, t.Scale)),
 		Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
-		RoundID: optional(t.RoundID), ExternalTxID: optional(t.ExternalTxID), ReferenceID: optional(t.ReferenceID),
+		RoundID: optional(t.RoundID), ExternalTxID: optional(t.ExternalTxID), ReferenceTx: optional(t.ReferenceTx),
 		Promo: t.Promo, Position: t.Position}
 	if t.HasBalanceAfter {
 		it.BalanceAfter = wire.Number(domain.FormatMinor(t.BalanceAfter, t.Scale))

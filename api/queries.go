@@ -144,7 +144,7 @@ type transactionItem struct {
 	PlayerID     *string     `json:"player_id"`
 	RoundID      *string     `json:"round_id"`
 	ExternalTxID *string     `json:"external_id"`
-	ReferenceID  *string     `json:"reference_id"`
+	ReferenceTx  *string     `json:"reference_id"`
 	BalanceAfter wire.Number `json:"balance_after"`
 	Promo        bool        `json:"promo"`
 	Position     int64       `json:"position"`

@@ -70,7 +70,7 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 	row := Transaction{
 		ID: e.ID, ClientID: d.ClientID, Type: typ, Amount: signed, Currency: cur.Code(), Scale: cur.Exponent(),
 		Status: StatusSettled, CreatedAt: eventTime(e), Provider: d.Provider, Game: d.GameID, PlayerID: d.PlayerID,
-		RoundID: d.RoundID, ExternalTxID: d.ExternalTxID, ReferenceID: d.ReferenceTx, Seq: e.Position,
+		RoundID: d.RoundID, ExternalTxID: d.ExternalTxID, ReferenceTx: d.ReferenceTx, Seq: e.Position,
 		Position: e.Position, Promo: d.Promo,
 	}
 	if d.BalanceAfter != "" {

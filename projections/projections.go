@@ -99,7 +99,7 @@ type Transaction struct {
 	PlayerID     string
 	RoundID      string
 	ExternalTxID string
-	ReferenceID  string
+	ReferenceTx  string // the ExternalTxID a win or rollback refers to
 	// Seq and Sub order the history: the position of the creating event
 	// (for a game result, the lowest position of its events), then 0 for
 	// event rows and 1 for game results.

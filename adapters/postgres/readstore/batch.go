@@ -409,7 +409,7 @@ func (a *txArrays) add(t *projections.Transaction) {
 		append(a.types, string(t.Type)), append(a.currencies, t.Currency), append(a.statuses, string(t.Status))
 	a.providers, a.games, a.players, a.rounds = append(a.providers, t.Provider), append(a.games, t.Game),
 		append(a.players, t.PlayerID), append(a.rounds, t.RoundID)
-	a.externals, a.references = append(a.externals, t.ExternalTxID), append(a.references, t.ReferenceID)
+	a.externals, a.references = append(a.externals, t.ExternalTxID), append(a.references, t.ReferenceTx)
 	a.amounts, a.seqs, a.positions, a.balances = append(a.amounts, t.Amount), append(a.seqs, t.Seq),
 		append(a.positions, t.Position), append(a.balances, t.BalanceAfter)
 	a.openBets, a.rolledBets, a.wins = append(a.openBets, t.OpenBets), append(a.rolledBets, t.RolledBets), append(a.wins, t.Wins)

@@ -307,7 +307,7 @@ func txArgs(t projections.Transaction) []any {
 	}
 	return []any{t.ID, t.ClientID, string(t.Type), t.Amount, t.Currency, t.Scale, string(t.Status), t.CreatedAt,
 		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalTxID),
-		nullText(t.ReferenceID), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed}
+		nullText(t.ReferenceTx), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed}
 }
 
 // nullText stores "" as NULL.

@@ -34,7 +34,7 @@ func ScanTx(row pgx.CollectableRow) (projections.Transaction, error) {
 		sub    int16
 	)
 	err := row.Scan(&t.ID, &t.ClientID, &typ, &t.Amount, &t.Currency, &scale, &status, &t.CreatedAt, &t.Provider,
-		&t.Game, &t.PlayerID, &t.RoundID, &t.ExternalTxID, &t.ReferenceID, &t.Seq, &sub, &t.Position, &bal, &t.Promo,
+		&t.Game, &t.PlayerID, &t.RoundID, &t.ExternalTxID, &t.ReferenceTx, &t.Seq, &sub, &t.Position, &bal, &t.Promo,
 		&t.OpenBets, &t.RolledBets, &t.Wins, &t.Closed)
 	t.Type, t.Status, t.Scale, t.Sub = projections.TxType(typ), projections.Status(status), int(scale), int(sub)
 	t.CreatedAt = t.CreatedAt.UTC()
