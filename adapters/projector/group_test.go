@@ -14,13 +14,8 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/projector"
-	"github.com/pitboss/pitboss/adapters/projector/projectortest"
-	"github.com/pitboss/pitboss/adapters/relay"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
@@ -101,39 +96,14 @@ func groupAssignment(ctx context.Context, brokers []string, group, topic string)
 // the projector role scales out (docs/scaling.md).
 func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	brokers := kafkatest.Brokers(t)
 	const partitions = 6
-	topic := kafkatest.NewTopic(t, brokers, partitions)
+	r := newRigOf(t, partitions)
+	pool, brokers, topic := r.pool, r.brokers, r.topic
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dlq := projector.DeadLetterTopic(topic)
-	if err := kafka.EnsureTopic(ctx, brokers, dlq, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer dcancel()
-		_ = kafka.DeleteTopic(dctx, brokers, dlq)
-	})
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	background(t, ledger.Run)
-	pub, err := kafka.NewBatchPublisher(brokers, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pub.Close() })
-	rl, err := relay.New(pool, pub, relay.Config{Topic: topic, PollInterval: 20 * time.Millisecond}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	background(t, rl.Run)
 
 	// Given two workers of one projection in one group.
-	rm := readstore.NewReadModels(pool)
+	rm := r.store
 	group := projections.Balances.ConsumerGroup() + "-" + randomSuffix()
 	stores := []*recordingStore{newRecordingStore(rm), newRecordingStore(rm)}
 	for i, s := range stores {
@@ -170,9 +140,8 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	}
 
 	// When wallets on many streams (so on every partition) take money.
-	clock := &projectortest.Clock{}
-	clock.Set(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
-	h := commands.NewHandler(ledger, clock, projectortest.IDs{})
+	r.clock.Set(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
+	h := r.h
 	eur := domain.MustCurrency("EUR")
 	const players = 36
 	for i := range players {

@@ -58,9 +58,15 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigOf(t, 3)
+}
+
+// newRigOf is a rig whose topic has the given number of partitions.
+func newRigOf(t *testing.T, partitions int32) *rig {
+	t.Helper()
 	pool, url := pgtest.NewDatabase(t)
 	brokers := kafkatest.Brokers(t)
-	topic := kafkatest.NewTopic(t, brokers, 3)
+	topic := kafkatest.NewTopic(t, brokers, partitions)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dlq := projector.DeadLetterTopic(topic)
