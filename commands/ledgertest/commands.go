@@ -101,6 +101,31 @@ func sameIDOtherAmount(t *testing.T, l commands.Ledger, p player) {
 	}
 }
 
+// OneMoveAnswers checks the answers of copies of one call made at once:
+// none failed, all name the same committed event with amount and the
+// balance after it, and all but the one that moved the money say they
+// were replayed.
+func OneMoveAnswers(t testing.TB, results []commands.Result, errs []error, amount, balanceAfter string) {
+	t.Helper()
+	replayed := 0
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if results[i].Replayed {
+			replayed++
+		}
+		r, first := results[i], results[0]
+		if r.EventID != first.EventID || r.BalanceAfter.String() != balanceAfter || r.Position != first.Position ||
+			r.Position == 0 || r.Amount.String() != amount {
+			t.Errorf("call %d answered %+v, call 0 answered %+v", i, r, first)
+		}
+	}
+	if replayed != len(results)-1 {
+		t.Errorf("%d answers replayed, want %d", replayed, len(results)-1)
+	}
+}
+
 func testSameCallConcurrentlyMovesMoneyOnce(t *testing.T, l commands.Ledger) {
 	h, rec := handler(l)
 	p := newPlayer(h, eur)
@@ -112,23 +137,7 @@ func testSameCallConcurrentlyMovesMoneyOnce(t *testing.T, l commands.Ledger) {
 		wg.Go(func() { results[i], errs[i] = p.bet(t, "bet-1", "5.00", "r1") })
 	}
 	wg.Wait()
-	replayed := 0
-	for i := range calls {
-		if errs[i] != nil {
-			t.Fatalf("call %d: %v", i, errs[i])
-		}
-		if results[i].Replayed {
-			replayed++
-		}
-		r, first := results[i], results[0]
-		if r.EventID != first.EventID || r.BalanceAfter.String() != "15.00" || r.Position != first.Position ||
-			r.Position == 0 || r.Amount.String() != "5.00" {
-			t.Errorf("call %d answered %+v, call 0 answered %+v", i, r, first)
-		}
-	}
-	if replayed != calls-1 {
-		t.Errorf("%d answers replayed, want %d", replayed, calls-1)
-	}
+	OneMoveAnswers(t, results, errs, "5.00", "15.00")
 	if st := balance(t, l, p.wallet()); st != (domain.AccountState{Balance: 1500, Version: 2}) {
 		t.Errorf("player wallet %+v, want 15.00 at version 2", st)
 	}

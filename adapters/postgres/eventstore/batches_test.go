@@ -13,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/storetest"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/commands/ledgertest"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -67,24 +68,7 @@ func TestLedgerSameCallInsideOneBatch(t *testing.T) {
 		wg.Go(func() { results[i], errs[i] = same.bet("bet-1", "5.00", "r1") })
 	}
 	wg.Wait()
-
-	replayed := 0
-	for i := range calls {
-		if errs[i] != nil {
-			t.Fatalf("call %d: %v", i, errs[i])
-		}
-		if results[i].Replayed {
-			replayed++
-		}
-		r, first := results[i], results[0]
-		if r.EventID != first.EventID || r.BalanceAfter.String() != "15.00" || r.Position != first.Position ||
-			r.Position == 0 || r.Amount.String() != "5.00" {
-			t.Errorf("call %d answered %+v, call 0 answered %+v", i, r, first)
-		}
-	}
-	if replayed != calls-1 {
-		t.Errorf("%d answers replayed, want %d", replayed, calls-1)
-	}
+	ledgertest.OneMoveAnswers(t, results, errs, "5.00", "15.00")
 	if st := balanceOf(t, pool, p.wallet()); st.Balance != 1500 || st.Version != 2 {
 		t.Errorf("player wallet %+v, want 15.00 at version 2", st)
 	}
