@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,24 +17,9 @@ import (
 
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/browsertest"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
-
-// chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
-// test fails (it does not skip) without one.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium on PATH: run scripts/ensure-chromium.sh (make test does)")
-	return ""
-}
 
 type ctHistoryItem struct {
 	ID          string      `json:"id"`
@@ -57,7 +41,7 @@ type ctHistoryItem struct {
 // the events table.
 func TestDemoGameInABrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.ChromiumPath(t)
 	start := time.Now()
 	h := newCTHarness(t, ctOptions{readModels: true})
 	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
@@ -65,10 +49,10 @@ func TestDemoGameInABrowser(t *testing.T) {
 	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
 	h.deposit(c, "p1", "20.00", "EUR")
 	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
-	shots := outDir(t, "screenshots")
+	shots := browsertest.OutDir(t, "screenshots")
 
-	tab := openBrowser(t, browser, 900, 1100, 3*time.Minute)
-	ctx := tab.ctx
+	tab := browsertest.OpenBrowser(t, browser, 900, 1100, 3*time.Minute)
+	ctx := tab.Ctx
 	shot := func(name string) {
 		t.Helper()
 		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -220,7 +204,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 		}
 	}
 
-	requests, problems := tab.recorded()
+	requests, problems := tab.Recorded()
 	if len(problems) > 0 {
 		t.Fatalf("script errors on the page: %v", problems)
 	}

@@ -1,4 +1,7 @@
-package apitest
+// Package browsertest drives headless Chromium for the tests that play a
+// page as a person would (the console, the demo game), and finds where
+// tests leave what they record (out/ at the repository root).
+package browsertest
 
 import (
 	"context"
