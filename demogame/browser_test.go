@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,13 +14,15 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/browsertest"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
 
-type ctHistoryItem struct {
+// historyItem is an item of GET /api/v1/transactions.
+type historyItem struct {
 	ID          string      `json:"id"`
 	Type        string      `json:"type"`
 	Amount      json.Number `json:"amount"`
@@ -43,12 +44,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	t.Parallel()
 	browser := browsertest.ChromiumPath(t)
 	start := time.Now()
-	h := newCTHarness(t, ctOptions{readModels: true})
-	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
-	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
-	h.deposit(c, "p1", "20.00", "EUR")
-	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
+	h, c, l := demoFixture(t, apitest.Options{ReadModels: true}, "20.00", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
 	shots := browsertest.OutDir(t, "screenshots")
 
 	tab := browsertest.OpenBrowser(t, browser, 900, 1100, 3*time.Minute)
@@ -146,16 +142,16 @@ func TestDemoGameInABrowser(t *testing.T) {
 	t.Logf("%s: %d rounds played, balance %s", time.Since(start).Round(time.Millisecond), len(roundIDs), balance)
 
 	// The page shows what the wallet holds.
-	wallet := domain.PlayerWallet(c.id, "p1", ctEUR)
-	if got, want := balance, domain.FromMinor(h.balance(wallet), ctEUR).String(); got != want {
+	wallet := domain.PlayerWallet(c.ID, "p1", eur)
+	if got, want := balance, domain.FromMinor(h.Balance(wallet), eur).String(); got != want {
 		t.Fatalf("page balance %s, wallet %s", got, want)
 	}
-	wb := ctOK[struct {
+	wb := apitest.Data[struct {
 		Balances []struct {
 			Currency string      `json:"currency"`
 			Balance  json.Number `json:"balance"`
 		} `json:"balances"`
-	}](t, h.do(http.MethodGet, "/api/v1/wallet/balance?player_id=p1&currency=EUR", c.key, ""))
+	}](t, h.Get("/api/v1/wallet/balance?player_id=p1&currency=EUR", c.Key))
 	if len(wb.Balances) != 1 || wb.Balances[0].Balance.String() != balance {
 		t.Fatalf("GET /api/v1/wallet/balance: %+v, want EUR %s", wb, balance)
 	}
@@ -168,18 +164,9 @@ func TestDemoGameInABrowser(t *testing.T) {
 	}
 	eventually.NoError(t, 90*time.Second, "every bet and win in GET /api/v1/transactions", func() error {
 		q := url.Values{"player_id": {"p1"}, "provider": {"demo"}, "per_page": {"500"}}
-		r := h.do(http.MethodGet, "/api/v1/transactions?"+q.Encode(), c.key, "")
-		if r.status != http.StatusOK {
-			t.Fatalf("GET /api/v1/transactions: %s", r)
-		}
-		var list struct {
-			Data []ctHistoryItem `json:"data"`
-		}
-		if err := json.Unmarshal(r.body, &list); err != nil {
-			t.Fatal(err)
-		}
+		rec := h.Get("/api/v1/transactions?"+q.Encode(), c.Key)
 		found := 0
-		for _, it := range list.Data {
+		for _, it := range apitest.Data[[]historyItem](t, rec) {
 			if it.RoundID != nil && want[*it.RoundID+"/"+it.Type] {
 				if it.Game == nil || *it.Game != "demo-slot" || it.ExternalID == nil ||
 					!strings.HasPrefix(*it.ExternalID, *it.RoundID) {
@@ -189,12 +176,12 @@ func TestDemoGameInABrowser(t *testing.T) {
 			}
 		}
 		if found != len(want) {
-			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), r.body)
+			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), rec.Body)
 		}
 		return nil
 	})
 	t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
-	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
+	bets, wins := h.Events(wallet, domain.EventBetPlaced), h.Events(wallet, domain.EventWinCredited)
 	if len(bets) != len(roundIDs) || len(wins) != len(roundIDs) {
 		t.Fatalf("%d bet and %d win events for %d rounds", len(bets), len(wins), len(roundIDs))
 	}
@@ -209,8 +196,8 @@ func TestDemoGameInABrowser(t *testing.T) {
 		t.Fatalf("script errors on the page: %v", problems)
 	}
 	for _, u := range requests {
-		if !strings.HasPrefix(u, h.base+"/") {
-			t.Fatalf("the page requested %s, outside %s", u, h.base)
+		if !strings.HasPrefix(u, h.URL+"/") {
+			t.Fatalf("the page requested %s, outside %s", u, h.URL)
 		}
 	}
 	if len(requests) < 4 { // page, script, style, state (+ spins)
