@@ -64,22 +64,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v; page says: %s", what, expr, err,
-				eval(`document.querySelector('main').innerText.slice(0, 1500)`))
-		}
+		tab.WaitFor(t, what, expr, func() string { return eval(`document.querySelector('main').innerText.slice(0, 1500)`) })
 	}
-	shot := func(name string) {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := func(name string) { t.Helper(); tab.Screenshot(t, shots, name) }
 	// show opens a page by its hash and waits until it has loaded once more.
 	show := func(page string) {
 		t.Helper()

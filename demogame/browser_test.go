@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,16 +47,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 
 	tab := browsertest.OpenBrowser(t, browser, 900, 1100, 3*time.Minute)
 	ctx := tab.Ctx
-	shot := func(name string) {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := func(name string) { t.Helper(); tab.Screenshot(t, shots, name) }
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -69,10 +58,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v; result %q", what, expr, err, text("#result"))
-		}
+		tab.WaitFor(t, what, expr, func() string { return strconv.Quote(text("#result")) })
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(l.GameURL)); err != nil {
