@@ -19,6 +19,7 @@ import (
 	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/console"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/browsertest"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
 
@@ -33,7 +34,7 @@ import (
 // without chromium, and without the vendored uPlot.
 func TestConsoleInABrowser(t *testing.T) {
 	t.Parallel()
-	chromium := apitest.ChromiumPath(t)
+	chromium := browsertest.ChromiumPath(t)
 	if !console.ChartsVendored() {
 		t.Fatal("uPlot is not vendored into console/assets/vendor: run scripts/ensure-console-assets.sh (make test does)")
 	}
@@ -42,10 +43,10 @@ func TestConsoleInABrowser(t *testing.T) {
 	c := h.NewClient(gateway.AllScopes...)
 	h.webhook(c)
 	h.Deposit(c, "p1", "50.00", "EUR")
-	shots := apitest.OutDir(t, "console")
+	shots := browsertest.OutDir(t, "console")
 	downloads := t.TempDir()
 
-	tab := apitest.OpenBrowser(t, chromium, 1280, 1000, 4*time.Minute)
+	tab := browsertest.OpenBrowser(t, chromium, 1280, 1000, 4*time.Minute)
 	ctx := tab.Ctx
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -63,22 +64,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v; page says: %s", what, expr, err,
-				eval(`document.querySelector('main').innerText.slice(0, 1500)`))
-		}
+		tab.WaitFor(t, what, expr, func() string { return eval(`document.querySelector('main').innerText.slice(0, 1500)`) })
 	}
-	shot := func(name string) {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := func(name string) { t.Helper(); tab.Screenshot(t, shots, name) }
 	// show opens a page by its hash and waits until it has loaded once more.
 	show := func(page string) {
 		t.Helper()

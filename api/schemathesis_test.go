@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/api"
-	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/browsertest"
 )
 
 // schemathesisChecks are the properties every generated request must keep:
@@ -123,7 +123,7 @@ func TestSchemathesis(t *testing.T) {
 			cmd.Env = append(os.Environ(), "NO_COLOR=1", "SCHEMATHESIS_TELEMETRY=false")
 			cmd.Dir = t.TempDir() // its example database (.schemathesis/) stays out of the tree
 			out, err := cmd.CombinedOutput()
-			report := filepath.Join(apitest.OutDir(t, "schemathesis"), strings.ReplaceAll(run.name, " ", "-")+".txt")
+			report := filepath.Join(browsertest.OutDir(t, "schemathesis"), strings.ReplaceAll(run.name, " ", "-")+".txt")
 			_ = os.WriteFile(report, out, 0o644)
 			if err != nil {
 				t.Fatalf("schemathesis found problems (%v; report in %s), seed %d:\n%s", err, report, seed, tail(out, 12000))
@@ -141,7 +141,7 @@ func schemathesisBinary(t *testing.T) string {
 	if bin == "" {
 		cache := os.Getenv("PITBOSS_CACHE_DIR")
 		if cache == "" {
-			cache = filepath.Join(apitest.RepoRoot(t), ".cache")
+			cache = filepath.Join(browsertest.RepoRoot(t), ".cache")
 		}
 		bin = filepath.Join(cache, "schemathesis", "bin", "schemathesis")
 	}

@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,28 +12,15 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/browsertest"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
 
-// chromiumPath finds the browser scripts/ensure-chromium.sh installs. The
-// test fails (it does not skip) without one.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("PITBOSS_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium on PATH: run scripts/ensure-chromium.sh (make test does)")
-	return ""
-}
-
-type ctHistoryItem struct {
+// historyItem is an item of GET /api/v1/transactions.
+type historyItem struct {
 	ID          string      `json:"id"`
 	Type        string      `json:"type"`
 	Amount      json.Number `json:"amount"`
@@ -57,28 +40,14 @@ type ctHistoryItem struct {
 // the events table.
 func TestDemoGameInABrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.ChromiumPath(t)
 	start := time.Now()
-	h := newCTHarness(t, ctOptions{readModels: true})
-	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
-	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
-	h.deposit(c, "p1", "20.00", "EUR")
-	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
-	shots := outDir(t, "screenshots")
+	h, c, l := demoFixture(t, apitest.Options{ReadModels: true}, "20.00", gateway.ScopeTransactionsRead, gateway.ScopeWalletRead)
+	shots := browsertest.OutDir(t, "screenshots")
 
-	tab := openBrowser(t, browser, 900, 1100, 3*time.Minute)
-	ctx := tab.ctx
-	shot := func(name string) {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tab := browsertest.OpenBrowser(t, browser, 900, 1100, 3*time.Minute)
+	ctx := tab.Ctx
+	shot := func(name string) { t.Helper(); tab.Screenshot(t, shots, name) }
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -89,10 +58,7 @@ func TestDemoGameInABrowser(t *testing.T) {
 	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v; result %q", what, expr, err, text("#result"))
-		}
+		tab.WaitFor(t, what, expr, func() string { return strconv.Quote(text("#result")) })
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(l.GameURL)); err != nil {
@@ -162,16 +128,16 @@ func TestDemoGameInABrowser(t *testing.T) {
 	t.Logf("%s: %d rounds played, balance %s", time.Since(start).Round(time.Millisecond), len(roundIDs), balance)
 
 	// The page shows what the wallet holds.
-	wallet := domain.PlayerWallet(c.id, "p1", ctEUR)
-	if got, want := balance, domain.FromMinor(h.balance(wallet), ctEUR).String(); got != want {
+	wallet := domain.PlayerWallet(c.ID, "p1", eur)
+	if got, want := balance, domain.FromMinor(h.Balance(wallet), eur).String(); got != want {
 		t.Fatalf("page balance %s, wallet %s", got, want)
 	}
-	wb := ctOK[struct {
+	wb := apitest.Data[struct {
 		Balances []struct {
 			Currency string      `json:"currency"`
 			Balance  json.Number `json:"balance"`
 		} `json:"balances"`
-	}](t, h.do(http.MethodGet, "/api/v1/wallet/balance?player_id=p1&currency=EUR", c.key, ""))
+	}](t, h.Get("/api/v1/wallet/balance?player_id=p1&currency=EUR", c.Key))
 	if len(wb.Balances) != 1 || wb.Balances[0].Balance.String() != balance {
 		t.Fatalf("GET /api/v1/wallet/balance: %+v, want EUR %s", wb, balance)
 	}
@@ -184,18 +150,9 @@ func TestDemoGameInABrowser(t *testing.T) {
 	}
 	eventually.NoError(t, 90*time.Second, "every bet and win in GET /api/v1/transactions", func() error {
 		q := url.Values{"player_id": {"p1"}, "provider": {"demo"}, "per_page": {"500"}}
-		r := h.do(http.MethodGet, "/api/v1/transactions?"+q.Encode(), c.key, "")
-		if r.status != http.StatusOK {
-			t.Fatalf("GET /api/v1/transactions: %s", r)
-		}
-		var list struct {
-			Data []ctHistoryItem `json:"data"`
-		}
-		if err := json.Unmarshal(r.body, &list); err != nil {
-			t.Fatal(err)
-		}
+		rec := h.Get("/api/v1/transactions?"+q.Encode(), c.Key)
 		found := 0
-		for _, it := range list.Data {
+		for _, it := range apitest.Data[[]historyItem](t, rec) {
 			if it.RoundID != nil && want[*it.RoundID+"/"+it.Type] {
 				if it.Game == nil || *it.Game != "demo-slot" || it.ExternalID == nil ||
 					!strings.HasPrefix(*it.ExternalID, *it.RoundID) {
@@ -205,12 +162,12 @@ func TestDemoGameInABrowser(t *testing.T) {
 			}
 		}
 		if found != len(want) {
-			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), r.body)
+			return fmt.Errorf("history has %d of the %d bets and wins: %s", found, len(want), rec.Body)
 		}
 		return nil
 	})
 	t.Logf("%s: every bet and win is in GET /api/v1/transactions", time.Since(start).Round(time.Millisecond))
-	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
+	bets, wins := h.Events(wallet, domain.EventBetPlaced), h.Events(wallet, domain.EventWinCredited)
 	if len(bets) != len(roundIDs) || len(wins) != len(roundIDs) {
 		t.Fatalf("%d bet and %d win events for %d rounds", len(bets), len(wins), len(roundIDs))
 	}
@@ -220,13 +177,13 @@ func TestDemoGameInABrowser(t *testing.T) {
 		}
 	}
 
-	requests, problems := tab.recorded()
+	requests, problems := tab.Recorded()
 	if len(problems) > 0 {
 		t.Fatalf("script errors on the page: %v", problems)
 	}
 	for _, u := range requests {
-		if !strings.HasPrefix(u, h.base+"/") {
-			t.Fatalf("the page requested %s, outside %s", u, h.base)
+		if !strings.HasPrefix(u, h.URL+"/") {
+			t.Fatalf("the page requested %s, outside %s", u, h.URL)
 		}
 	}
 	if len(requests) < 4 { // page, script, style, state (+ spins)

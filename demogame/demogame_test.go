@@ -1,23 +1,23 @@
 package demogame_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
 
-type ctDemoState struct {
+// demoState is the answer of GET /demo/state.
+type demoState struct {
 	Session  string      `json:"session"`
 	GameID   string      `json:"game_id"`
 	Currency string      `json:"currency"`
@@ -35,7 +35,8 @@ type ctDemoState struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
-type ctSpin struct {
+// spinAnswer is the answer of POST /demo/spin.
+type spinAnswer struct {
 	RoundID          string      `json:"round_id"`
 	Line             []string    `json:"line"`
 	Stake            json.Number `json:"stake"`
@@ -48,23 +49,10 @@ type ctSpin struct {
 	WinTransactionID string      `json:"win_transaction_id"`
 }
 
-// demoFixture: the demo provider and game, a client with launch and
-// transactions:write, and a launched session for player p1 holding funds.
-func demoFixture(t *testing.T, funds string) (*ctHarness, ctClient, ctLaunch) {
-	t.Helper()
-	h := newCTHarness(t)
-	h.addProvider("demo", "Pitboss Demo Games", gateway.ProviderKindDemo)
-	h.addGame("demo-slot", "demo", "Demo Slot", "slots", true)
-	c := h.newClient(gateway.ScopeLaunch, gateway.ScopeTransactionsWrite)
-	h.deposit(c, "p1", funds, "EUR")
-	l := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("demo", "demo-slot", "p1", "EUR")))
-	return h, c, l
-}
-
 // payout evaluates a line against the published paytable: the first rule
 // (they are listed from the highest pay down) whose symbol is on the line
 // exactly count times.
-func payout(st ctDemoState, line []string) int64 {
+func payout(st demoState, line []string) int64 {
 	for _, r := range st.Paytable {
 		n := 0
 		for _, s := range line {
@@ -81,7 +69,7 @@ func payout(st ctDemoState, line []string) int64 {
 
 func minor(t *testing.T, s json.Number) int64 {
 	t.Helper()
-	m, err := domain.ParseMoney(s.String(), ctEUR)
+	m, err := domain.ParseMoney(s.String(), eur)
 	if err != nil {
 		t.Fatalf("amount %q: %v", s, err)
 	}
@@ -90,8 +78,8 @@ func minor(t *testing.T, s json.Number) int64 {
 
 func TestDemoGameStateAndPaytable(t *testing.T) {
 	t.Parallel()
-	h, _, l := demoFixture(t, "50.00")
-	st := ctOK[ctDemoState](t, h.do(http.MethodGet, "/demo/state?session="+l.SessionID, "", ""))
+	h, _, l := demoFixture(t, apitest.Options{}, "50.00")
+	st := apitest.Data[demoState](t, h.Get("/demo/state?session="+l.SessionID, ""))
 	if st.Session != l.SessionID || st.GameID != "demo-slot" || st.Currency != "EUR" || st.Balance.String() != "50.00" ||
 		st.ExpiresAt != l.ExpiresAt {
 		t.Fatalf("state %+v", st)
@@ -127,19 +115,19 @@ func TestDemoGameStateAndPaytable(t *testing.T) {
 // front of the wallet), the paytable and the ledger.
 func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 	t.Parallel()
-	h, c, l := demoFixture(t, "50.00")
-	st := ctOK[ctDemoState](t, h.do(http.MethodGet, "/demo/state?session="+l.SessionID, "", ""))
-	wallet := domain.PlayerWallet(c.id, "p1", ctEUR)
-	for len(h.walletCalls) > 0 { // the balance call of /demo/state
-		if call := <-h.walletCalls; call.Path != "/provider/v1/wallet/balance" {
+	h, c, l := demoFixture(t, apitest.Options{}, "50.00")
+	st := apitest.Data[demoState](t, h.Get("/demo/state?session="+l.SessionID, ""))
+	wallet := domain.PlayerWallet(c.ID, "p1", eur)
+	for len(h.WalletCalls) > 0 { // the balance call of /demo/state
+		if call := <-h.WalletCalls; call.Path != "/provider/v1/wallet/balance" {
 			t.Fatalf("state made wallet call %s", call.Path)
 		}
 	}
 	balance := int64(5000)
-	rounds := map[string]ctSpin{}
+	rounds := map[string]spinAnswer{}
 	for i := range 6 {
 		stake := []string{"1.00", "0.10", "5.00"}[i%3]
-		sp := ctOK[ctSpin](t, h.do(http.MethodPost, "/demo/spin", "", `{"session":"`+l.SessionID+`","stake":"`+stake+`"}`))
+		sp := apitest.Data[spinAnswer](t, h.Call(http.MethodPost, "/demo/spin", "", `{"session":"`+l.SessionID+`","stake":"`+stake+`"}`))
 		if sp.Stake.String() != stake || sp.Currency != "EUR" || len(sp.Line) != 3 || rounds[sp.RoundID].RoundID != "" {
 			t.Fatalf("spin %+v", sp)
 		}
@@ -160,13 +148,11 @@ func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 		// Two wallet calls, signed with the demo provider's secret: the
 		// bet, then the win closing the round against that bet.
 		for j, want := range []string{"bet", "win"} {
-			call := <-h.walletCalls
+			call := <-h.WalletCalls
 			if call.Path != "/provider/v1/wallet/"+want || call.ProviderID != "demo" {
 				t.Fatalf("call %d of round %d: %s as %q", j, i, call.Path, call.ProviderID)
 			}
-			m := hmac.New(sha256.New, []byte("secret-of-demo"))
-			m.Write(call.Body)
-			if call.Signature != hex.EncodeToString(m.Sum(nil)) {
+			if call.Signature != apitest.Sign(apitest.ProviderSecret("demo"), call.Body) {
 				t.Fatalf("%s is not signed with the demo provider's secret", call.Path)
 			}
 			var body map[string]any
@@ -185,10 +171,10 @@ func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 			}
 		}
 	}
-	if got := h.balance(wallet); got != balance {
+	if got := h.Balance(wallet); got != balance {
 		t.Fatalf("wallet %d, want %d", got, balance)
 	}
-	bets, wins := h.events(wallet, domain.EventBetPlaced), h.events(wallet, domain.EventWinCredited)
+	bets, wins := h.Events(wallet, domain.EventBetPlaced), h.Events(wallet, domain.EventWinCredited)
 	if len(bets) != 6 || len(wins) != 6 {
 		t.Fatalf("%d bets and %d wins in the ledger, want 6 each", len(bets), len(wins))
 	}
@@ -208,70 +194,70 @@ func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 
 func TestDemoRefusals(t *testing.T) {
 	t.Parallel()
-	h, c, l := demoFixture(t, "0.50")
-	wallet := domain.PlayerWallet(c.id, "p1", ctEUR)
-	spin := func(body string) ctResponse { return h.do(http.MethodPost, "/demo/spin", "", body) }
+	h, c, l := demoFixture(t, apitest.Options{}, "0.50")
+	wallet := domain.PlayerWallet(c.ID, "p1", eur)
+	spin := func(body string) *httptest.ResponseRecorder { return h.Call(http.MethodPost, "/demo/spin", "", body) }
 	sess := `"session":"` + l.SessionID + `"`
 
-	ctWantError(t, spin(`{`+sess+`,"stake":"1.00"}`), http.StatusBadRequest, wire.CodeInsufficientFunds)
-	e := ctWantError(t, spin(`{`+sess+`,"stake":"0.15"}`), http.StatusBadRequest, wire.CodeInvalidAmount)
+	apitest.WantError(t, spin(`{`+sess+`,"stake":"1.00"}`), http.StatusBadRequest, wire.CodeInsufficientFunds)
+	e := apitest.WantError(t, spin(`{`+sess+`,"stake":"0.15"}`), http.StatusBadRequest, wire.CodeInvalidAmount)
 	if e.Error.Details["field"] != "stake" {
 		t.Fatalf("details %v", e.Error.Details)
 	}
-	ctWantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, wire.CodeAmountTooPrecise)
+	apitest.WantError(t, spin(`{`+sess+`,"stake":"0.101"}`), http.StatusBadRequest, wire.CodeAmountTooPrecise)
 	for body, field := range map[string]string{`{` + sess + `}`: "stake", `{"stake":"0.10"}`: "session"} {
-		e := ctWantError(t, spin(body), http.StatusBadRequest, wire.CodeInvalidRequest)
+		e := apitest.WantError(t, spin(body), http.StatusBadRequest, wire.CodeInvalidRequest)
 		if e.Error.Details["field"] != field || e.Error.Message != field+" is required" {
 			t.Fatalf("%s: %+v", body, e.Error)
 		}
 	}
-	ctWantError(t, spin(`{`+sess), http.StatusBadRequest, wire.CodeInvalidJSON)
-	ctWantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
-	ctWantError(t, h.do(http.MethodGet, "/demo/state?session=gs_nope", "", ""), http.StatusNotFound, wire.CodeNotFound)
-	ctWantError(t, h.do(http.MethodGet, "/demo/state", "", ""), http.StatusNotFound, wire.CodeNotFound)
+	apitest.WantError(t, spin(`{`+sess), http.StatusBadRequest, wire.CodeInvalidJSON)
+	apitest.WantError(t, spin(`{"session":"gs_nope","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
+	apitest.WantError(t, h.Get("/demo/state?session=gs_nope", ""), http.StatusNotFound, wire.CodeNotFound)
+	apitest.WantError(t, h.Get("/demo/state", ""), http.StatusNotFound, wire.CodeNotFound)
 
 	// A session of an outside provider is not the demo game's to play.
-	up := newCTJSONProvider(t)
-	h.addProvider("acme", "Acme", gateway.ProviderKindJSON, up.URL)
-	h.addGame("acme-slot", "acme", "Acme Slot", "slots", true)
-	other := ctOK[ctLaunch](t, h.do(http.MethodPost, "/api/v1/game/launch", c.key, launchBody("acme", "acme-slot", "p1", "EUR")))
-	ctWantError(t, spin(`{"session":"`+other.SessionID+`","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
-	if r := h.do(http.MethodGet, "/demo/play?session="+other.SessionID, "", ""); r.status != http.StatusNotFound {
-		t.Fatalf("play page of an outside session: %s", r)
+	up := apitest.NewJSONProvider(t, http.StatusOK)
+	h.AddProvider("acme", "Acme", gateway.ProviderKindJSON, up.URL)
+	h.AddGame("acme-slot", "acme", "Acme Slot", "slots", true)
+	other := apitest.Data[apitest.Launch](t, h.Call(http.MethodPost, "/api/v1/game/launch", c.Key, apitest.LaunchBody("acme", "acme-slot", "p1", "EUR")))
+	apitest.WantError(t, spin(`{"session":"`+other.SessionID+`","stake":"0.10"}`), http.StatusNotFound, wire.CodeNotFound)
+	if rec := h.Get("/demo/play?session="+other.SessionID, ""); rec.Code != http.StatusNotFound {
+		t.Fatalf("play page of an outside session: %d %s", rec.Code, rec.Body)
 	}
 
 	// The wallet not answering is 503, and nothing moved.
-	h.walletProxy.Close()
-	ctWantError(t, spin(`{`+sess+`,"stake":"0.10"}`), http.StatusServiceUnavailable, wire.CodeUnavailable)
-	if got := h.balance(wallet); got != 50 {
+	h.WalletProxy.Close()
+	apitest.WantError(t, spin(`{`+sess+`,"stake":"0.10"}`), http.StatusServiceUnavailable, wire.CodeUnavailable)
+	if got := h.Balance(wallet); got != 50 {
 		t.Fatalf("wallet %d, want 50", got)
 	}
-	if n := len(h.events(wallet, domain.EventBetPlaced)); n != 0 {
+	if n := len(h.Events(wallet, domain.EventBetPlaced)); n != 0 {
 		t.Fatalf("%d bets, want 0", n)
 	}
 }
 
 func TestDemoPageAndAssets(t *testing.T) {
 	t.Parallel()
-	h, _, l := demoFixture(t, "10.00")
+	h, _, l := demoFixture(t, apitest.Options{}, "10.00")
 	u, err := url.Parse(l.GameURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := h.do(http.MethodGet, u.RequestURI(), "", "")
-	if page.status != http.StatusOK || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("page: %s", page)
+	page := h.Get(u.RequestURI(), "")
+	if page.Code != http.StatusOK || !strings.HasPrefix(page.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("page: %d %s", page.Code, page.Body)
 	}
-	csp := page.header.Get("Content-Security-Policy")
+	csp := page.Header().Get("Content-Security-Policy")
 	for _, d := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'"} {
 		if !strings.Contains(csp, d) {
 			t.Fatalf("CSP %q lacks %q", csp, d)
 		}
 	}
-	if page.header.Get("Referrer-Policy") != "no-referrer" {
-		t.Fatalf("Referrer-Policy %q: the URL carries the session", page.header.Get("Referrer-Policy"))
+	if page.Header().Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("Referrer-Policy %q: the URL carries the session", page.Header().Get("Referrer-Policy"))
 	}
-	html := string(page.body)
+	html := page.Body.String()
 	for _, want := range []string{`data-session="` + l.SessionID + `"`, `<option value="1.00" selected>`, `id="spin"`,
 		`id="balance"`, "80 × stake", "/v1/return?session=" + l.SessionID, `<html lang="en">`} {
 		if !strings.Contains(html, want) {
@@ -281,11 +267,11 @@ func TestDemoPageAndAssets(t *testing.T) {
 	// Every reference the page and its assets make is to our own origin.
 	absolute := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9]`)
 	for path, ctype := range map[string]string{"/demo/assets/slot.js": "text/javascript", "/demo/assets/slot.css": "text/css"} {
-		r := h.do(http.MethodGet, path, "", "")
-		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), ctype) {
-			t.Fatalf("%s: %d %s", path, r.status, r.header.Get("Content-Type"))
+		rec := h.Get(path, "")
+		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), ctype) {
+			t.Fatalf("%s: %d %s", path, rec.Code, rec.Header().Get("Content-Type"))
 		}
-		if m := absolute.FindString(string(r.body)); m != "" {
+		if m := absolute.FindString(rec.Body.String()); m != "" {
 			t.Fatalf("%s refers to another origin: %q", path, m)
 		}
 	}
@@ -293,12 +279,12 @@ func TestDemoPageAndAssets(t *testing.T) {
 		t.Fatalf("page refers to another origin: %q", m)
 	}
 	for _, p := range []string{"/demo/assets/nope.js", "/demo/assets/..%2Fplay.html", "/demo/play?session=gs_nope", "/demo/play"} {
-		if r := h.do(http.MethodGet, p, "", ""); r.status != http.StatusNotFound {
-			t.Fatalf("%s: %s", p, r)
+		if rec := h.Get(p, ""); rec.Code != http.StatusNotFound {
+			t.Fatalf("%s: %d %s", p, rec.Code, rec.Body)
 		}
 	}
 	// A language the page cannot use falls back to English.
-	if r := h.do(http.MethodGet, u.RequestURI()+"&lang=%22%3E", "", ""); r.status != 200 || !strings.Contains(string(r.body), `<html lang="en">`) {
-		t.Fatalf("page with a hostile lang: %s", r)
+	if rec := h.Get(u.RequestURI()+"&lang=%22%3E", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `<html lang="en">`) {
+		t.Fatalf("page with a hostile lang: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -1,4 +1,7 @@
-package apitest
+// Package browsertest drives headless Chromium for the tests that play a
+// page as a person would (the console, the demo game), and finds where
+// tests leave what they record (out/ at the repository root).
+package browsertest
 
 import (
 	"context"
@@ -98,6 +101,32 @@ func (b *BrowserTab) Recorded() (requests, problems []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.requests...), append([]string(nil), b.problems...)
+}
+
+// Screenshot saves the whole page as a PNG, dir/name (dir an OutDir), so
+// a person can see what the test saw.
+func (b *BrowserTab) Screenshot(t testing.TB, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitFor polls the JavaScript expression expr until it is true. The page
+// signals its own state (data attributes), so there is nothing to sleep
+// for; the minute is only a bound for a page that never gets there, and
+// then the test fails naming what it waited for and what page() reads
+// off the page (its status text, say) to tell why.
+func (b *BrowserTab) WaitFor(t testing.TB, what, expr string, page func() string) {
+	t.Helper()
+	if _, err := chromedp.Run(b.Ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v; the page says: %s", what, expr, err, page())
+	}
 }
 
 // OutDir is out/<name> at the repository root (git-ignored), made if
