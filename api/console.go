@@ -131,6 +131,9 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		if day, err = time.Parse(time.DateOnly, vs[0]); err != nil {
 			return queryParamError("day", "day must be a UTC day such as 2025-01-31")
 		}
+		if err := wire.CheckTimeRange("day", day); err != nil {
+			return err
+		}
 	}
 	minPos, err := minPosition(c)
 	if err != nil {

@@ -127,7 +127,7 @@ func timeParam(c echo.Context, name string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, queryParamError(name, "%s must be an RFC 3339 time such as 2025-01-31T00:00:00Z", name)
 	}
-	return t.UTC(), nil
+	return t.UTC(), wire.CheckTimeRange(name, t)
 }
 
 // transactionItem is the spec's transaction shape (id, type, amount,
@@ -249,7 +249,7 @@ func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (p
 		if err != nil {
 			return time.Time{}, queryParamError(name, "%s must be a UTC day such as 2025-01-31", name)
 		}
-		return t, nil
+		return t, wire.CheckTimeRange(name, t)
 	}
 	now := time.Now()
 	if s.deps.Clock != nil {

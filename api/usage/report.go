@@ -96,10 +96,10 @@ const timeLayout = time.RFC3339
 // parseTime reads an RFC 3339 time or a date (midnight UTC).
 func parseTime(field, v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
+		return t.UTC(), wire.CheckTimeRange(field, t)
 	}
 	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		return t, nil
+		return t, wire.CheckTimeRange(field, t)
 	}
 	return time.Time{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 		Message: field + " must be an RFC 3339 time (2026-03-14T15:00:00Z) or a date (2026-03-14)",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -34,6 +35,18 @@ func QueryInt(c echo.Context, name string, def, max int) (int, error) {
 			Message: fmt.Sprintf("%s must be an integer from 1 to %d", name, max), Details: map[string]any{"field": name}}
 	}
 	return n, nil
+}
+
+// CheckTimeRange refuses a time the service cannot keep: outside years 1
+// to 9999 in UTC. Every answer writes times in RFC 3339, whose years have
+// four digits, and PostgreSQL has no year 0, so 0001-01-01T00:00:00+01:00
+// (in year 0 in UTC) is out as well. name is the parameter or field.
+func CheckTimeRange(name string, t time.Time) error {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: name + " must be from 0001-01-01 to 9999-12-31 (UTC)", Details: map[string]any{"field": name}}
+	}
+	return nil
 }
 
 // IsUUID reports whether s is a UUID in its canonical text form.
