@@ -16,14 +16,21 @@ import (
 // environmentOf tells which environment a request reached by its host:
 // sandbox and production are served at different base addresses.
 func (s *Server) environmentOf(r *http.Request) string {
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if env, ok := s.cfg.HostEnvironments[strings.ToLower(host)]; ok {
+	if env, ok := s.cfg.HostEnvironments[normalHost(r.Host)]; ok {
 		return env
 	}
 	return s.cfg.DefaultEnvironment
+}
+
+// normalHost is a host as the environment table keys it: without a port,
+// in lower case, without the trailing dot of a fully qualified name, so
+// API.PITBOSS.LOCAL.:443 is api.pitboss.local. Every spelling of one host
+// reaches one environment; none falls through to the default.
+func normalHost(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.ToLower(host), ".")
 }
 
 // authMiddleware checks Authorization: Bearer <API_KEY>. A missing,

@@ -40,8 +40,9 @@ type Config struct {
 	PublicURL string
 	// SessionTTL is how long a launched game takes bets.
 	SessionTTL time.Duration
-	// HostEnvironments maps a request host (lower case, no port) to the
-	// environment served there ("sandbox" or "production").
+	// HostEnvironments maps a request host to the environment served there
+	// ("sandbox" or "production"). Hosts are compared without case, port
+	// or trailing dot, here and in the request.
 	HostEnvironments map[string]string
 	// DefaultEnvironment is the environment of any other host.
 	DefaultEnvironment string
@@ -62,6 +63,13 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if len(c.HostEnvironments) > 0 {
+		hosts := make(map[string]string, len(c.HostEnvironments))
+		for h, env := range c.HostEnvironments {
+			hosts[normalHost(h)] = env
+		}
+		c.HostEnvironments = hosts
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://127.0.0.1:8080"
 	}
