@@ -18,10 +18,10 @@ import (
 // 8 and 9 decimals.
 var fuzzCurrencies = []string{"EUR", "JPY", "KWD", "CLF", "USDT", "BTC", "ETH"}
 
-// plainDecimal is the amount syntax: an optional sign, digits, an optional
-// point. big.Rat reads more (fractions, exponents, hex, underscores), so it
+// plainDecimal is the amount syntax: an optional minus sign, digits, and a
+// point only between digits. big.Rat reads more (fractions, exponents, hex, underscores), so it
 // is the judge of the value and this is the judge of the syntax.
-var plainDecimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
 // referenceParse is ParseMoney written the slow, obviously right way with
 // math/big. It returns the minor units, or the errors ParseMoney may give

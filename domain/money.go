@@ -31,7 +31,7 @@ func ParseMoney(s string, c Currency) (Money, error) {
 	if c.IsZero() {
 		return Money{}, ErrUnknownCurrency
 	}
-	if s == "" || strings.ContainsAny(s, "eEiInN_ ") || len(s) > 64 {
+	if len(s) > 64 || !plainDecimal(s) {
 		return Money{}, fmt.Errorf("amount %q: %w", clip(s), ErrInvalidAmount)
 	}
 	d, err := decimal.Parse(s)
@@ -64,6 +64,25 @@ func ParseMoney(s string, c Currency) (Money, error) {
 		return Money{}, fmt.Errorf("amount %q: %w", clip(s), ErrAmountOverflow)
 	}
 	return Money{minor: minor, cur: c}, nil
+}
+
+// plainDecimal reports whether s is the one spelling of an amount: an
+// optional minus sign, digits, and a point only between digits. "+5",
+// ".5" and "5." are refused, so every reader of a request (a proxy, a
+// log, the ledger) reads the same number from it.
+func plainDecimal(s string) bool {
+	whole, frac, point := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	return allDigits(whole) && (!point || allDigits(frac))
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ParsePositive parses an amount that must be greater than zero.

@@ -179,9 +179,13 @@ func TestParseMoney(t *testing.T) {
 		{name: "zero", in: "0", cur: eur, want: 0},
 		{name: "negative zero", in: "-0.00", cur: eur, want: 0},
 		{name: "leading zeros", in: "007.50", cur: eur, want: 750},
-		{name: "plus sign", in: "+5", cur: eur, want: 500},
-		{name: "no integer digit", in: ".5", cur: eur, want: 50},
-		{name: "no fraction digit", in: "5.", cur: eur, want: 500},
+		// One spelling of an amount: a proxy or a log that reads "+5", ".5"
+		// or "5." may read another number than the ledger would book.
+		{name: "plus sign", in: "+5", cur: eur, wantErr: domain.ErrInvalidAmount},
+		{name: "no integer digit", in: ".5", cur: eur, wantErr: domain.ErrInvalidAmount},
+		{name: "no fraction digit", in: "5.", cur: eur, wantErr: domain.ErrInvalidAmount},
+		{name: "negative, no integer digit", in: "-.5", cur: eur, wantErr: domain.ErrInvalidAmount},
+		{name: "point alone", in: ".", cur: eur, wantErr: domain.ErrInvalidAmount},
 		{name: "largest EUR amount", in: "92233720368547758.07", cur: eur, want: math.MaxInt64},
 		{name: "most negative symmetric EUR amount", in: "-92233720368547758.07", cur: eur, want: -math.MaxInt64},
 

@@ -90,7 +90,7 @@ func (s *server) getKey(c echo.Context) error {
 type issueKeyRequest struct {
 	Scopes    []string   `json:"scopes"`
 	Label     string     `json:"label"`
-	ExpiresAt *time.Time `json:"expires_at"`
+	ExpiresAt *wire.Time `json:"expires_at"`
 }
 
 // POST /admin/v1/clients/{id}/keys {scopes, label?, expires_at?}: a new
@@ -112,11 +112,11 @@ func (s *server) issueKey(c echo.Context) error {
 	if err := gateway.CheckKeyLabel(req.Label); err != nil {
 		return err
 	}
-	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+	if err := gateway.CheckExpiry(wire.TimePtr(req.ExpiresAt), s.now()); err != nil {
 		return err
 	}
 	k, err := s.deps.Clients.IssueAPIKey(c.Request().Context(),
-		gateway.KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: req.ExpiresAt})
+		gateway.KeySpec{ClientID: id, Scopes: scopes, Label: req.Label, ExpiresAt: wire.TimePtr(req.ExpiresAt)})
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ type rotatedKeyView struct {
 
 type rotateKeyRequest struct {
 	GracePeriodSeconds *int64     `json:"grace_period_seconds"`
-	ExpiresAt          *time.Time `json:"expires_at"`
+	ExpiresAt          *wire.Time `json:"expires_at"`
 }
 
 // POST /admin/v1/clients/{id}/keys/{key_id}/rotate {grace_period_seconds?,
@@ -159,11 +159,11 @@ func (s *server) rotateKey(c echo.Context) error {
 		}
 		grace = time.Duration(*req.GracePeriodSeconds) * time.Second
 	}
-	if err := gateway.CheckExpiry(req.ExpiresAt, s.now()); err != nil {
+	if err := gateway.CheckExpiry(wire.TimePtr(req.ExpiresAt), s.now()); err != nil {
 		return err
 	}
 	k, old, err := s.deps.Clients.RotateAPIKey(c.Request().Context(),
-		gateway.RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: req.ExpiresAt})
+		gateway.RotateSpec{ClientID: id, KeyID: kid, Grace: grace, ExpiresAt: wire.TimePtr(req.ExpiresAt)})
 	if err != nil {
 		return err
 	}
