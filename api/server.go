@@ -176,7 +176,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	p.POST("/win", pw.Win)
 	p.POST("/rollback", pw.Rollback)
 
-	e.GET("/v1/launch", s.signedLaunch)
+	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)
 
 	admin.Register(e.Group("/admin/v1"), s.adminDeps())

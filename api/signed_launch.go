@@ -127,6 +127,13 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 		return signedLaunchAnswer{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
 			"this is a "+p.Environment+" api_key; it is not valid at the "+env+" address")
 	}
+	// From here on the launch is a request of this key like any other: it
+	// takes from the key's rate-limit window and is metered as its usage
+	// (usageMiddleware on the route).
+	wire.SetPrincipal(c, p)
+	if err := s.takeRate(c); err != nil {
+		return signedLaunchAnswer{}, err
+	}
 	client, err := s.deps.LaunchClients.LaunchClient(ctx, p.ClientID)
 	if err != nil {
 		return signedLaunchAnswer{}, fmt.Errorf("launch settings of client %s: %w", p.ClientID, err)
@@ -293,6 +300,12 @@ func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchReques
 	if r.balance.IsNegative() {
 		return r, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidAmount, Message: "balance must not be negative",
 			Details: map[string]any{"parameter": "balance"}}
+	}
+	if q.Get("sig") == "" {
+		if err := gateway.CheckUnsignedLaunchBalance(r.balance); err != nil {
+			return r, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidAmount, Message: err.Error(),
+				Details: map[string]any{"parameter": "balance"}, Err: err}
+		}
 	}
 	if len(r.language) > maxLanguageLength || strings.Trim(r.language,
 		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {

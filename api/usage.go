@@ -154,8 +154,9 @@ func (m *UsageMeter) Run(ctx context.Context) error {
 func (s *Server) usageMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
-		if s.deps.Meter != nil {
-			p := wire.Principal(c)
+		// A request whose key was not authenticated (a signed launch with an
+		// unknown api_key) has no key to count against.
+		if p := wire.Principal(c); s.deps.Meter != nil && p.KeyID != "" {
 			s.deps.Meter.Record(p.ClientID, p.KeyID, s.now(), responseStatus(c, err))
 		}
 		return err

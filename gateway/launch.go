@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/pitboss/pitboss/domain"
 )
 
 // LaunchSettings are a client's rules for the signed launch (GET
@@ -32,6 +34,27 @@ type LaunchClient struct {
 	// none was issued.
 	Secret []byte
 	LaunchSettings
+}
+
+// MaxUnsignedLaunchBalance is the largest balance, in whole units of the
+// launch's currency, an unsigned launch may set a player's game wallet to.
+// An unsigned launch is the sandbox's default (anyone holding the API key
+// may send one); a signature is the client's own statement of the
+// balance, and is needed for more.
+const MaxUnsignedLaunchBalance = 10_000
+
+// CheckUnsignedLaunchBalance refuses a balance above
+// MaxUnsignedLaunchBalance units of its currency.
+func CheckUnsignedLaunchBalance(balance domain.Money) error {
+	limit, err := domain.ParseMoney(strconv.Itoa(MaxUnsignedLaunchBalance), balance.Currency())
+	if err != nil {
+		return nil // beyond the currency's range in minor units: no balance is above it
+	}
+	if balance.Minor() > limit.Minor() {
+		return fieldError("balance", "an unsigned launch sets a balance of at most "+limit.String()+" "+
+			balance.Currency().Code()+"; sign the launch for more")
+	}
+	return nil
 }
 
 // SignatureRequired reports whether an unsigned launch is refused.

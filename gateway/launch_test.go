@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -64,6 +66,36 @@ func TestLaunchClientSignatureRequired(t *testing.T) {
 			IPAllowList: []netip.Prefix{}}}
 		if got := c.SignatureRequired(); got != tc.want {
 			t.Errorf("%s, require %v: %v, want %v", tc.env, tc.require, got, tc.want)
+		}
+	}
+}
+
+func TestCheckUnsignedLaunchBalance(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		amount, currency string
+		ok               bool
+	}{
+		{"0", "EUR", true},
+		{"10000.00", "EUR", true},
+		{"10000.01", "EUR", false},
+		{"1000000", "EUR", false},
+		{"10000", "JPY", true},
+		{"10001", "JPY", false},
+		{"10000.000000000", "ETH", true},
+		{"10000.000000001", "ETH", false},
+		{"10000.001", "KWD", false},
+	}
+	for _, tc := range tests {
+		cur := domain.MustCurrency(tc.currency)
+		m, err := domain.ParseMoney(tc.amount, cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = gateway.CheckUnsignedLaunchBalance(m)
+		var fe *gateway.FieldError
+		if (err == nil) != tc.ok || (err != nil && (!errors.As(err, &fe) || fe.Field != "balance")) {
+			t.Errorf("%s %s: %v, want ok %v", tc.amount, tc.currency, err, tc.ok)
 		}
 	}
 }

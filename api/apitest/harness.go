@@ -143,8 +143,9 @@ type Harness struct {
 	Accounts      *eventstore.Accounts
 	ReadModels    *readstore.ReadModels
 	Audit         *auditstore.Audit
-	// Meter counts API requests per key; the test flushes it.
+	// Meter counts API requests per key; the test flushes it into Usage.
 	Meter *api.UsageMeter
+	Usage *gatewaystore.Usage
 	// Metrics is the server's own metrics registry.
 	Metrics *metrics.Registry
 
@@ -225,7 +226,8 @@ func New(t testing.TB, o Options) *Harness {
 	h.Accounts = eventstore.NewAccounts(pool)
 	h.ReadModels = readstore.NewReadModels(pool)
 	h.Audit = auditstore.NewAudit(pool)
-	usage := gatewaystore.NewUsage(pool)
+	h.Usage = gatewaystore.NewUsage(pool)
+	usage := h.Usage
 	h.Meter = api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
 	h.Metrics.WatchUsage(h.Meter)
 	h.Metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
