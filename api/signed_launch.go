@@ -71,8 +71,12 @@ type signedLaunchAnswer struct {
 func (s *Server) signedLaunch(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	c.Response().Header().Add("Vary", "Accept, Sec-Fetch-Mode")
 	q, err := url.ParseQuery(c.Request().URL.RawQuery)
-	redirect := err == nil && isTrue(q.Get("redirect"))
+	redirect := browserNavigation(c.Request())
+	if err == nil && q.Has("redirect") {
+		redirect = isTrue(q.Get("redirect")) // an explicit choice decides over the headers
+	}
 	var ans signedLaunchAnswer
 	if err != nil {
 		err = badParam("", "the query string is malformed")
@@ -89,6 +93,61 @@ func (s *Server) signedLaunch(c echo.Context) error {
 }
 
 func isTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
+
+// browserNavigation reports whether r is a browser sending the player to
+// the launch address (the spec allows a client to redirect the user there
+// directly): a navigation by Fetch metadata (Sec-Fetch-Mode: navigate), or
+// an Accept that ranks text/html above application/json. Such a request
+// is answered with the game (a redirect) or a readable page, as with
+// redirect=1; a program asking for JSON, or for anything (*/*), gets JSON.
+func browserNavigation(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" {
+		return true
+	}
+	return acceptRank(r.Header.Values("Accept"), "text/html") > acceptRank(r.Header.Values("Accept"), "application/json")
+}
+
+// acceptRank is the quality an Accept header gives the media type typ:
+// the q of its most specific matching range (typ, its type/*, */*), 0
+// when none matches. No Accept header accepts everything alike.
+func acceptRank(accept []string, typ string) float64 {
+	if len(accept) == 0 {
+		return 1
+	}
+	major, _, _ := strings.Cut(typ, "/")
+	best, specificity := 0.0, -1
+	for _, line := range accept {
+		for _, part := range strings.Split(line, ",") {
+			fields := strings.Split(part, ";")
+			rng := strings.ToLower(strings.TrimSpace(fields[0]))
+			spec := -1
+			switch rng {
+			case typ:
+				spec = 2
+			case major + "/*":
+				spec = 1
+			case "*/*":
+				spec = 0
+			}
+			if spec < specificity || spec < 0 {
+				continue
+			}
+			q := 1.0
+			for _, param := range fields[1:] {
+				k, v, _ := strings.Cut(strings.TrimSpace(param), "=")
+				if strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f >= 0 && f <= 1 {
+						q = f
+					}
+				}
+			}
+			if spec > specificity || q > best {
+				best, specificity = q, spec
+			}
+		}
+	}
+	return best
+}
 
 // badParam is a 400 naming the parameter.
 func badParam(name, msg string) *wire.Error {
