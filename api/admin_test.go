@@ -262,7 +262,9 @@ func TestAdminClients(t *testing.T) {
 		{"require_signature", "require_signature", wire.CodeInvalidRequest, map[string]any{"require_signature": "yes"}},
 		{"ip", "ip_allow_list", wire.CodeInvalidRequest, map[string]any{"ip_allow_list": []string{"10.0.0.300"}}},
 		{"currency", "default_currency", wire.CodeUnknownCurrency, map[string]any{"default_currency": "XXQ"}},
-		{"return host", "", wire.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"a/b"}}},
+		{"return host", "allowed_return_hosts", wire.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"a/b"}}},
+		{"return host pattern", "allowed_return_hosts", wire.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"*.casino.example"}}},
+		{"return host URL", "allowed_return_hosts", wire.CodeInvalidRequest, map[string]any{"allowed_return_hosts": []string{"https://casino.example"}}},
 	}
 	for _, tc := range badPatch {
 		t.Run("update: bad "+tc.name, func(t *testing.T) {

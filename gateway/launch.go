@@ -71,6 +71,91 @@ type LaunchClients interface {
 	LaunchClient(ctx context.Context, clientID string) (LaunchClient, error)
 }
 
+// ParseReturnHosts reads a client's allowed return hosts: host names or IP
+// addresses, each with an optional port, as a return_url's host is matched
+// against them (exactly, case-insensitively). They come back trimmed, in
+// lower case, without a host name's trailing dot. A pattern (*.x.com), a
+// URL, a path or anything else that could never match a return_url's host
+// is refused, so a setting never silently allows nothing.
+func ParseReturnHosts(entries []string) ([]string, error) {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		h := strings.ToLower(strings.TrimSpace(e))
+		if !validReturnHost(h) {
+			return nil, fieldError("allowed_return_hosts", "allowed_return_hosts entry "+strconv.Quote(ClipValue(e))+
+				" is not a host name or IP address with an optional port (no scheme, path, user or wildcard)")
+		}
+		if _, err := netip.ParseAddr(h); err != nil && !strings.HasPrefix(h, "[") {
+			if name, port, found := strings.Cut(h, ":"); found {
+				h = strings.TrimSuffix(name, ".") + ":" + port
+			} else {
+				h = strings.TrimSuffix(h, ".")
+			}
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// validReturnHost reports whether h (lower case) is a host name, an IPv4
+// address or a bare or bracketed IPv6 address, with an optional port
+// 1-65535 after a name, an IPv4 address or a bracketed IPv6 address.
+func validReturnHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil && !strings.Contains(h, "%") {
+		return true // an address alone, IPv6 unbracketed included
+	}
+	host, port := h, ""
+	if strings.HasPrefix(h, "[") {
+		end := strings.Index(h, "]")
+		if end < 0 {
+			return false
+		}
+		host, port = h[1:end], strings.TrimPrefix(h[end+1:], ":")
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || strings.Contains(host, "%") ||
+			(h[end+1:] != "" && !strings.HasPrefix(h[end+1:], ":")) {
+			return false
+		}
+	} else if name, p, found := strings.Cut(h, ":"); found {
+		host, port = name, p
+		if port == "" {
+			return false
+		}
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return false
+		}
+	}
+	if strings.HasPrefix(h, "[") {
+		return true
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return validHostName(strings.TrimSuffix(host, "."))
+}
+
+// validHostName reports whether s is a DNS host name: dot-separated labels
+// of 1-63 letters, digits and inner hyphens, 253 characters at most.
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // ParseAllowList reads an IP allow-list: CIDRs or single addresses.
 func ParseAllowList(entries []string) ([]netip.Prefix, error) {
 	out := make([]netip.Prefix, 0, len(entries))

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +97,49 @@ func TestCheckUnsignedLaunchBalance(t *testing.T) {
 		var fe *gateway.FieldError
 		if (err == nil) != tc.ok || (err != nil && (!errors.As(err, &fe) || fe.Field != "balance")) {
 			t.Errorf("%s %s: %v, want ok %v", tc.amount, tc.currency, err, tc.ok)
+		}
+	}
+}
+
+// TestParseReturnHosts: an allowed return host is a host name or an IP
+// address, with an optional port, compared as it will be matched; a
+// pattern (*.x.com), a URL, a path or a user part is refused naming the
+// field, not stored literally to never match (issue 17, item 11).
+func TestParseReturnHosts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   []string
+		want []string // nil: refused
+	}{
+		{[]string{"casino.example"}, []string{"casino.example"}},
+		{[]string{" Casino.Example ", "lobby.casino.example:8443"}, []string{"casino.example", "lobby.casino.example:8443"}},
+		{[]string{"localhost", "127.0.0.1", "[::1]:8080", "::1"}, []string{"localhost", "127.0.0.1", "[::1]:8080", "::1"}},
+		{[]string{"casino.example."}, []string{"casino.example"}},
+		{[]string{}, []string{}},
+		{[]string{"*.casino.example"}, nil},
+		{[]string{"casino.*"}, nil},
+		{[]string{"https://casino.example"}, nil},
+		{[]string{"casino.example/lobby"}, nil},
+		{[]string{"user@casino.example"}, nil},
+		{[]string{"casino example"}, nil},
+		{[]string{""}, nil},
+		{[]string{"casino.example:0"}, nil},
+		{[]string{"casino.example:99999"}, nil},
+		{[]string{"-casino.example"}, nil},
+		{[]string{"casino..example"}, nil},
+		{[]string{strings.Repeat("a", 64) + ".example"}, nil},
+	}
+	for _, tc := range tests {
+		got, err := gateway.ParseReturnHosts(tc.in)
+		if tc.want == nil {
+			var fe *gateway.FieldError
+			if !errors.As(err, &fe) || fe.Field != "allowed_return_hosts" {
+				t.Errorf("%q: %v, %v; want refused naming allowed_return_hosts", tc.in, got, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
 }

@@ -398,6 +398,12 @@ func (s *server) updateClient(c echo.Context) error {
 			return err
 		}
 	}
+	var returnHosts []string
+	if req.AllowedReturnHosts != nil {
+		if returnHosts, err = gateway.ParseReturnHosts(*req.AllowedReturnHosts); err != nil {
+			return err
+		}
+	}
 	if req.DefaultCurrency != nil && *req.DefaultCurrency != "" {
 		if _, err := domain.ParseCurrency(strings.ToUpper(*req.DefaultCurrency)); err != nil {
 			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeUnknownCurrency,
@@ -427,7 +433,7 @@ func (s *server) updateClient(c echo.Context) error {
 			ls.IPAllowList = allow
 		}
 		if req.AllowedReturnHosts != nil {
-			ls.AllowedReturnHosts = *req.AllowedReturnHosts
+			ls.AllowedReturnHosts = returnHosts
 		}
 		if req.DefaultCurrency != nil {
 			ls.DefaultCurrency = strings.ToUpper(*req.DefaultCurrency)

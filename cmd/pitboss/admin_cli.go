@@ -270,7 +270,9 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *gateways
 				}
 			}
 			if returnHosts.set {
-				ls.AllowedReturnHosts = splitList(returnHosts.v)
+				if ls.AllowedReturnHosts, err = gateway.ParseReturnHosts(splitList(returnHosts.v)); err != nil {
+					return cliError(err)
+				}
 			}
 			if currency.set {
 				ls.DefaultCurrency = strings.ToUpper(currency.v)

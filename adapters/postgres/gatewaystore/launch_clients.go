@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -112,21 +111,18 @@ func (s *LaunchClients) EnsureClientSecret(ctx context.Context, clientID string)
 	return string(pt), string(pt) == secret, nil
 }
 
-// SetLaunchSettings replaces the client's launch settings. Hosts are
-// stored lower case; a currency must be known.
+// SetLaunchSettings replaces the client's launch settings. Return hosts
+// are stored as gateway.ParseReturnHosts reads them; a currency must be
+// known.
 func (s *LaunchClients) SetLaunchSettings(ctx context.Context, clientID string, ls gateway.LaunchSettings) error {
 	if ls.DefaultCurrency != "" {
 		if _, err := domain.ParseCurrency(ls.DefaultCurrency); err != nil {
 			return fmt.Errorf("default currency %q: %w", ls.DefaultCurrency, err)
 		}
 	}
-	hosts := make([]string, 0, len(ls.AllowedReturnHosts))
-	for _, h := range ls.AllowedReturnHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h == "" || strings.ContainsAny(h, "/?#@ ") {
-			return fmt.Errorf("allowed return host %q is not a host name: %w", h, domain.ErrInvalidArgument)
-		}
-		hosts = append(hosts, h)
+	hosts, err := gateway.ParseReturnHosts(ls.AllowedReturnHosts)
+	if err != nil {
+		return fmt.Errorf("launch settings of client %s: %w", clientID, err)
 	}
 	nets := make([]netip.Prefix, 0, len(ls.IPAllowList))
 	for _, p := range ls.IPAllowList {
