@@ -115,9 +115,26 @@ func (h *auFixture) positions(key string, limit int) []int64 {
 func TestAuditEventsAPI(t *testing.T) {
 	t.Parallel()
 	h := newAuFixture(t)
-	var headHash []byte
-	if err := h.Pool.QueryRow(t.Context(), `SELECT hash FROM events ORDER BY position DESC LIMIT 1`).Scan(&headHash); err != nil {
-		t.Fatal(err)
+	// Each client sees its own head: the position and hash of its last
+	// event (an anchor for the chain up to there), never the platform's
+	// head, which would show every other client's volume (issue 17, item 8).
+	heads := map[string]struct {
+		position int64
+		hash     []byte
+	}{}
+	for _, c := range []string{"acme", "other"} {
+		var hd struct {
+			position int64
+			hash     []byte
+		}
+		if err := h.Pool.QueryRow(t.Context(), `SELECT position, hash FROM events WHERE split_part(stream_id, ':', 2) = $1
+			ORDER BY position DESC LIMIT 1`, c).Scan(&hd.position, &hd.hash); err != nil {
+			t.Fatal(err)
+		}
+		heads[c] = hd
+	}
+	if heads["other"].position >= int64(h.events) {
+		t.Fatalf("the fixture must end with acme's events (other's head %d, platform head %d)", heads["other"].position, h.events)
 	}
 
 	tests := []struct {
@@ -156,9 +173,12 @@ func TestAuditEventsAPI(t *testing.T) {
 			if tc.key == h.other {
 				client = "other"
 			}
-			if !p.Success || len(p.Data) == 0 || p.Position == nil || *p.Position != int64(h.events) ||
-				p.HeadHash != hex.EncodeToString(headHash) || rec.Header().Get(api.HeaderLedgerPosition) != strconv.Itoa(h.events) {
-				t.Fatalf("page %s: want the head %d and its hash", rec.Body.String(), h.events)
+			head := heads[client]
+			if !p.Success || len(p.Data) == 0 || p.Position == nil || *p.Position != head.position ||
+				p.HeadHash != hex.EncodeToString(head.hash) ||
+				rec.Header().Get(api.HeaderLedgerPosition) != strconv.FormatInt(head.position, 10) {
+				t.Fatalf("page %s, header %q: want %s's own head %d and its hash", rec.Body.String(),
+					rec.Header().Get(api.HeaderLedgerPosition), client, head.position)
 			}
 			last := int64(0)
 			for _, e := range p.Data {

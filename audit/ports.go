@@ -15,15 +15,17 @@ import (
 type Log interface {
 	// ClientEvents returns up to limit events of clientID (its streams, and
 	// data.client_id is clientID) with a position above after, in position
-	// order, and the head of the whole chain, all read in one snapshot.
+	// order, and the client's own head (its last event), all read in one
+	// snapshot. The platform's head is never shown to a client: it would
+	// show every other client's volume.
 	ClientEvents(ctx context.Context, clientID string, after int64, limit int) (Page, error)
 }
 
 // Page is one page of a client's events.
 type Page struct {
 	Events       []Record
-	HeadPosition int64  // the last position in the store, every client's events counted
-	HeadHash     []byte // its hash; nil for an empty store
+	HeadPosition int64  // the position of the client's last event; 0 when it has none
+	HeadHash     []byte // the chain's hash at that position; nil when it has none
 }
 
 // Runs reads the verification runs recorded in audit_runs.

@@ -125,6 +125,15 @@ SELECT ` + recordColumns + `
  WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position > $2
  ORDER BY position LIMIT $3`
 
+// sqlClientHead is the client's last event: its position and hash (the
+// chain's hash at that position). Walked backwards on the client index
+// (events_client_position_idx), so it reads the client's rows only.
+const sqlClientHead = `
+SELECT position, hash
+  FROM events
+ WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1
+ ORDER BY position DESC LIMIT 1`
+
 // ClientEvents implements audit.Log.
 func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (audit.Page, error) {
 	var page audit.Page
@@ -133,9 +142,9 @@ func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, 
 		return page, fmt.Errorf("begin snapshot: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	err = tx.QueryRow(ctx, `SELECT position, hash FROM events ORDER BY position DESC LIMIT 1`).Scan(&page.HeadPosition, &page.HeadHash)
+	err = tx.QueryRow(ctx, sqlClientHead, clientID).Scan(&page.HeadPosition, &page.HeadHash)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return page, fmt.Errorf("read chain head: %w", err)
+		return page, fmt.Errorf("read the head of %s: %w", clientID, err)
 	}
 	rows, err := tx.Query(ctx, sqlClientEvents, clientID, after, limit)
 	if err != nil {
