@@ -72,7 +72,7 @@ func TestNewWebhookEndpoint(t *testing.T) {
 		{name: "no url", given: gateway.WebhookChange{Kinds: []string{"*"}}, field: "url", msg: "url is required"},
 		{name: "empty url", given: gateway.WebhookChange{URL: ptr(""), Kinds: []string{"*"}}, field: "url", msg: "url is required"},
 		{name: "private url", given: gateway.WebhookChange{URL: ptr("http://10.0.0.1/in"), Kinds: []string{"*"}}, field: "url",
-			msg: "url points at a non-public address; callbacks go to public addresses only"},
+			msg: "url points at a non-public address (10.0.0.1: private); callbacks go to public addresses only"},
 		{name: "url checked before kinds", given: gateway.WebhookChange{URL: ptr("ftp://x")}, field: "url",
 			msg: "url must be an absolute http or https URL"},
 		{name: "no kinds", given: gateway.WebhookChange{URL: &url}, field: "kinds",

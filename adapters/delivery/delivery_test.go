@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,44 +135,6 @@ func TestScheduleValidate(t *testing.T) {
 	}
 }
 
-func TestIsPublic(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		addr string
-		want bool
-	}{
-		{"8.8.8.8", true},
-		{"2606:4700:4700::1111", true},
-		{"127.0.0.1", false},
-		{"127.8.9.10", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false}, // cloud metadata
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"0.0.0.0", false},
-		{"::", false},
-		{"100.64.0.1", false},
-		{"224.0.0.1", false},
-		{"255.255.255.255", false},
-		{"::ffff:127.0.0.1", false}, // IPv4-mapped loopback
-		{"::ffff:8.8.8.8", true},
-		{"64:ff9b::a00:1", false}, // NAT64 of 10.0.0.1
-		{"64:ff9b::808:808", true},
-		{"2002:7f00:1::", false}, // 6to4 of 127.0.0.1
-		{"198.18.0.1", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.addr, func(t *testing.T) {
-			if got := delivery.IsPublic(netip.MustParseAddr(tc.addr)); got != tc.want {
-				t.Fatalf("IsPublic(%s) = %v, want %v", tc.addr, got, tc.want)
-			}
-		})
-	}
-}
-
 // receiver is a real HTTP server on loopback that answers with handler and
 // counts the requests that reached it.
 func receiver(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
@@ -295,5 +256,57 @@ func TestSenderRefusesPrivateAddresses(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatalf("hits %d, want 1", hits.Load())
 	}
+}
 
+// TestSenderRefusesEmbeddedIPv4 (issue 17, item 5): IPv6 addresses that
+// carry an inside IPv4 address are refused when the connection is made,
+// and link-local addresses (cloud metadata) are refused in every form even
+// when private targets are allowed. The refusal comes from the dialer's
+// Control hook, on the address being connected to, before any packet.
+func TestSenderRefusesEmbeddedIPv4(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		host         string
+		allowPrivate bool
+		want         string // in the attempt's error
+	}{
+		{host: "[::7f00:1]", want: "::7f00:1 (IPv4-compatible form of 127.0.0.1): loopback"},
+		{host: "[::a9fe:a9fe]", want: "::a9fe:a9fe (IPv4-compatible form of 169.254.169.254): link-local"},
+		{host: "[::ffff:0:7f00:1]", want: "::ffff:0:7f00:1 (IPv4-translated form of 127.0.0.1): loopback"},
+		{host: "[64:ff9b::7f00:1]", want: "64:ff9b::7f00:1 (NAT64 form of 127.0.0.1): loopback"},
+		{host: "[2002:7f00:1::1]", want: "2002:7f00:1::1 (6to4 form of 127.0.0.1): loopback"},
+		{host: "[2002:a9fe:a9fe::1]", want: "2002:a9fe:a9fe::1 (6to4 form of 169.254.169.254): link-local"},
+		{host: "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+			want: "2001:0:4136:e378:8000:63bf:80ff:fffe (Teredo form of 127.0.0.1): loopback"},
+		{host: "[fec0::1]", want: "fec0::1: site-local"},
+		{host: "100.64.0.1", want: "100.64.0.1: carrier-grade NAT"},
+		// whatever the setting
+		{host: "169.254.169.254", allowPrivate: true, want: "169.254.169.254: link-local"},
+		{host: "[::ffff:169.254.169.254]", allowPrivate: true, want: "169.254.169.254: link-local"}, // the dialer unmaps
+		{host: "[::a9fe:a9fe]", allowPrivate: true, want: "::a9fe:a9fe (IPv4-compatible form of 169.254.169.254): link-local"},
+		{host: "[64:ff9b::a9fe:a9fe]", allowPrivate: true, want: "64:ff9b::a9fe:a9fe (NAT64 form of 169.254.169.254): link-local"},
+		{host: "[2001:0:4136:e378:8000:63bf:5601:5601]", allowPrivate: true,
+			want: "2001:0:4136:e378:8000:63bf:5601:5601 (Teredo form of 169.254.169.254): link-local"},
+		{host: "[fe80::1]", allowPrivate: true, want: "fe80::1: link-local"},
+		{host: "0.0.0.0", allowPrivate: true, want: "0.0.0.0: this network"},
+	}
+	guarded := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second})
+	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, AllowPrivate: true})
+	for _, tc := range tests {
+		name := tc.host
+		if tc.allowPrivate {
+			name += " allowing private"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := guarded
+			if tc.allowPrivate {
+				s = open
+			}
+			r := s.Send(t.Context(), delivery.Request{URL: "http://" + tc.host + ":9/in", Body: []byte(`{}`), Secret: "s"})
+			if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "non-public address: "+tc.want) {
+				t.Fatalf("result %+v, want a refusal of %s", r, tc.want)
+			}
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -53,31 +52,6 @@ func FuzzVerify(f *testing.F) {
 		err := delivery.Verify(delivery.Sign(secret, at, body), secret, body, now, 5*time.Minute)
 		if inside := skew >= -300 && skew <= 300; (err == nil) != inside {
 			t.Fatalf("signed %d s off: %v", skew, err)
-		}
-	})
-}
-
-// FuzzIsPublic: an address the guard lets through is none of the ranges
-// a callback must never reach, in any of its forms (IPv4-mapped included).
-func FuzzIsPublic(f *testing.F) {
-	for _, s := range []string{"8.8.8.8", "127.0.0.1", "::ffff:127.0.0.1", "10.1.2.3", "169.254.169.254", "::1",
-		"fe80::1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::", "100.64.0.1", "0.0.0.0", "fd00::1", "2606:4700::1111"} {
-		f.Add(netip.MustParseAddr(s).AsSlice())
-	}
-	bad := []netip.Prefix{}
-	for _, s := range []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-		"192.168.0.0/16", "224.0.0.0/3", "::/127", "fc00::/7", "fe80::/10", "ff00::/8"} {
-		bad = append(bad, netip.MustParsePrefix(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		a, ok := netip.AddrFromSlice(b)
-		if !ok || !delivery.IsPublic(a) {
-			return
-		}
-		for _, p := range bad {
-			if p.Contains(a.Unmap()) {
-				t.Fatalf("%v (%v) is public to the guard but in %v", a, a.Unmap(), p)
-			}
 		}
 	})
 }

@@ -44,9 +44,10 @@ const DefaultTimeout = 10 * time.Second
 type SenderConfig struct {
 	// Timeout bounds one attempt; DefaultTimeout when zero.
 	Timeout time.Duration
-	// AllowPrivate lets deliveries reach loopback, private and link-local
-	// addresses. Off in production; tests and single-machine sandboxes
-	// turn it on (PITBOSS_ALLOW_PRIVATE_CALLBACKS).
+	// AllowPrivate lets deliveries reach loopback and private addresses
+	// (gateway.AddressClass.Allowed); link-local ones (cloud metadata) stay
+	// refused. Off in production; tests and single-machine sandboxes turn
+	// it on (PITBOSS_ALLOW_PRIVATE_CALLBACKS).
 	AllowPrivate bool
 	// Now is the clock the signature's t comes from; time.Now when nil.
 	Now func() time.Time
