@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +68,8 @@ func TestDecodeJSONRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
 		{"duplicate inside a raw value", `{"raw":{"a":1,"a":2}}`, "raw.a"},
 		{"duplicate deep inside a raw value", `{"raw":[0,[{"a":{"b":1,"B":2}}]]}`, "raw[1][0].a.B"},
 		{"duplicate after a nested object", `{"inner":{"a":1},"kind":"x","inner":null}`, "inner"},
+		{"duplicate in a large object", `{"labels":{` + manyKeys(40) + `,"k5":""}}`, "labels.k5"},
+		{"case-folded in a large object", `{"labels":{` + manyKeys(40) + `,"K33":""}}`, "labels.K33"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v keysBody
@@ -83,6 +86,16 @@ func TestDecodeJSONRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys is the members "k0":"" to "k<n-1>":"", more than an object's
+// keys are compared one by one.
+func manyKeys(n int) string {
+	m := make([]string, n)
+	for i := range m {
+		m[i] = `"k` + strconv.Itoa(i) + `":""`
+	}
+	return strings.Join(m, ",")
 }
 
 // TestDecodeJSONAcceptsDistinctKeys: the same key in different objects,
@@ -102,6 +115,7 @@ func TestDecodeJSONAcceptsDistinctKeys(t *testing.T) {
 		{"escaped key that is the field's name", `{"\u0061mount":"0.01"}`},
 		{"empty objects", `{"inner":{},"labels":{},"raw":{},"items":[{}]}`},
 		{"white space around keys", " {\n \"amount\" : \"1\" ,\t\"kind\":\"x\" } "},
+		{"a large object", `{"labels":{` + manyKeys(40) + `}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v keysBody
