@@ -176,6 +176,12 @@ func fzCheck(t testing.TB, r fzRoute, body []byte, rec *httptest.ResponseRecorde
 	}
 }
 
+// firstKey is the first key of a route's valid body ({"key":...}).
+func firstKey(body string) string {
+	k, _, _ := strings.Cut(strings.TrimPrefix(body, `{"`), `"`)
+	return k
+}
+
 func clip(b []byte) string {
 	if len(b) > 200 {
 		return string(b[:200]) + "…"
@@ -193,6 +199,7 @@ func FuzzRequestBodies(f *testing.F) {
 	variants := []func(string) string{
 		func(v string) string { return v },
 		func(v string) string { return strings.Replace(v, "{", `{"unknown_field":1,`, 1) },
+		func(v string) string { return strings.Replace(v, "{", `{"amount":"9","Amount":"9","amount":"9",`, 1) },
 		func(v string) string { return strings.Repeat("[", 40) + strings.Repeat("]", 40) },
 		func(v string) string { return v[:len(v)/2] },
 		func(v string) string { return v + " {}" },
@@ -244,6 +251,15 @@ func TestBadInput(t *testing.T) {
 		{"empty body", func(string) string { return `` }, wire.CodeInvalidJSON},
 		{"two objects", func(v string) string { return v + v }, wire.CodeInvalidJSON},
 		{"a stray closing brace after the object", func(v string) string { return v + "}" }, wire.CodeInvalidJSON},
+		// A key given twice, or in another case, is read differently by
+		// other readers than by encoding/json (issue 17, item 3).
+		{"the first member given twice", func(v string) string {
+			first, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(v, "{"), "}"), `,"`)
+			return strings.TrimSuffix(v, "}") + "," + first + "}"
+		}, wire.CodeInvalidRequest},
+		{"the first key in upper case", func(v string) string {
+			return strings.Replace(v, `"`+firstKey(v)+`"`, `"`+strings.ToUpper(firstKey(v))+`"`, 1)
+		}, wire.CodeInvalidRequest},
 	}
 	for _, r := range s.routes() {
 		for _, tc := range cases {

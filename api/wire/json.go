@@ -37,7 +37,9 @@ func ReadBody(c echo.Context) ([]byte, error) {
 }
 
 // DecodeJSON strictly decodes a JSON object into v: valid UTF-8, an object
-// (not null, an array or a scalar), bounded depth, no unknown fields,
+// (not null, an array or a scalar), bounded depth, no unknown fields, no
+// key given twice in one object or differing from another only in case,
+// no key that names a field only in another case, no U+0000 in a string,
 // nothing after the object.
 func DecodeJSON(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
@@ -51,40 +53,34 @@ func DecodeJSON(b []byte, v any) error {
 	if trimmed := bytes.TrimLeft(b, " \t\r\n"); trimmed[0] != '{' {
 		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body must be a JSON object ({...})")
 	}
-	if d := depth(b); d > maxJSONDepth {
+	// One pass finds what encoding/json lets through (bodyScan).
+	s := getScan(b, shapeOf(v))
+	defer s.put()
+	switch {
+	case s.deep:
 		return NewError(http.StatusBadRequest, CodeInvalidJSON, fmt.Sprintf("JSON nests deeper than %d levels", maxJSONDepth))
+	case s.invalid:
+		// The decoder says where the JSON goes wrong.
+		if err := json.NewDecoder(bytes.NewReader(b)).Decode(new(any)); err != nil {
+			return jsonError(err)
+		}
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body is not a valid JSON object")
+	case s.trailing:
+		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body has data after the JSON object")
+	case s.keyErr != nil:
+		return s.keyErr
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	// Only white space may follow (dec.More is false before a stray '}'
-	// or ']', which would slip through).
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body has data after the JSON object")
-	}
 	// PostgreSQL text cannot hold U+0000: a string carrying it would fail
 	// in the database (a 500) instead of being refused here.
-	if bytes.Contains(b, []byte(`\u0000`)) && hasNUL(b) {
+	if s.nul {
 		return NewError(http.StatusBadRequest, CodeInvalidRequest, `a string in the body contains U+0000 ("\u0000"), which is not allowed`)
 	}
 	return nil
-}
-
-// hasNUL reports whether a string (a key or a value) of the JSON text b
-// contains U+0000.
-func hasNUL(b []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
-			return true
-		}
-	}
 }
 
 // BindJSON reads the request body and strictly decodes it into v
@@ -168,30 +164,6 @@ func jsonError(err error) error {
 			Details: map[string]any{"field": f}}
 	}
 	return NewError(http.StatusBadRequest, CodeInvalidJSON, "request body is not a valid JSON object")
-}
-
-// depth returns the deepest nesting of objects and arrays, ignoring strings.
-func depth(b []byte) int {
-	d, max, inStr, esc := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			d++
-			if d > max {
-				max = d
-			}
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return max
 }
 
 // RequireField reports a missing required field as a 400 naming it.
