@@ -27,6 +27,28 @@ func TestLenientInputIsRefused(t *testing.T) {
 			"transaction_id": apitest.UID("dep"), "player_id": "p1", "amount": "0.50", "currency": "EUR"}), http.StatusOK, "")
 	})
 
+	t.Run("a JSON body is sent as application/json", func(t *testing.T) {
+		body := func() map[string]string {
+			return map[string]string{"type": "deposit", "transaction_id": apitest.UID("dep"), "player_id": "p1",
+				"amount": "1.00", "currency": "EUR"}
+		}
+		for _, ct := range []string{"", "text/plain", "application/jsonx", "application/x-www-form-urlencoded",
+			"application/json-patch+json", "application/json; charset=latin1"} {
+			rec := h.With(t).Do(apitest.Request{Method: http.MethodPost, Path: "/api/v1/transactions", Key: c.Key,
+				Body: body(), Header: map[string]string{"Content-Type": ct}})
+			e := apitest.WantError(t, rec, http.StatusBadRequest, wire.CodeInvalidRequest)
+			if e.Error.Details["header"] != "Content-Type" {
+				t.Errorf("Content-Type %q: details %v, want header Content-Type", ct, e.Error.Details)
+			}
+		}
+		for _, ct := range []string{"application/json", "Application/JSON", "application/json; charset=utf-8",
+			"application/json;charset=UTF-8"} {
+			rec := h.With(t).Do(apitest.Request{Method: http.MethodPost, Path: "/api/v1/transactions", Key: c.Key,
+				Body: body(), Header: map[string]string{"Content-Type": ct}})
+			apitest.Expect(t, rec, http.StatusOK, "")
+		}
+	})
+
 	t.Run("a key's expires_at that is not a time names the field", func(t *testing.T) {
 		for _, body := range []string{`{"scopes":["launch"],"expires_at":"tomorrow"}`,
 			`{"scopes":["launch"],"expires_at":5}`, `{"scopes":["launch"],"expires_at":"2030-01-01"}`} {

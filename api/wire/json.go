@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"strings"
@@ -84,16 +85,40 @@ func DecodeJSON(b []byte, v any) error {
 }
 
 // BindJSON reads the request body and strictly decodes it into v
-// (DecodeJSON); the body must be sent as application/json.
+// (DecodeJSON); a body must be sent as application/json (an empty one is
+// refused by DecodeJSON, whatever its type).
 func BindJSON(c echo.Context, v any) error {
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
-		return NewError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
-	}
 	b, err := ReadBody(c)
 	if err != nil {
 		return err
 	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := checkJSONContentType(c); err != nil {
+			return err
+		}
+	}
 	return DecodeJSON(b, v)
+}
+
+// checkJSONContentType refuses a body not sent as application/json: the
+// header left out or naming another type (application/jsonx, text/plain)
+// is 400 INVALID_REQUEST with details.header. The type is compared without
+// case and a charset other than UTF-8 is refused: the body is read as
+// UTF-8, so a client that says otherwise means other bytes than we read.
+func checkJSONContentType(c echo.Context) error {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	mt, params, err := mime.ParseMediaType(ct)
+	if err == nil && mt == echo.MIMEApplicationJSON {
+		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
+			return nil
+		}
+	}
+	msg := "Content-Type must be application/json"
+	if ct == "" {
+		msg = "Content-Type is required: send the body as application/json"
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: msg,
+		Details: map[string]any{"header": echo.HeaderContentType}}
 }
 
 // OptionalJSON decodes the body into v when there is one: an empty body
@@ -106,8 +131,8 @@ func OptionalJSON(c echo.Context, v any) error {
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
 	}
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
-		return NewError(http.StatusBadRequest, CodeInvalidRequest, "Content-Type must be application/json")
+	if err := checkJSONContentType(c); err != nil {
+		return err
 	}
 	if err := DecodeJSON(b, v); err != nil {
 		return err
