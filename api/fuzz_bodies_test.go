@@ -128,7 +128,7 @@ func (s *fzServer) send(t testing.TB, r fzRoute, body []byte) *httptest.Response
 		req.Key = s.adminToken
 	case "provider":
 		req.Header["X-Provider-Id"] = s.provider
-		req.Header["X-Signature"] = apitest.Sign(s.providerSecret, body)
+		req.Header["X-Signature"] = apitest.SignV2(s.providerSecret, s.Clock.Now().Unix(), r.method, r.path, body)
 	}
 	return s.With(t).Do(req)
 }

@@ -383,12 +383,18 @@ func oaHMAC(key, msg string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// walletSignature is provider "demo"'s v2 X-Signature of a wallet call
+// now.
+func (h *oaHarness) walletSignature(call, body string) string {
+	return apitest.SignV2(apitest.ProviderSecret("demo"), h.Clock.Now().Unix(), http.MethodPost, "/provider/v1/wallet/"+call, []byte(body))
+}
+
 // wallet calls the provider wallet as provider "demo".
 func (h *oaHarness) wallet(call string, body any, want int, code string) oaResp {
 	h.t.Helper()
 	b, _ := json.Marshal(body)
 	return h.do(oaReq{method: "POST", path: "/provider/v1/wallet/" + call, body: b,
-		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC(apitest.ProviderSecret("demo"), string(b))},
+		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": h.walletSignature(call, string(b))},
 		want:   []int{want}, code: code})
 }
 
@@ -645,6 +651,11 @@ func (h *oaHarness) session() {
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
 		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},
 		want:   oaWant(401), code: wire.CodeInvalidSignature})
+	stale := `{"session_id":"` + session + `"}`
+	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: stale,
+		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": apitest.SignV2(apitest.ProviderSecret("demo"),
+			h.Clock.Now().Add(-5*time.Minute).Unix(), http.MethodPost, "/provider/v1/wallet/balance", []byte(stale))},
+		want: oaWant(401), code: wire.CodeTimestampOutOfRange})
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/win", body: `{}`, want: oaWant(401), code: wire.CodeUnauthorized})
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/rollback", body: `{}`,
 		header: map[string]string{"X-Provider-Id": "nobody", "X-Signature": oaHMAC("x", "{}")}, want: oaWant(401), code: wire.CodeUnauthorized})
@@ -828,7 +839,7 @@ func (h *oaHarness) bareSweep(key string) {
 			case scheme["AdminToken"] != nil:
 				r.auth, r.want, r.code = oaAdminToken, []int{404}, wire.CodeNotFound
 			case scheme["ProviderId"] != nil:
-				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": oaHMAC(apitest.ProviderSecret("demo"), "{}")}
+				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": h.walletSignature(strings.TrimPrefix(tmpl, "/provider/v1/wallet/"), "{}")}
 			}
 		}
 		h.do(r)

@@ -170,7 +170,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
 	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances})
+		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock})
 	p.POST("/balance", pw.Balance)
 	p.POST("/bet", pw.Bet)
 	p.POST("/win", pw.Win)

@@ -3,9 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -104,12 +103,10 @@ func BenchmarkProviderBet(b *testing.B) {
 			n := seq.Add(1)
 			body := []byte(fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-%s-%d","round_id":"r-%s-%d","amount":"1.00"}`,
 				session, prefix, n, prefix, n))
-			m := hmac.New(sha256.New, []byte(secret))
-			m.Write(body)
 			req := httptest.NewRequest(http.MethodPost, "/provider/v1/wallet/bet", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Provider-Id", provider)
-			req.Header.Set("X-Signature", hex.EncodeToString(m.Sum(nil)))
+			req.Header.Set("X-Signature", apitest.SignV2(secret, time.Now().Unix(), http.MethodPost, "/provider/v1/wallet/bet", body))
 			rec := httptest.NewRecorder()
 			handler.ServeHTTP(rec, req)
 			if rec.Code != http.StatusOK {

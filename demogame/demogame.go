@@ -86,11 +86,18 @@ type Config struct {
 	Routes Routes
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Now is the time the game signs its wallet calls at (their v2 t);
+	// nil: the wall clock. A test whose server runs on a clock of its own
+	// gives that clock here, as a provider's clock agrees with ours.
+	Now func() time.Time
 }
 
 func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 }
 

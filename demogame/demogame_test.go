@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
@@ -112,10 +113,11 @@ func TestDemoGameStateAndPaytable(t *testing.T) {
 
 // TestDemoSpinsGoThroughTheProviderWallet plays rounds and checks each
 // against the wallet calls the demo game made (recorded by a proxy in
-// front of the wallet), the paytable and the ledger.
+// front of the wallet), the paytable and the ledger. The server's clock is
+// stopped, so each call's v2 signature is known to the second.
 func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 	t.Parallel()
-	h, c, l := demoFixture(t, apitest.Options{}, "50.00")
+	h, c, l := demoFixture(t, apitest.Options{Clock: apitest.StoppedAt(time.Now().Truncate(time.Second))}, "50.00")
 	st := apitest.Data[demoState](t, h.Get("/demo/state?session="+l.SessionID, ""))
 	wallet := domain.PlayerWallet(c.ID, "p1", eur)
 	for len(h.WalletCalls) > 0 { // the balance call of /demo/state
@@ -145,15 +147,17 @@ func TestDemoSpinsGoThroughTheProviderWallet(t *testing.T) {
 		}
 		rounds[sp.RoundID] = sp
 
-		// Two wallet calls, signed with the demo provider's secret: the
-		// bet, then the win closing the round against that bet.
+		// Two wallet calls, signed by the v2 scheme with the demo
+		// provider's secret: the bet, then the win closing the round
+		// against that bet.
 		for j, want := range []string{"bet", "win"} {
 			call := <-h.WalletCalls
 			if call.Path != "/provider/v1/wallet/"+want || call.ProviderID != "demo" {
 				t.Fatalf("call %d of round %d: %s as %q", j, i, call.Path, call.ProviderID)
 			}
-			if call.Signature != apitest.Sign(apitest.ProviderSecret("demo"), call.Body) {
-				t.Fatalf("%s is not signed with the demo provider's secret", call.Path)
+			if want := apitest.SignV2(apitest.ProviderSecret("demo"), h.Clock.Now().Unix(), http.MethodPost, call.Path,
+				call.Body); call.Signature != want {
+				t.Fatalf("%s is signed %q, want %q", call.Path, call.Signature, want)
 			}
 			var body map[string]any
 			if err := json.Unmarshal(call.Body, &body); err != nil {

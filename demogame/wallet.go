@@ -18,9 +18,10 @@ import (
 
 // The demo game server is a provider like any other: it calls the provider
 // wallet (/provider/v1/wallet/...) over real HTTP at Config.WalletURL,
-// signed with the demo provider's secret (X-Provider-Id, X-Signature =
-// lowercase hex HMAC-SHA256 of the raw body). Nothing in it reaches into
-// the ledger directly.
+// signed with the demo provider's secret by the v2 scheme (X-Provider-Id,
+// X-Signature = t=<unix seconds>,v2=<hex HMAC-SHA256 of
+// "<t>.POST.<path>.<raw body>">, gateway.SignProviderCall), each attempt
+// at its own time. Nothing in it reaches into the ledger directly.
 
 // The wallet protocol's signature headers (docs/provider-wallet.md).
 const (
@@ -92,7 +93,8 @@ func (g *Game) wallet(ctx context.Context, rid, op string, prov gateway.Provider
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(headerProviderID, prov.ID)
-	req.Header.Set(headerSignature, gateway.Signature(prov.Secret, body))
+	req.Header.Set(headerSignature, gateway.SignProviderCall(prov.Secret, g.cfg.Now(),
+		gateway.ProviderCall{Method: req.Method, Path: req.URL.EscapedPath(), Body: body}))
 	if rid != "" {
 		req.Header.Set(echo.HeaderXRequestID, rid)
 	}

@@ -50,6 +50,10 @@ type Provider struct {
 	Name    string
 	Secret  string
 	Enabled bool
+	// SignatureScheme is how its wallet calls are signed: SignatureV1
+	// (the body alone, legacy) or SignatureV2. Empty when creating means
+	// DefaultSignatureScheme, and when updating, the scheme it has.
+	SignatureScheme string
 }
 
 // Game is one game of a provider.

@@ -10,7 +10,9 @@ import (
 // of a secret (its UTF-8 bytes as the secret was handed out), written as
 // lower-case hex:
 //
-//   - a provider's wallet call: X-Signature over the raw request body;
+//   - a provider's wallet call: X-Signature, by the provider's scheme
+//     (provider_signature.go): v2 over "<t>.<METHOD>.<path>.<raw body>",
+//     legacy v1 over the raw body alone;
 //   - a launch request to a provider: the json kind's X-Signature over its
 //     body, the form-xml kind's hash over its sorted fields;
 //   - a webhook or forwarded callback: v1 of X-Pitboss-Signature over
@@ -31,8 +33,8 @@ func Signature(secret string, msg ...[]byte) string {
 }
 
 // ValidSignature reports whether sig, hex in either case, is the
-// HMAC-SHA256 of body keyed with secret: the check of a provider's wallet
-// call. The comparison takes constant time.
+// HMAC-SHA256 of body keyed with secret: the check of a v1 provider's
+// wallet call (VerifyProviderCall). The comparison takes constant time.
 func ValidSignature(secret string, body []byte, sig string) bool {
 	want, err := hex.DecodeString(sig)
 	if err != nil || len(want) != sha256.Size {

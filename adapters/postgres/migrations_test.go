@@ -116,6 +116,31 @@ func TestMigrationFilterMarks(t *testing.T) {
 	}
 }
 
+// Migration 00012 keeps every provider there is on the v1 signature
+// scheme and makes v2 the default of new ones; its Down drops the column.
+func TestMigrationProviderSignatureScheme(t *testing.T) {
+	t.Parallel()
+	p, db := migratedDownTo(t, 11)
+	ctx := t.Context()
+	mustExec(t, db, `INSERT INTO providers (id, name, secret, enabled) VALUES ('old', 'Old', 's', true)`)
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	mustExec(t, db, `INSERT INTO providers (id, name, secret, enabled) VALUES ('new', 'New', 's', true)`)
+	if got := rowsText(t, db, `SELECT id, signature_scheme FROM providers ORDER BY id`); got != "new v2|old v1" {
+		t.Fatalf("schemes %q", got)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE providers SET signature_scheme = 'v3' WHERE id = 'old'`); err == nil {
+		t.Fatal("scheme v3 was stored")
+	}
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatalf("down to 11 again: %v", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
 // migratedDownTo is a new database migrated up, then down to version, and
 // its migrations.
 func migratedDownTo(t *testing.T, version int64) (*goose.Provider, *sql.DB) {

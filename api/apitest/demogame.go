@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/demogame"
@@ -54,14 +55,15 @@ func (h *Harness) mountDemoGame(catalog bool) {
 	if catalog {
 		routes = h.Gateway
 	}
-	mountDemoGame(h.t, h.Server, h.WalletProxy.URL, h.Gateway, h.Gateway, routes, h.log)
+	mountDemoGame(h.t, h.Server, h.WalletProxy.URL, h.Gateway, h.Gateway, routes, h.log, h.Clock.Now)
 }
 
+// mountDemoGame mounts the game, signing its wallet calls at now.
 func mountDemoGame(t testing.TB, srv *api.Server, walletURL string, sessions demogame.Sessions, catalog gateway.Catalog,
-	routes demogame.Routes, logger *slog.Logger) {
+	routes demogame.Routes, logger *slog.Logger, now func() time.Time) {
 	t.Helper()
 	g, err := demogame.New(demogame.Config{WalletURL: walletURL, Host: srv, Sessions: sessions, Catalog: catalog,
-		Routes: routes, Logger: logger})
+		Routes: routes, Logger: logger, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -92,8 +93,9 @@ func (h *Harness) IssueKey(client string, scopes ...string) (key, keyID string) 
 }
 
 // AddProvider stores an enabled provider, whose secret is "secret-of-"
-// and its id, with a route of kind over endpoints; name defaults to the
-// id. The route is returned for a test to change.
+// and its id, on the default signature scheme (v2), with a route of kind
+// over endpoints; name defaults to the id. The route is returned for a
+// test to change.
 func (h *Harness) AddProvider(id, name, kind string, endpoints ...string) gateway.ProviderRoute {
 	h.t.Helper()
 	ctx := context.Background()
@@ -195,13 +197,23 @@ func (h *Harness) Events(stream domain.AccountID, typ domain.EventType) []domain
 	return out
 }
 
-// Sign is the provider wallet's X-Signature of body: lowercase hex
-// HMAC-SHA256 keyed with the provider's secret. It is written out here
-// from the spec, not taken from the code under test.
+// Sign is the lowercase hex HMAC-SHA256 of body keyed with secret: the
+// provider wallet's legacy v1 X-Signature, and the MAC of SignV2 and
+// SignLaunch. It is written out here from the spec, not taken from the
+// code under test.
 func Sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignV2 is the provider wallet's v2 X-Signature of a call sent at Unix
+// second t: "t=<t>,v2=<hex>", the hex being Sign of
+// "<t>.<METHOD>.<path>.<raw body>". Written out from
+// docs/provider-wallet.md, not taken from the code under test.
+func SignV2(secret string, t int64, method, path string, body []byte) string {
+	ts := strconv.FormatInt(t, 10)
+	return "t=" + ts + ",v2=" + Sign(secret, []byte(ts+"."+method+"."+path+"."+string(body)))
 }
 
 // SignLaunch is the signed launch's sig, by the spec's rule: Sign, keyed
@@ -211,8 +223,19 @@ func SignLaunch(secret, apiKey, userID, gameUID, balance, ts string) string {
 }
 
 // WalletCall posts a provider wallet call (op: balance, bet, win,
-// rollback) as provider, signed with secret.
+// rollback) as provider, signed with secret by the v2 scheme (SignV2) at
+// the server clock's time, as a provider whose clock agrees with ours.
 func (h *Harness) WalletCall(provider, secret, op string, body any) *httptest.ResponseRecorder {
+	h.t.Helper()
+	raw, _ := requestBody(h.t, body)
+	path := "/provider/v1/wallet/" + op
+	return h.Do(Request{Method: http.MethodPost, Path: path, Body: raw,
+		Header: map[string]string{"X-Provider-Id": provider, "X-Signature": SignV2(secret, h.Clock.Now().Unix(), http.MethodPost, path, raw)}})
+}
+
+// WalletCallV1 is WalletCall signed by the legacy v1 scheme: Sign of the
+// body alone.
+func (h *Harness) WalletCallV1(provider, secret, op string, body any) *httptest.ResponseRecorder {
 	h.t.Helper()
 	raw, _ := requestBody(h.t, body)
 	return h.Do(Request{Method: http.MethodPost, Path: "/provider/v1/wallet/" + op, Body: raw,

@@ -342,6 +342,6 @@ func (h *Harness) Bare() *Harness {
 func EmptyServer(t testing.TB, adminToken string) *api.Server {
 	t.Helper()
 	srv := api.NewServer(api.Config{AdminToken: adminToken}, api.Deps{Logger: slog.New(slog.DiscardHandler)})
-	mountDemoGame(t, srv, "http://127.0.0.1:1", noStores{}, noStores{}, nil, slog.New(slog.DiscardHandler))
+	mountDemoGame(t, srv, "http://127.0.0.1:1", noStores{}, noStores{}, nil, slog.New(slog.DiscardHandler), nil)
 	return srv
 }

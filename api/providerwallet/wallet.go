@@ -16,10 +16,11 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// Each call carries X-Provider-Id and X-Signature: the lowercase hex HMAC-SHA256 of
-// the raw body keyed with the provider's secret. Calls are idempotent by the
-// provider's transaction_id; each debit or credit is applied at once and
-// answered with the new balance.
+// Each call carries X-Provider-Id and X-Signature, checked by the
+// provider's signature scheme (gateway.VerifyProviderCall): v2 signs the
+// time, the method, the path and the raw body, v1 (legacy) the body alone.
+// Calls are idempotent by the provider's transaction_id; each debit or
+// credit is applied at once and answered with the new balance.
 const (
 	headerProviderID = "X-Provider-Id"
 	headerSignature  = "X-Signature"
@@ -35,14 +36,23 @@ type Deps struct {
 	// player's balance.
 	Commands *commands.Handler
 	Balances commands.Balances
+	// Clock is the server's time, which a v2 signature's t must be near
+	// (gateway.ProviderSignatureWindow).
+	Clock commands.Clock
 }
 
 // Handlers answer the protocol's calls. Package api registers them on the
 // /provider/v1/wallet group, whose error bodies carry details.retryable.
 type Handlers struct{ deps Deps }
 
-// New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers { return &Handlers{deps: deps} }
+// New returns the protocol's handlers over deps; without a Clock they
+// read the wall clock.
+func New(deps Deps) *Handlers {
+	if deps.Clock == nil {
+		deps.Clock = wallClock{}
+	}
+	return &Handlers{deps: deps}
+}
 
 type walletCall struct {
 	SessionID              string            `json:"session_id"`
@@ -91,9 +101,8 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
-	if !gateway.ValidSignature(prov.Secret, raw, c.Request().Header.Get(headerSignature)) {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeInvalidSignature,
-			"X-Signature does not match the body (HMAC-SHA256 with the provider secret, lowercase hex)")
+	if err := h.checkSignature(c, prov, raw); err != nil {
+		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if err := wire.DecodeJSON(raw, &call); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err

@@ -2,6 +2,7 @@ package providerwallet
 
 import (
 	"testing"
+	"time"
 
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
@@ -10,7 +11,7 @@ import (
 // Hot paths of every provider wallet call, in isolation (the whole call,
 // on the real ledger, is BenchmarkProviderBet in api/wallet_bench_test.go):
 //
-//	go test -run '^$' -bench 'ValidSignature|DecodeWalletCall' -benchmem ./api/providerwallet/
+//	go test -run '^$' -bench 'ValidSignature|VerifyProviderCall|DecodeWalletCall' -benchmem ./api/providerwallet/
 
 // benchBody is a bet as a provider sends it.
 var benchBody = []byte(`{"session_id":"sess-5f0c2b7e9a1d4c3b8e6f","transaction_id":"bet-0195f3c2-7d41-7a8e-9c10",` +
@@ -27,6 +28,25 @@ func BenchmarkValidSignature(b *testing.B) {
 	for b.Loop() {
 		if !gateway.ValidSignature(secret, benchBody, sig) {
 			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkVerifyProviderCallV2 is the v2 check: one HMAC over the time,
+// method, path and body, and the header parsed.
+func BenchmarkVerifyProviderCallV2(b *testing.B) {
+	p := gateway.Provider{ID: "demo", Secret: "demo-provider-secret-0123456789abcdef", SignatureScheme: gateway.SignatureV2}
+	call := gateway.ProviderCall{Method: "POST", Path: "/provider/v1/wallet/bet", Body: benchBody}
+	now := time.Unix(1_773_500_966, 0)
+	sig := gateway.SignProviderCall(p.Secret, now, call)
+	if err := gateway.VerifyProviderCall(p, call, sig, now); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(benchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := gateway.VerifyProviderCall(p, call, sig, now); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

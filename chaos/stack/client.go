@@ -211,8 +211,10 @@ func (a *API) RotateCallbackSecret(ctx context.Context) (string, error) {
 	return v.Data.Secret, nil
 }
 
-// Provider is a game provider calling the wallet protocol: each body is
-// signed with HMAC-SHA256 of its raw bytes, keyed with the provider secret.
+// Provider is a game provider calling the wallet protocol: each attempt is
+// signed by the v2 scheme at its own time (gateway.SignProviderCall), keyed
+// with the provider secret, so a retry carries a fresh t over the same
+// body.
 type Provider struct {
 	Base, ID, Secret string
 	HTTP             *http.Client
@@ -226,7 +228,8 @@ func (p *Provider) Send(ctx context.Context, op string, body []byte) (Reply, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Provider-Id", p.ID)
-	req.Header.Set("X-Signature", gateway.Signature(p.Secret, body))
+	req.Header.Set("X-Signature", gateway.SignProviderCall(p.Secret, time.Now(),
+		gateway.ProviderCall{Method: req.Method, Path: req.URL.EscapedPath(), Body: body}))
 	return do(ctx, p.HTTP, req)
 }
 

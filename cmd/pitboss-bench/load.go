@@ -24,8 +24,10 @@ import (
 // (docs/provider-wallet.md) the way a game provider does while players
 // spin: a bet, and when its answer is in, the round's result — a win
 // (zero more often than not) or, one spin in twenty, a rollback of the
-// bet. Each body is signed (X-Signature: hex HMAC-SHA256 of the raw body
-// with the provider's secret). A player never has two spins in flight.
+// bet. Each call is signed by the v2 scheme (X-Signature: t=<unix
+// seconds>,v2=<hex HMAC-SHA256 of "<t>.POST.<path>.<raw body>"> with the
+// provider's secret), so the HMAC cost measured is the one providers pay.
+// A player never has two spins in flight.
 
 // player is one preloaded wallet with an open game session.
 type player struct {
@@ -98,7 +100,8 @@ func (w *walletClient) call(ctx context.Context, op string, body map[string]any)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Provider-Id", w.provider)
-	req.Header.Set("X-Signature", gateway.Signature(w.secret, raw))
+	req.Header.Set("X-Signature", gateway.SignProviderCall(w.secret, time.Now(),
+		gateway.ProviderCall{Method: req.Method, Path: req.URL.EscapedPath(), Body: raw}))
 	res, err := w.http.Do(req)
 	if err != nil {
 		r.done = time.Now()

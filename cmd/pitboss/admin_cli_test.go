@@ -21,6 +21,8 @@ func cli(t *testing.T, cfg config, args ...string) (string, error) {
 		err = clientCommand(t.Context(), cfg, args[1:], &out)
 	case "key":
 		err = keyCommand(t.Context(), cfg, args[1:], &out)
+	case "provider":
+		err = providerCommand(t.Context(), cfg, args[1:], &out)
 	default:
 		t.Fatalf("unknown command %s", args[0])
 	}

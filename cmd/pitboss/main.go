@@ -24,6 +24,7 @@ commands:
   sandbox   create the sandbox client, its API key and the demo provider (idempotent)
   client    create|list|get|set clients (plan tier, callback URL, signed-launch settings)
   key       issue|rotate|revoke|list a client's API keys (a new key is printed once)
+  provider  list providers and their wallet signature scheme; set one (v1 legacy, v2)
   replay    rebuild the read models from the event store, compare with the live ones;
             --swap makes the rebuild live, --full applies every event up to the head
   verify    recompute the hash chain, check double entry, accounts, records and read models;
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientCommand(ctx, cfg, args[1:], stdout)
 	case "key":
 		return keyCommand(ctx, cfg, args[1:], stdout)
+	case "provider":
+		return providerCommand(ctx, cfg, args[1:], stdout)
 	case "replay":
 		return replay(ctx, cfg, args[1:], stdout, stderr)
 	case "seed-events": // hidden: fills an empty event store for benchmarks

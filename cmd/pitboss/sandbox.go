@@ -71,7 +71,10 @@ func sandbox(ctx context.Context, cfg config, args []string, out, stderr io.Writ
 			return fmt.Errorf("save demo provider secret: %w", err)
 		}
 	}
-	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: demoProvider, Name: "Pitboss Demo Games", Secret: secret, Enabled: true}); err != nil {
+	// The demo provider is the built-in game, which signs v2: it is put on
+	// v2 even where it was created on v1 before migration 00012.
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: demoProvider, Name: "Pitboss Demo Games", Secret: secret, Enabled: true,
+		SignatureScheme: gateway.SignatureV2}); err != nil {
 		return err
 	}
 	if err := gw.UpsertGame(ctx, gateway.Game{ID: demoGame, ProviderID: demoProvider, Name: "Demo Slot", Category: "slots", Enabled: true}); err != nil {
@@ -104,10 +107,10 @@ Try it (copy and paste):
   # launch the demo game; note session_id
   SESSION=$(curl -s -X POST $PB/api/v1/game/launch -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -d '{"provider":"demo","game_id":"demo-slot","player_id":"player-1","currency":"EUR"}' | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
-  # place a bet as the provider would (body signed with HMAC-SHA256)
-  BODY='{"session_id":"'$SESSION'","transaction_id":"bet-1","round_id":"round-1","amount":"2.50"}'
+  # place a bet as the provider would (HMAC-SHA256 of "<t>.POST.<path>.<body>", t within 120 s)
+  BODY='{"session_id":"'$SESSION'","transaction_id":"bet-1","round_id":"round-1","amount":"2.50"}' TS=$(date +%%s)
   curl -s -X POST $PB/provider/v1/wallet/bet -H 'X-Provider-Id: demo' -H 'Content-Type: application/json' \
-    -H "X-Signature: $(printf '%%s' "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')" -d "$BODY"
+    -H "X-Signature: t=$TS,v2=$(printf '%%s' "$TS.POST./provider/v1/wallet/bet.$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')" -d "$BODY"
   # or play the demo slot in a browser: open the game_url this prints
   curl -s "$PB/api/v1/game/launch?provider=demo&game_id=demo-slot&player_id=player-1&currency=EUR" -H "Authorization: Bearer $KEY"
   # the balance, and the events on Kafka

@@ -62,8 +62,8 @@ func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, er
 		p      gateway.Provider
 		sealed []byte
 	)
-	err := g.pool.QueryRow(ctx, `SELECT id, name, secret, secret_sealed, enabled FROM providers WHERE id = $1`, id).
-		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled)
+	err := g.pool.QueryRow(ctx, `SELECT id, name, secret, secret_sealed, enabled, signature_scheme FROM providers WHERE id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled, &p.SignatureScheme)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Provider{}, domain.ErrNotFound
 	}
@@ -178,14 +178,24 @@ func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string
 	return key, keyID, nil
 }
 
-// UpsertProvider creates or updates a provider.
+// UpsertProvider creates or updates a provider. An empty SignatureScheme
+// creates it on gateway.DefaultSignatureScheme and leaves an existing
+// provider on the scheme it has (migration 00012 put every provider of
+// before on v1), so rewriting a provider's name or secret never moves it.
 func (g *Gateway) UpsertProvider(ctx context.Context, p gateway.Provider) error {
+	if p.SignatureScheme != "" {
+		if err := gateway.CheckSignatureScheme("signature_scheme", p.SignatureScheme); err != nil {
+			return fmt.Errorf("upsert provider %s: %w: %w", p.ID, err, domain.ErrInvalidArgument)
+		}
+	}
 	plain, sealed := g.sealProviderSecret(p.ID, p.Secret)
 	_, err := g.pool.Exec(ctx, `
-		INSERT INTO providers (id, name, secret, secret_sealed, enabled) VALUES ($1, $2, $3, $4, $5)
+		INSERT INTO providers (id, name, secret, secret_sealed, enabled, signature_scheme)
+		VALUES ($1, $2, $3, $4, $5, COALESCE(NULLIF($6, ''), $7))
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, secret = excluded.secret,
-			secret_sealed = excluded.secret_sealed, enabled = excluded.enabled`,
-		p.ID, p.Name, plain, sealed, p.Enabled)
+			secret_sealed = excluded.secret_sealed, enabled = excluded.enabled,
+			signature_scheme = COALESCE(NULLIF($6, ''), providers.signature_scheme)`,
+		p.ID, p.Name, plain, sealed, p.Enabled, p.SignatureScheme, gateway.DefaultSignatureScheme)
 	if err != nil {
 		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
 	}
