@@ -283,7 +283,8 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 
 // ClientTx identifies an operator's own money movement. Player is empty
 // for the client's own wallet; ExternalTxID is the client's id of the
-// call, its idempotency key.
+// call, its idempotency key. Reason is the caller's one-line note, stored
+// in the event: CheckText with MaxReasonLength.
 type ClientTx struct {
 	Client, Player, ExternalTxID, Reason string
 	Currency                             Currency
@@ -304,7 +305,7 @@ func (c ClientTx) validate() error {
 	if c.Currency.IsZero() {
 		return ErrUnknownCurrency
 	}
-	return nil
+	return CheckText("reason", c.Reason, MaxReasonLength)
 }
 
 // wallet is the player's wallet when a player is named, else the client's.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Environments a client (and so each of its keys) belongs to.
@@ -165,15 +164,12 @@ type AdminCallbacks interface {
 const maxClientNameLength = 200
 
 // CheckClientName accepts a name that is not blank, of at most 200
-// characters.
+// characters, on one line without control characters (checkText).
 func CheckClientName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return fieldError("name", "name is required")
 	}
-	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxClientNameLength {
-		return fieldError("name", "name must be at most 200 characters")
-	}
-	return nil
+	return checkText("name", name, maxClientNameLength)
 }
 
 // CheckEnvironment accepts sandbox or production.

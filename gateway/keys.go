@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // maxKeyLabelLength bounds a key's label, in characters.
@@ -41,12 +40,10 @@ func CheckScopes(scopes []string) ([]string, error) {
 	return out, nil
 }
 
-// CheckKeyLabel accepts a label of at most 100 characters.
+// CheckKeyLabel accepts a label of at most 100 characters, on one line
+// without control characters (checkText); it may be empty.
 func CheckKeyLabel(label string) error {
-	if !utf8.ValidString(label) || utf8.RuneCountInString(label) > maxKeyLabelLength {
-		return fieldError("label", "label must be at most 100 characters")
-	}
-	return nil
+	return checkText("label", label, maxKeyLabelLength)
 }
 
 // CheckExpiry accepts no expiry or one after now.

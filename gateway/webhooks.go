@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pitboss/pitboss/domain"
 )
@@ -172,9 +171,11 @@ func CheckWebhookKinds(kinds []string) ([]string, error) {
 	return out, nil
 }
 
+// checkWebhookDescription accepts no description or one of at most 256
+// characters on one line without control characters (checkText).
 func checkWebhookDescription(d *string) error {
-	if d != nil && (utf8.RuneCountInString(*d) > maxWebhookDescriptionLength || !utf8.ValidString(*d)) {
-		return fieldError("description", "description must be at most 256 characters")
+	if d == nil {
+		return nil
 	}
-	return nil
+	return checkText("description", *d, maxWebhookDescriptionLength)
 }

@@ -82,9 +82,11 @@ func TestNewWebhookEndpoint(t *testing.T) {
 			want: gateway.WebhookEndpoint{ClientID: "acme", URL: url, Kinds: []string{"*"}, Description: strings.Repeat("ü", 256),
 				Enabled: true}},
 		{name: "description too long", given: gateway.WebhookChange{URL: &url, Kinds: []string{"*"},
-			Description: ptr(strings.Repeat("ü", 257))}, field: "description", msg: "description must be at most 256 characters"},
+			Description: ptr(strings.Repeat("ü", 257))}, field: "description", msg: "description must be at most 256 characters (it has 257)"},
 		{name: "description not UTF-8", given: gateway.WebhookChange{URL: &url, Kinds: []string{"*"}, Description: ptr("\xff")},
-			field: "description", msg: "description must be at most 256 characters"},
+			field: "description", msg: "description must be valid UTF-8"},
+		{name: "description with a line feed", given: gateway.WebhookChange{URL: &url, Kinds: []string{"*"}, Description: ptr("ops\nteam")},
+			field: "description", msg: "description " + controlMsg + " (U+000A at character 4)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +123,9 @@ func TestCheckWebhookChange(t *testing.T) {
 		{name: "unknown kind", given: gateway.WebhookChange{Kinds: []string{"jackpot"}}, field: "kinds",
 			msg: "unknown event kind jackpot" + unknownKindTail},
 		{name: "long description", given: gateway.WebhookChange{Description: ptr(strings.Repeat("d", 257))},
-			field: "description", msg: "description must be at most 256 characters"},
+			field: "description", msg: "description must be at most 256 characters (it has 257)"},
+		{name: "description with a C1 control", given: gateway.WebhookChange{Description: ptr("ops\u0085")},
+			field: "description", msg: "description " + controlMsg + " (U+0085 at character 4)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,6 +65,11 @@ func Classify(err error) (e *Error, known bool) {
 	if errors.As(err, &fe) {
 		return fieldError(fe), true
 	}
+	var dfe *domain.FieldError
+	if errors.As(err, &dfe) {
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: dfe.Message,
+			Details: map[string]any{"field": dfe.Field}}, true
+	}
 	if be, ok := behindError(err); ok {
 		return be, true
 	}

@@ -207,6 +207,9 @@ func cliClientChecks(cfg config, name, plan, env string) error {
 	if strings.TrimSpace(name) == "" {
 		return errors.New("--name is required")
 	}
+	if err := gateway.CheckClientName(name); err != nil {
+		return cliError(err)
+	}
 	if err := gateway.CheckEnvironment(env); err != nil {
 		return cliError(err)
 	}
@@ -226,6 +229,11 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *gateways
 	}
 	if name.set && strings.TrimSpace(name.v) == "" {
 		return errors.New("--name must not be empty")
+	}
+	if name.set {
+		if err := gateway.CheckClientName(name.v); err != nil {
+			return cliError(err)
+		}
 	}
 	if plan.set {
 		if err := cfg.Admin.RateLimits.CheckPlan(plan.v); err != nil {

@@ -156,3 +156,39 @@ func TestClientAndKeyCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestClientNameRuleInTheCLI: the CLI holds a client's name to the admin
+// API's rule (gateway.CheckClientName): one line, no control characters,
+// at most 200 characters; nothing is stored when it is broken.
+func TestClientNameRuleInTheCLI(t *testing.T) {
+	t.Parallel()
+	cfg, _ := testConfig(t)
+	cliJSON[cliClient](t, cfg, "client", "create", "--id", "acme", "--name", "Acme")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"create with a line feed", []string{"client", "create", "--id", "beta", "--name", "Beta\nCasino"},
+			"name must not contain control characters or line breaks (U+000A at character 5)"},
+		{"create with an escape sequence", []string{"client", "create", "--id", "beta", "--name", "\x1b[2JBeta"},
+			"name must not contain control characters or line breaks (U+001B at character 1)"},
+		{"create with 201 characters", []string{"client", "create", "--id", "beta", "--name", strings.Repeat("b", 201)},
+			"name must be at most 200 characters (it has 201)"},
+		{"rename with a line separator", []string{"client", "set", "--id", "acme", "--name", "Acme\u2028Ltd"},
+			"name must not contain control characters or line breaks (U+2028 at character 5)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := cli(t, cfg, tc.args...); err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	list := cliJSON[struct {
+		Clients []cliClient `json:"clients"`
+	}](t, cfg, "client", "list")
+	if len(list.Clients) != 1 || list.Clients[0].Name != "Acme" {
+		t.Fatalf("clients %+v, want only acme named Acme", list.Clients)
+	}
+}
