@@ -643,6 +643,10 @@ func (h *oaHarness) session() {
 		"reference_transaction_id": "no-such-bet"}, 404, wire.CodeTransactionUnknown)
 	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-4", "reference_transaction_id": "rb-1"},
 		409, wire.CodeNotRollbackable)
+	h.wallet("rollback", map[string]any{"session_id": session, "transaction_id": "rb-5", "reference_transaction_id": "bet-1"},
+		409, wire.CodeBetSettled)
+	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-4", "amount": "1", "game_id": "no-such-game"},
+		400, wire.CodeInvalidRequest)
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-3", "amount": "100000"}, 400, wire.CodeInsufficientFunds)
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-4", "amount": "1", "player_id": "p9"},
 		409, wire.CodePlayerMismatch)

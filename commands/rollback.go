@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 
 	"github.com/pitboss/pitboss/domain"
 )
@@ -11,8 +12,10 @@ import (
 // unknown transaction moves no money and makes the late original fail.
 //
 // The round record of the original is loaded too, whatever round (if any)
-// the rollback names, so the round's open-bet count stays right and a later
-// win on a round whose bets were all rolled back is refused.
+// the rollback names, so the round's open-bet count stays right, a later
+// win on a round whose bets were all rolled back is refused, and a bet its
+// round's win settled is not refunded. A win's reversal loads the record
+// the win settled (its bet or its round), which may then be rolled back.
 func (h *Handler) Rollback(ctx context.Context, g domain.GameTx, ref string) (Result, error) {
 	req := gameRequest(g, domain.TxRollback, "")
 	delete(req, "amount")
@@ -22,14 +25,21 @@ func (h *Handler) Rollback(ctx context.Context, g domain.GameTx, ref string) (Re
 	refs := append([]string{refKey}, roundRefs(g)...)
 	return h.run(ctx, gameKey(g), req, gameAccounts(g), refs,
 		func(r domain.Reader, env domain.Env) (domain.Change, error) {
-			// The original's round is only known once the original is read.
-			// A bet in a round always books its round record in the same
-			// change, so a round record missing from view was not loaded:
-			// ask for it.
-			if orig, ok := r.Record(refKey); ok && orig.RoundID != "" {
-				roundKey := domain.RoundKey(g.Client, g.Provider, orig.RoundID)
-				if _, loaded := r.Record(roundKey); !loaded {
-					return domain.Change{}, &needRecords{keys: []string{roundKey}}
+			// The original's round and what it settled are only known once
+			// the original is read. Both records exist whenever the
+			// original names them (they were booked in its change), so one
+			// missing from view was not loaded: ask for it.
+			if orig, ok := r.Record(refKey); ok {
+				var missing []string
+				if orig.RoundID != "" {
+					missing = append(missing, domain.RoundKey(g.Client, g.Provider, orig.RoundID))
+				}
+				if orig.Settles != "" && !slices.Contains(missing, orig.Settles) {
+					missing = append(missing, orig.Settles)
+				}
+				missing = slices.DeleteFunc(missing, func(k string) bool { _, loaded := r.Record(k); return loaded })
+				if len(missing) > 0 {
+					return domain.Change{}, &needRecords{keys: missing}
 				}
 			}
 			return domain.DecideRollback(r, g, ref, env)

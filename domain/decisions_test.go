@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,12 +117,43 @@ func TestDecisionsRecordTheirOwnTransactionFirst(t *testing.T) {
 			when:  bet("b1", amt("1.00")),
 			want:  []domain.TxRecord{{Key: domain.GameTxKey(client, provider, "b1"), Kind: domain.TxBet, PlayerID: player, Amount: 100}},
 		},
-		{name: "win closing a round",
+		{name: "win closing a round settles the bet it names",
 			given: []decision{fund("10.00"), bet("b1", amt("1.00"), inRound("r1"))},
 			when:  win("w1", amt("3.00"), "b1", inRound("r1"), closingRound),
 			want: []domain.TxRecord{
-				{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300, RoundID: "r1"},
+				{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300, RoundID: "r1",
+					Settles: domain.GameTxKey(client, provider, "b1")},
 				{Key: roundKey, Kind: domain.TxRound, PlayerID: player, RoundID: "r1", OpenBets: 1, Closed: true},
+				{Key: domain.GameTxKey(client, provider, "b1"), Kind: domain.TxBet, PlayerID: player, Amount: 100, RoundID: "r1", Wins: 1},
+			}},
+		{name: "win naming no bet settles its round",
+			given: []decision{fund("10.00"), bet("b1", amt("1.00"), inRound("r1"))},
+			when:  win("w1", amt("3.00"), "", inRound("r1")),
+			want: []domain.TxRecord{
+				{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300, RoundID: "r1",
+					Settles: roundKey},
+				{Key: roundKey, Kind: domain.TxRound, PlayerID: player, RoundID: "r1", OpenBets: 1, Wins: 1},
+			}},
+		{name: "win outside a round naming no bet settles nothing",
+			when: win("w1", amt("3.00"), ""),
+			want: []domain.TxRecord{{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300}}},
+		{name: "reversal of a win takes it off the bet it settled",
+			given: []decision{fund("10.00"), bet("b1", amt("1.00"), inRound("r1")), win("w1", amt("3.00"), "b1", inRound("r1"))},
+			when:  rollback("rw1", "w1"),
+			want: []domain.TxRecord{
+				{Key: domain.GameTxKey(client, provider, "rw1"), Kind: domain.TxRollback, PlayerID: player, Amount: 300},
+				{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300, RoundID: "r1",
+					RolledBack: true, Settles: domain.GameTxKey(client, provider, "b1")},
+				{Key: domain.GameTxKey(client, provider, "b1"), Kind: domain.TxBet, PlayerID: player, Amount: 100, RoundID: "r1"},
+			}},
+		{name: "reversal of a win takes it off the round it settled",
+			given: []decision{fund("10.00"), bet("b1", amt("1.00"), inRound("r1")), win("w1", amt("3.00"), "", inRound("r1"))},
+			when:  rollback("rw1", "w1"),
+			want: []domain.TxRecord{
+				{Key: domain.GameTxKey(client, provider, "rw1"), Kind: domain.TxRollback, PlayerID: player, Amount: 300},
+				{Key: domain.GameTxKey(client, provider, "w1"), Kind: domain.TxWin, PlayerID: player, Amount: 300, RoundID: "r1",
+					RolledBack: true, Settles: roundKey},
+				{Key: roundKey, Kind: domain.TxRound, PlayerID: player, RoundID: "r1", OpenBets: 1},
 			}},
 		{name: "refund marks the bet and the round",
 			given: []decision{fund("10.00"), bet("b1", amt("1.00"), inRound("r1"))},
@@ -159,13 +191,13 @@ func TestDecisionsRecordTheirOwnTransactionFirst(t *testing.T) {
 			want: []domain.TxRecord{{Key: domain.ClientTxKey(client, "l1"), Kind: domain.TxLaunch, PlayerID: player}}},
 	}
 	type shape struct {
-		Key, PlayerID, RoundID string
-		Kind                   domain.TxKind
-		Amount, Open, Rolled   int64
-		RolledBack, Closed     bool
+		Key, PlayerID, RoundID, Settles string
+		Kind                            domain.TxKind
+		Amount, Open, Rolled, Wins      int64
+		RolledBack, Closed              bool
 	}
 	shapeOf := func(r domain.TxRecord) shape {
-		return shape{r.Key, r.PlayerID, r.RoundID, r.Kind, r.Amount, r.OpenBets, r.RolledBets, r.RolledBack, r.Closed}
+		return shape{r.Key, r.PlayerID, r.RoundID, r.Settles, r.Kind, r.Amount, r.OpenBets, r.RolledBets, r.Wins, r.RolledBack, r.Closed}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,6 +270,11 @@ func TestLedgerInvariantsUnderRandomTraffic(t *testing.T) {
 			rolledBack := map[string]int{}
 			tombstoned := map[string]bool{}
 			versions := map[domain.AccountID]int64{}
+			// What settles a bet, from the events alone: the wins naming it
+			// and the wins naming no bet in its round, not reversed.
+			betWins, roundWins := map[string]int{}, map[string]int{}
+			betRound := map[string]string{}
+			winSettles := map[string]func(int){}
 			seen := map[string]int{} // event types and errors, to prove the walk went places
 			randAmount := func(c domain.Currency) domain.Money {
 				return domain.FromMinor(rng.Int64N(5000), c)
@@ -251,7 +288,7 @@ func TestLedgerInvariantsUnderRandomTraffic(t *testing.T) {
 			for step := range 3000 {
 				p, c := players[rng.IntN(len(players))], curs[rng.IntN(len(curs))]
 				g := func() []gameOpt {
-					return []gameOpt{by(p), inCur(c), inRound(fmt.Sprintf("r%d", rng.IntN(20)))}
+					return []gameOpt{by(p), inCur(c), inRound(fmt.Sprintf("r%d", rng.IntN(40)))}
 				}
 				id := fmt.Sprintf("g-%d", step)
 				ownKey := domain.ClientTxKey(client, id)
@@ -298,6 +335,11 @@ func TestLedgerInvariantsUnderRandomTraffic(t *testing.T) {
 				if err != nil {
 					seen[sentinelOf(err)]++
 				}
+				if ref, ok := strings.CutPrefix(kind, "rollback:"); ok && errors.Is(err, domain.ErrBetSettled) {
+					if r := betRound[ref]; betWins[ref] == 0 && (r == "" || roundWins[r] == 0) {
+						t.Fatalf("step %d: rollback of bet %s refused as settled, but no win settles it", step, ref)
+					}
+				}
 				if err == nil {
 					var e domain.Event
 					e, err = h.v.Apply(ch)
@@ -317,6 +359,30 @@ func TestLedgerInvariantsUnderRandomTraffic(t *testing.T) {
 						if rolledBack[e.Data.ReferenceTx]++; rolledBack[e.Data.ReferenceTx] > 1 {
 							t.Fatalf("step %d: %s rolled back twice", step, e.Data.ReferenceTx)
 						}
+					}
+					switch d := e.Data; e.Type {
+					case domain.EventBetPlaced:
+						betRound[d.ExternalTxID] = d.RoundID
+					case domain.EventWinCredited:
+						ref, round := d.ReferenceTx, d.RoundID
+						switch {
+						case ref != "":
+							betWins[ref]++
+							winSettles[d.ExternalTxID] = func(n int) { betWins[ref] += n }
+						case round != "":
+							roundWins[round]++
+							winSettles[d.ExternalTxID] = func(n int) { roundWins[round] += n }
+						}
+					case domain.EventWinReversed:
+						if f := winSettles[d.ReferenceTx]; f != nil {
+							f(-1)
+						}
+					case domain.EventBetRolledBack:
+						if r := betRound[d.ReferenceTx]; betWins[d.ReferenceTx] > 0 || (r != "" && roundWins[r] > 0) {
+							t.Fatalf("step %d: bet %s refunded while a win settles it", step, d.ReferenceTx)
+						}
+					}
+					switch e.Type {
 					case domain.EventRollbackRecorded:
 						tombstoned[e.Data.ReferenceTx] = true
 						ids = append(ids, e.Data.ReferenceTx)
@@ -340,7 +406,7 @@ func TestLedgerInvariantsUnderRandomTraffic(t *testing.T) {
 			for _, want := range []string{string(domain.EventBetPlaced), string(domain.EventWinCredited),
 				string(domain.EventBetRolledBack), string(domain.EventWinReversed), string(domain.EventRollbackRecorded),
 				string(domain.EventTransferred), domain.ErrInsufficientFunds.Error(), domain.ErrAlreadyRolledBack.Error(),
-				domain.ErrRolledBackEarlier.Error()} {
+				domain.ErrRolledBackEarlier.Error(), domain.ErrBetSettled.Error()} {
 				if seen[want] == 0 {
 					t.Errorf("the walk never saw %s: it tests too little (%v)", want, seen)
 				}

@@ -19,6 +19,7 @@ var (
 	ErrAlreadyRolledBack  = errors.New("transaction already rolled back")
 	ErrRolledBackEarlier  = errors.New("transaction was rolled back before it arrived")
 	ErrBetRolledBack      = errors.New("bet was rolled back")
+	ErrBetSettled         = errors.New("bet was settled by a win")
 	ErrNotRollbackable    = errors.New("transaction kind cannot be rolled back")
 	ErrPlayerMismatch     = errors.New("referenced transaction belongs to another player")
 	ErrNotFound           = errors.New("not found")

@@ -41,8 +41,16 @@ type TxRecord struct {
 	OpenBets   int64     `json:"open_bets,omitempty"`   // rounds only
 	RolledBets int64     `json:"rolled_bets,omitempty"` // rounds only
 	Closed     bool      `json:"closed,omitempty"`      // rounds only
-	EventID    string    `json:"event_id,omitempty"`
-	Position   int64     `json:"position,omitempty"` // of EventID; set by the store
+	// Wins counts the wins, not reversed, that settle a bet: on a bet the
+	// wins naming it, on a round its wins naming no bet. A bet so settled
+	// cannot be rolled back (ErrBetSettled).
+	Wins int64 `json:"wins,omitempty"`
+	// Settles is, on a win, the key of the record whose Wins counts it
+	// (the bet it names, or its round), so reversing the win takes it off
+	// there. Wins booked before the rule have none and count nowhere.
+	Settles  string `json:"settles,omitempty"`
+	EventID  string `json:"event_id,omitempty"`
+	Position int64  `json:"position,omitempty"` // of EventID; set by the store
 	// BalanceAfter is the wallet balance the original call answered with.
 	BalanceAfter string            `json:"balance_after,omitempty"`
 	Request      map[string]string `json:"request,omitempty"`

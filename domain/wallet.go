@@ -146,6 +146,10 @@ func roundRecord(r Reader, g GameTx) TxRecord {
 // win settles; a win on a rolled-back bet (named, or the only bets of its
 // round) is refused. A zero win closes a lost round. Wins are accepted after
 // the game session expired.
+//
+// The win settles the bet it names, or without a name every bet of its
+// round: until the win is reversed, those bets cannot be rolled back
+// (DecideRollback), or the player would keep the win and get the stake back.
 func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change, error) {
 	if err := g.validate(); err != nil {
 		return Change{}, err
@@ -157,8 +161,10 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 	if err := unusedID(r, key, "win", g.ExternalTxID); err != nil {
 		return Change{}, err
 	}
+	var bet TxRecord
 	if betRef != "" {
-		bet, ok := r.Record(GameTxKey(g.Client, g.Provider, betRef))
+		var ok bool
+		bet, ok = r.Record(GameTxKey(g.Client, g.Provider, betRef))
 		switch {
 		case !ok:
 			return Change{}, fmt.Errorf("bet %s: %w", betRef, ErrTransactionUnknown)
@@ -172,7 +178,10 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 			return Change{}, fmt.Errorf("bet %s in %s: %w", betRef, bet.Currency, ErrCurrencyMismatch)
 		}
 	}
-	var recs []TxRecord
+	player := PlayerWallet(g.Client, g.Player, g.Currency)
+	own := TxRecord{Key: key, Kind: TxWin, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
+		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}
+	recs := []TxRecord{own}
 	if g.Round != "" {
 		round, ok := r.Record(RoundKey(g.Client, g.Provider, g.Round))
 		if ok && round.OpenBets == 0 && round.RolledBets > 0 {
@@ -182,9 +191,17 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 			round = roundRecord(r, g)
 		}
 		round.Closed = round.Closed || g.RoundClosed
+		if betRef == "" {
+			round.Wins++
+			recs[0].Settles = round.Key
+		}
 		recs = append(recs, round)
 	}
-	player := PlayerWallet(g.Client, g.Player, g.Currency)
+	if betRef != "" {
+		bet.Wins++
+		recs[0].Settles = bet.Key
+		recs = append(recs, bet)
+	}
 	after, err := credited(r, player, amount)
 	if err != nil {
 		return Change{}, err
@@ -192,8 +209,6 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 	d := g.data(amount, after)
 	d.ReferenceTx = betRef
 	d.Postings = move(HouseAccount(g.Client, g.Provider, g.Currency), player, amount)
-	recs = append([]TxRecord{{Key: key, Kind: TxWin, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
-		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}}, recs...)
 	return Change{Event: newEvent(EventWinCredited, player, env, d), Records: recs}, nil
 }
 
@@ -240,6 +255,10 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 		return Change{}, fmt.Errorf("rollback of %s: %w", ref, ErrPlayerMismatch)
 	case orig.Currency != g.Currency.code:
 		return Change{}, fmt.Errorf("rollback of %s in %s: %w", ref, orig.Currency, ErrCurrencyMismatch)
+	case orig.Kind == TxBet:
+		if err := unsettled(r, g, orig, ref); err != nil {
+			return Change{}, err
+		}
 	}
 	amount := FromMinor(orig.Amount, g.Currency)
 	var (
@@ -272,6 +291,14 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 			recs = append(recs, round)
 		}
 	}
+	// A reversed win no longer settles its bet (or round): the provider
+	// may now roll that back.
+	if orig.Kind == TxWin && orig.Settles != "" {
+		if s, ok := r.Record(orig.Settles); ok && s.Wins > 0 {
+			s.Wins--
+			recs = append(recs, s)
+		}
+	}
 	d := g.data(amount, after)
 	d.ReferenceTx = ref
 	if orig.RoundID != "" {
@@ -279,6 +306,24 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	}
 	d.Postings = post
 	return Change{Event: newEvent(typ, player, env, d), Records: recs}, nil
+}
+
+// unsettled refuses the rollback of a bet a win has settled: a win naming
+// it, or a win naming no bet in its round, that was not reversed. Refunding
+// it would leave the player the win and the stake; the provider reverses
+// the win first (docs/provider-wallet.md).
+func unsettled(r Reader, g GameTx, bet TxRecord, ref string) error {
+	if bet.Wins > 0 {
+		return fmt.Errorf("rollback of bet %s: a win names it; reverse the win first: %w", ref, ErrBetSettled)
+	}
+	if bet.RoundID == "" {
+		return nil
+	}
+	if round, ok := r.Record(RoundKey(g.Client, g.Provider, bet.RoundID)); ok && round.Wins > 0 {
+		return fmt.Errorf("rollback of bet %s: a win of round %s settled it; reverse the win first: %w",
+			ref, bet.RoundID, ErrBetSettled)
+	}
+	return nil
 }
 
 // ClientTx identifies an operator's own money movement. Player is empty

@@ -330,6 +330,67 @@ func TestDecideRollback(t *testing.T) {
 	})
 }
 
+// TestRollbackOfASettledBet: a bet a win has settled is not refunded (the
+// stake back and the win kept would pay the player twice); the provider
+// reverses the win first, then the bet may be rolled back.
+func TestRollbackOfASettledBet(t *testing.T) {
+	played := []decision{fund("100.00"), bet("b1", amt("5.00"), inRound("r1"))}
+	refund := then{typ: domain.EventBetRolledBack, stream: wallet, amount: "5.00", after: "100.00",
+		postings: []domain.Posting{post(house, "-5.00"), post(wallet, "5.00")}, balances: bal(wallet, 10000, house, 0)}
+	runCases(t, []decisionCase{
+		{name: "a win naming the bet and closing the round",
+			given: append(played, win("w1", amt("20.00"), "b1", inRound("r1"), closingRound)),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 11500, house, -1500)}},
+		{name: "a win naming the bet, the rollback naming no round",
+			given: append(played, win("w1", amt("20.00"), "b1", inRound("r1"))),
+			when:  rollback("rb1", "b1"),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 11500)}},
+		{name: "a zero win naming the bet (a lost round)",
+			given: append(played, win("w1", amt("0"), "b1", inRound("r1"), closingRound)),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 9500, house, 500)}},
+		{name: "a win naming the bet from another round",
+			given: append(played, win("w1", amt("20.00"), "b1", inRound("r2"))),
+			when:  rollback("rb1", "b1"),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 11500)}},
+		{name: "a win naming no bet settles its round",
+			given: append(played, win("w1", amt("20.00"), "", inRound("r1"), closingRound)),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 11500)}},
+		{name: "a win naming no bet settles every bet of its round",
+			given: append(played, bet("b2", amt("5.00"), inRound("r1")), win("w1", amt("20.00"), "", inRound("r1"))),
+			when:  rollback("rb1", "b2"),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 11000)}},
+		{name: "two wins naming the bet, one reversed",
+			given: append(played, win("w1", amt("20.00"), "b1"), win("w2", amt("1.00"), "b1"), rollback("rw1", "w1")),
+			when:  rollback("rb1", "b1"),
+			then:  then{err: domain.ErrBetSettled, balances: bal(wallet, 9600)}},
+		{name: "the win naming the bet was reversed",
+			given: append(played, win("w1", amt("20.00"), "b1", inRound("r1"), closingRound), rollback("rw1", "w1")),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then:  refund},
+		{name: "the win of its round was reversed",
+			given: append(played, win("w1", amt("20.00"), "", inRound("r1"), closingRound), rollback("rw1", "w1")),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then:  refund},
+		{name: "a win naming another bet of the round leaves this one open",
+			given: append(played, bet("b2", amt("5.00"), inRound("r1")), win("w1", amt("20.00"), "b2", inRound("r1"), closingRound)),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then: then{typ: domain.EventBetRolledBack, stream: wallet, amount: "5.00", after: "115.00",
+				postings: []domain.Posting{post(house, "-5.00"), post(wallet, "5.00")}, balances: bal(wallet, 11500)}},
+		{name: "a win naming no bet in another round leaves it open",
+			given: append(played, win("w1", amt("20.00"), "", inRound("r2"))),
+			when:  rollback("rb1", "b1", inRound("r1")),
+			then: then{typ: domain.EventBetRolledBack, stream: wallet, amount: "5.00", after: "120.00",
+				postings: []domain.Posting{post(house, "-5.00"), post(wallet, "5.00")}, balances: bal(wallet, 12000)}},
+		{name: "another player's settled bet is still another player's",
+			given: append(played, win("w1", amt("20.00"), "b1", inRound("r1"))),
+			when:  rollback("rb1", "b1", by(stranger)),
+			then:  then{err: domain.ErrPlayerMismatch, balances: bal(wallet, 11500)}},
+	})
+}
+
 func TestDecideDeposit(t *testing.T) {
 	btcClient := domain.ClientWallet(client, btc)
 	runCases(t, []decisionCase{

@@ -58,17 +58,17 @@ func TestBuildCallback(t *testing.T) {
 			[4]string{"10.00", "0.00", "-10.00", "0.00"},
 			[4]string{"0.00", "25.50", "0.00", "-25.50"},
 			[4]string{"-10.00", "25.50", "10.00", "-25.50"},
-			[4]string{"90.00", "115.50", "125.50", "100.00"}},
+			[4]string{"90.00", "115.50", "100.00", "90.00"}},
 		{"JPY", "1000", "100", "250",
 			[4]string{"100", "0", "-100", "0"},
 			[4]string{"0", "250", "0", "-250"},
 			[4]string{"-100", "250", "100", "-250"},
-			[4]string{"900", "1150", "1250", "1000"}},
+			[4]string{"900", "1150", "1000", "900"}},
 		{"BTC", "1", "0.00000001", "0.5",
 			[4]string{"0.00000001", "0.00000000", "-0.00000001", "0.00000000"},
 			[4]string{"0.00000000", "0.50000000", "0.00000000", "-0.50000000"},
 			[4]string{"-0.00000001", "0.50000000", "0.00000001", "-0.50000000"},
-			[4]string{"0.99999999", "1.49999999", "1.50000000", "1.00000000"}},
+			[4]string{"0.99999999", "1.49999999", "1.00000000", "0.99999999"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.currency, func(t *testing.T) {
@@ -77,15 +77,15 @@ func TestBuildCallback(t *testing.T) {
 			g := func(tx string) domain.GameTx {
 				return domain.GameTx{Client: "acme", Player: "p1", Provider: "demo", Game: "g1", Round: "r1", ExternalTxID: tx, Currency: c}
 			}
-			// given a player with a deposit, a bet, a win, and both rolled back
+			// given a player with a deposit, a bet, a win, and both rolled
+			// back (the win first: a bet its win settled is not refunded)
 			l.apply(domain.DecideDeposit(l.v, domain.ClientTx{Client: "acme", Player: "p1", ExternalTxID: "d1", Currency: c},
 				mustMoney(t, tc.deposit, c), env()))
-			events := []domain.Event{
-				l.apply(domain.DecideBet(l.v, g("b1"), mustMoney(t, tc.betAmt, c), env())),
-				l.apply(domain.DecideWin(l.v, g("w1"), mustMoney(t, tc.winAmt, c), "", env())),
-				l.apply(domain.DecideRollback(l.v, g("rb1"), "b1", env())),
-				l.apply(domain.DecideRollback(l.v, g("rb2"), "w1", env())),
-			}
+			bet := l.apply(domain.DecideBet(l.v, g("b1"), mustMoney(t, tc.betAmt, c), env()))
+			win := l.apply(domain.DecideWin(l.v, g("w1"), mustMoney(t, tc.winAmt, c), "", env()))
+			reversal := l.apply(domain.DecideRollback(l.v, g("rb2"), "w1", env()))
+			refund := l.apply(domain.DecideRollback(l.v, g("rb1"), "b1", env()))
+			events := []domain.Event{bet, win, refund, reversal}
 			for i, e := range events {
 				// when the callback is built
 				body, err := forwarder.BuildCallback(e)

@@ -96,7 +96,8 @@ type Store interface {
 }
 
 // Cache is an gateway.Catalog and gateway.Sessions that reads through to a Store.
-// Games are not cached: no wallet call reads them.
+// Games are not cached: a wallet call reads one only when it names a game
+// other than its session's (a lobby provider), which is rare.
 type Cache struct {
 	Store
 	providers *expirable.LRU[string, gateway.Provider] // nil: off

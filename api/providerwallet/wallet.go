@@ -6,6 +6,7 @@ package providerwallet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -136,6 +137,29 @@ func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domai
 		Currency: cur, RoundClosed: call.RoundClosed, Promo: call.Promo}
 }
 
+// gameTx is the call as the ledger books it, under the session's game or
+// under the game_id it names, which must be a game of the session's
+// provider in the catalog: the money and its GGR are booked under that
+// game. The session's own game was checked at launch and is not read again,
+// so the usual call (no game_id) costs no lookup. Whether a game is enabled
+// is not checked: disabling a game stops its launches, while the sessions
+// already open play on and settle (docs/provider-wallet.md).
+func (h *Handlers) gameTx(ctx context.Context, call walletCall, sess gateway.GameSession, cur domain.Currency) (domain.GameTx, error) {
+	g := call.game(sess, cur)
+	if g.Game == sess.GameID {
+		return g, nil
+	}
+	game, err := h.deps.Catalog.Game(ctx, g.Game)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && game.ProviderID != sess.ProviderID) {
+		return domain.GameTx{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "game_id is not a game of the session's provider in the catalog (leave it out for the session's game)",
+			Details: map[string]any{"field": "game_id"}}
+	} else if err != nil {
+		return domain.GameTx{}, fmt.Errorf("look up game of a wallet call: %w", err)
+	}
+	return g, nil
+}
+
 func answer(c echo.Context, call walletCall, r commands.Result) error {
 	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(r.BalanceAfter.String()),
 		Currency: r.BalanceAfter.Currency().Code(), EventID: r.EventID, ExternalTxID: r.ExternalTxID,
@@ -182,7 +206,11 @@ func (h *Handlers) providerMoneyCall(c echo.Context, run moneyCall) error {
 	if err != nil {
 		return err
 	}
-	res, err := run(c.Request().Context(), call, sess, call.game(sess, cur), amount)
+	g, err := h.gameTx(c.Request().Context(), call, sess, cur)
+	if err != nil {
+		return err
+	}
+	res, err := run(c.Request().Context(), call, sess, g, amount)
 	if err != nil {
 		return err
 	}
@@ -217,7 +245,11 @@ func (h *Handlers) Rollback(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := h.deps.Commands.Rollback(c.Request().Context(), call.game(sess, cur), call.ReferenceTransactionID)
+	g, err := h.gameTx(c.Request().Context(), call, sess, cur)
+	if err != nil {
+		return err
+	}
+	res, err := h.deps.Commands.Rollback(c.Request().Context(), g, call.ReferenceTransactionID)
 	if err != nil {
 		return err
 	}

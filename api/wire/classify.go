@@ -42,6 +42,7 @@ var domainErrors = []struct {
 	{domain.ErrAlreadyRolledBack, http.StatusConflict, CodeAlreadyRolledBack},
 	{domain.ErrRolledBackEarlier, http.StatusConflict, CodeRolledBackEarlier},
 	{domain.ErrBetRolledBack, http.StatusConflict, CodeBetRolledBack},
+	{domain.ErrBetSettled, http.StatusConflict, CodeBetSettled},
 	{domain.ErrPlayerMismatch, http.StatusConflict, CodePlayerMismatch},
 	{domain.ErrNotRollbackable, http.StatusConflict, CodeNotRollbackable},
 	{domain.ErrDuplicateTransaction, http.StatusConflict, CodeDuplicateTx},

@@ -24,6 +24,7 @@ const (
 	CodeAlreadyRolledBack   = "ALREADY_ROLLED_BACK"
 	CodeRolledBackEarlier   = "ROLLED_BACK_BEFORE_ARRIVAL"
 	CodeBetRolledBack       = "BET_ROLLED_BACK"
+	CodeBetSettled          = "BET_SETTLED"
 	CodePlayerMismatch      = "PLAYER_MISMATCH"
 	CodeNotRollbackable     = "NOT_ROLLBACKABLE"
 	CodeDuplicateTx         = "DUPLICATE_TRANSACTION"

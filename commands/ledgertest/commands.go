@@ -206,6 +206,64 @@ func testRollbackLoadsTheRoundItNeeds(t *testing.T, l commands.Ledger) {
 	auditBooks(t, l, rec)
 }
 
+// testSettledBetIsNotRolledBack: a rollback of a bet a win has settled is
+// refused and moves nothing (issue 17: bet 5, win 20 naming it, rollback of
+// the bet answered balance 30). Once the win is reversed the same rollback
+// goes through and its retry replays. The rollbacks name no round and the
+// reversal names no bet, so the handler must load the bet's round and the
+// win's bet itself.
+func testSettledBetIsNotRolledBack(t *testing.T, l commands.Ledger) {
+	h, rec := handler(l)
+	p := newPlayer(h, eur)
+	p.deposit(t, "10.00")
+	if _, err := p.bet(t, "bet-1", "5.00", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	win := p.gameTx("win-1", "r1")
+	win.RoundClosed = true
+	if _, err := h.CreditWin(context.Background(), win, money(t, "20.00", eur), "bet-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.rollback("rb-1", "bet-1", ""); !errors.Is(err, domain.ErrBetSettled) {
+		t.Fatalf("rollback of the settled bet: got %v, want ErrBetSettled", err)
+	}
+	if st := balance(t, l, p.wallet()); st.Balance != 25_00 {
+		t.Fatalf("wallet %d after the refused rollback, want 2500", st.Balance)
+	}
+	if _, err := p.rollback("rw-1", "win-1", ""); err != nil {
+		t.Fatalf("reversal of the win: %v", err)
+	}
+	for i, wantReplay := range []bool{false, true} {
+		res, err := p.rollback("rb-1", "bet-1", "")
+		if err != nil {
+			t.Fatalf("rollback %d after the reversal: %v", i, err)
+		}
+		if res.Replayed != wantReplay || res.Amount.String() != "5.00" || res.BalanceAfter.String() != "10.00" {
+			t.Errorf("rollback %d answered %+v, want 5.00 back, balance 10.00, replayed %v", i, res, wantReplay)
+		}
+	}
+	// A win naming no bet settles every bet of its round.
+	if _, err := p.bet(t, "bet-2", "4.00", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.win(t, "win-2", "0.00", "", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.rollback("rb-2", "bet-2", ""); !errors.Is(err, domain.ErrBetSettled) {
+		t.Fatalf("rollback of a bet of a settled round: got %v, want ErrBetSettled", err)
+	}
+	if _, err := p.rollback("rw-2", "win-2", ""); err != nil {
+		t.Fatalf("reversal of the round's win: %v", err)
+	}
+	if _, err := p.rollback("rb-2", "bet-2", ""); err != nil {
+		t.Fatalf("rollback after the round's win was reversed: %v", err)
+	}
+	if st := balance(t, l, p.wallet()); st.Balance != 10_00 {
+		t.Errorf("wallet %d at the end, want 1000", st.Balance)
+	}
+	auditBooks(t, l, rec)
+}
+
 // testEveryCommandKeepsTheBooks runs every command in two currencies, with
 // refusals in between, and audits the books.
 func testEveryCommandKeepsTheBooks(t *testing.T, l commands.Ledger) {

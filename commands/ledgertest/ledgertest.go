@@ -45,6 +45,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) commands.Ledger) {
 		{"SameCallConcurrentlyMovesMoneyOnce", testSameCallConcurrentlyMovesMoneyOnce},
 		{"ConcurrentBetsNeverOverdraw", testConcurrentBetsNeverOverdraw},
 		{"RollbackLoadsTheRoundItNeeds", testRollbackLoadsTheRoundItNeeds},
+		{"SettledBetIsNotRolledBack", testSettledBetIsNotRolledBack},
 		{"EveryCommandKeepsTheBooks", testEveryCommandKeepsTheBooks},
 	}
 	for _, tc := range tests {
