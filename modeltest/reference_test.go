@@ -47,9 +47,16 @@ type txn struct {
 	histType string
 	signed   int64
 	failed   bool // rollback of nothing: history status "failed"
+	// wins counts the unreversed wins naming this bet; a win's settles is
+	// the bet it named, or settlesRound the round it named no bet in.
+	wins         int
+	settles      *txn
+	settlesRound *round
 }
 
-type round struct{ open, rolled int }
+// round counts its open and rolled-back bets, and the unreversed wins that
+// named no bet in it (each settles every bet of the round).
+type round struct{ open, rolled, wins int }
 
 // model is one client's wallets.
 type model struct {
@@ -202,7 +209,19 @@ func (m *model) apply(c call) answer {
 		}
 		m.bal[w] += c.minor
 		m.g(c.cur).wins += c.minor
-		return m.book(c, "win", c.minor, w)
+		a := m.book(c, "win", c.minor, w)
+		// A win settles the bet it names, or, naming none, its round's bets:
+		// a settled bet is not rolled back until the win is reversed.
+		win := m.game[c.id]
+		switch {
+		case c.ref != "":
+			win.settles = m.game[c.ref]
+			win.settles.wins++
+		case c.round != "":
+			win.settlesRound = m.rounds[c.round]
+			win.settlesRound.wins++
+		}
+		return a
 	case "rollback":
 		if c.ref == c.id {
 			return fail(http.StatusBadRequest, "INVALID_REQUEST")
@@ -228,6 +247,8 @@ func (m *model) apply(c call) answer {
 			return fail(http.StatusConflict, "PLAYER_MISMATCH")
 		case o.cur != c.cur:
 			return fail(http.StatusBadRequest, "CURRENCY_MISMATCH")
+		case o.kind == "bet" && (o.wins > 0 || (o.round != "" && m.rounds[o.round] != nil && m.rounds[o.round].wins > 0)):
+			return fail(http.StatusConflict, "BET_SETTLED")
 		case o.kind == "bet":
 			m.bal[w] += o.amount
 			o.rolledBack = true
@@ -244,6 +265,12 @@ func (m *model) apply(c call) answer {
 			}
 			m.bal[w] -= o.amount
 			o.rolledBack = true
+			switch { // a reversed win no longer settles
+			case o.settles != nil && o.settles.wins > 0:
+				o.settles.wins--
+			case o.settlesRound != nil && o.settlesRound.wins > 0:
+				o.settlesRound.wins--
+			}
 			m.g(c.cur).reversals += o.amount
 			c.minor = o.amount
 			return m.book(c, "rollback", -o.amount, w)
