@@ -171,23 +171,32 @@ func (s *bodyScan) array(sh *shape) bool {
 		if !ok {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			s.invalid = true
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			s.invalid = true
-			return false
+		if more, ok := s.afterValue(']'); !more {
+			return ok
 		}
 	}
+}
+
+// afterValue reads what follows an element or a member: ',' (another one
+// follows: more) or end, which closes the array or object. Anything else
+// is invalid JSON.
+func (s *bodyScan) afterValue(end byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		s.invalid = true
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case end:
+		s.i++
+		s.depth--
+		return false, true
+	}
+	s.invalid = true
+	return false, false
 }
 
 func (s *bodyScan) object(sh *shape) bool {
@@ -236,21 +245,8 @@ func (s *bodyScan) members(sh *shape, firstKey int) bool {
 		if !ok {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			s.invalid = true
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			s.invalid = true
-			return false
+		if more, ok := s.afterValue('}'); !more {
+			return ok
 		}
 	}
 }
