@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pitboss/pitboss/domain"
@@ -65,9 +64,9 @@ type (
 		Plan        string `json:"plan"`
 	}
 	issueKeyRequest struct { // admin
-		Scopes    []string   `json:"scopes"`
-		Label     string     `json:"label"`
-		ExpiresAt *time.Time `json:"expires_at"`
+		Scopes    []string `json:"scopes"`
+		Label     string   `json:"label"`
+		ExpiresAt *Time    `json:"expires_at"`
 	}
 	clientPatch struct { // admin: PATCH /admin/v1/clients/{id}
 		Name               *string         `json:"name"`
@@ -90,8 +89,8 @@ type (
 		Raw    json.RawMessage   `json:"raw"`
 	}
 	rotateKeyRequest struct { // admin
-		GracePeriodSeconds *int64     `json:"grace_period_seconds"`
-		ExpiresAt          *time.Time `json:"expires_at"`
+		GracePeriodSeconds *int64 `json:"grace_period_seconds"`
+		ExpiresAt          *Time  `json:"expires_at"`
 	}
 )
 
