@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -98,42 +99,28 @@ func ParseReturnHosts(entries []string) ([]string, error) {
 }
 
 // validReturnHost reports whether h (lower case) is a host name, an IPv4
-// address or a bare or bracketed IPv6 address, with an optional port
-// 1-65535 after a name, an IPv4 address or a bracketed IPv6 address.
+// address or an IPv6 address (bare, or bracketed with a port), with an
+// optional port 1-65535. It splits h as net/url splits a return_url's
+// host, so an entry is accepted exactly when a return_url can name it.
 func validReturnHost(h string) bool {
-	if _, err := netip.ParseAddr(h); err == nil && !strings.Contains(h, "%") {
-		return true // an address alone, IPv6 unbracketed included
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Zone() == "" // an address alone, IPv6 unbracketed included
 	}
-	host, port := h, ""
-	if strings.HasPrefix(h, "[") {
-		end := strings.Index(h, "]")
-		if end < 0 {
-			return false
-		}
-		host, port = h[1:end], strings.TrimPrefix(h[end+1:], ":")
-		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || strings.Contains(host, "%") ||
-			(h[end+1:] != "" && !strings.HasPrefix(h[end+1:], ":")) {
-			return false
-		}
-	} else if name, p, found := strings.Cut(h, ":"); found {
-		host, port = name, p
-		if port == "" {
+	u, err := url.Parse("http://" + h)
+	if err != nil || u.Host != h || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	if strings.Contains(h[strings.LastIndex(h, "]")+1:], ":") { // a port, maybe empty
+		p := u.Port()
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || p[0] == '0' {
 			return false
 		}
 	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
-			return false
-		}
+	name := u.Hostname()
+	if a, err := netip.ParseAddr(name); err == nil {
+		return a.Zone() == "" && a.Is6() == strings.HasPrefix(h, "[")
 	}
-	if strings.HasPrefix(h, "[") {
-		return true
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
-	}
-	return validHostName(strings.TrimSuffix(host, "."))
+	return !strings.HasPrefix(h, "[") && validHostName(strings.TrimSuffix(name, "."))
 }
 
 // validHostName reports whether s is a DNS host name: dot-separated labels
