@@ -78,11 +78,8 @@ type ProviderCall struct {
 }
 
 func (c ProviderCall) mac(secret, ts string) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	for _, p := range [][]byte{[]byte(ts), {'.'}, []byte(c.Method), {'.'}, []byte(c.Path), {'.'}, c.Body} {
-		m.Write(p)
-	}
-	return m.Sum(nil)
+	dot := []byte{'.'}
+	return hmacSHA256(secret, []byte(ts), dot, []byte(c.Method), dot, []byte(c.Path), dot, c.Body)
 }
 
 // SignProviderCall returns the v2 X-Signature of call sent at at, keyed

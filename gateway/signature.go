@@ -25,11 +25,17 @@ import (
 // Signature is the lower-case hex HMAC-SHA256 of msg's parts, one after
 // the other, keyed with secret.
 func Signature(secret string, msg ...[]byte) string {
+	return hex.EncodeToString(hmacSHA256(secret, msg...))
+}
+
+// hmacSHA256 is the HMAC-SHA256 of msg's parts, one after the other, keyed
+// with secret: the one MAC behind every signature and check here.
+func hmacSHA256(secret string, msg ...[]byte) []byte {
 	m := hmac.New(sha256.New, []byte(secret))
 	for _, p := range msg {
 		m.Write(p)
 	}
-	return hex.EncodeToString(m.Sum(nil))
+	return m.Sum(nil)
 }
 
 // ValidSignature reports whether sig, hex in either case, is the
@@ -40,7 +46,5 @@ func ValidSignature(secret string, body []byte, sig string) bool {
 	if err != nil || len(want) != sha256.Size {
 		return false
 	}
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return hmac.Equal(m.Sum(nil), want)
+	return hmac.Equal(hmacSHA256(secret, body), want)
 }
