@@ -14,6 +14,34 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
+// launchFixture is the server on a stopped clock, the demo provider's game
+// "slot", and a sandbox launch client (default currency EUR) whose key
+// holds launch and scopes: what the launch tests of issue 17 start from.
+type launchFixture struct {
+	*apitest.Harness
+	c  apitest.Client
+	t0 time.Time
+}
+
+func newLaunchFixture(t *testing.T, o apitest.Options, scopes ...string) *launchFixture {
+	t.Helper()
+	f := &launchFixture{t0: time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)}
+	o.Clock = apitest.StoppedAt(f.t0)
+	f.Harness = apitest.New(t, o)
+	f.AddProvider("demo", "Demo", gateway.ProviderKindDemo)
+	f.AddGame("slot", "demo", "Slot", "slots", true)
+	f.c = f.NewLaunchClient("sandbox", append([]string{gateway.ScopeLaunch}, scopes...),
+		gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	return f
+}
+
+// signedQuery is a launch of "slot" for user with balance, signed at t0.
+func (f *launchFixture) signedQuery(user, balance string) url.Values {
+	ts := strconv.FormatInt(f.t0.Unix(), 10)
+	return url.Values{"api_key": {f.c.Key}, "user_id": {user}, "game_uid": {"slot"}, "balance": {balance}, "ts": {ts},
+		"sig": {apitest.SignLaunch(f.c.Secret, f.c.Key, user, "slot", balance, ts)}}
+}
+
 // TestSignedLaunchCountsAgainstItsKey: GET /v1/launch is a request of its
 // API key like any other: it takes from the key's rate-limit window (the
 // same window /api/v1 takes from), answers with the limit headers and 429
@@ -21,17 +49,10 @@ import (
 // Before, 131 launches on a 100/60 s key all answered 200.
 func TestSignedLaunchCountsAgainstItsKey(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	h := apitest.New(t, apitest.Options{RateTiers: "sandbox:3/60s", Clock: apitest.StoppedAt(t0)})
-	h.AddProvider("demo", "Demo", gateway.ProviderKindDemo)
-	h.AddGame("slot", "demo", "Slot", "slots", true)
-	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopeWalletRead},
-		gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	h := newLaunchFixture(t, apitest.Options{RateTiers: "sandbox:3/60s"}, gateway.ScopeWalletRead)
+	c, t0 := h.c, h.t0
 	launch := func(user string) *httptest.ResponseRecorder {
-		ts := strconv.FormatInt(t0.Unix(), 10)
-		q := url.Values{"api_key": {c.Key}, "user_id": {user}, "game_uid": {"slot"}, "balance": {"10.00"}, "ts": {ts},
-			"sig": {apitest.SignLaunch(c.Secret, c.Key, user, "slot", "10.00", ts)}}
-		return h.Get("/v1/launch?"+q.Encode(), "")
+		return h.Get("/v1/launch?"+h.signedQuery(user, "10.00").Encode(), "")
 	}
 	for i := 1; i <= 3; i++ {
 		rec := launch("u" + strconv.Itoa(i))
@@ -79,11 +100,8 @@ func TestSignedLaunchCountsAgainstItsKey(t *testing.T) {
 // needs a signature. Before, balance=1000000.00 was booked as sent.
 func TestUnsignedLaunchBalanceIsCapped(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	h := apitest.New(t, apitest.Options{Clock: apitest.StoppedAt(t0)})
-	h.AddProvider("demo", "Demo", gateway.ProviderKindDemo)
-	h.AddGame("slot", "demo", "Slot", "slots", true)
-	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	h := newLaunchFixture(t, apitest.Options{})
+	c := h.c
 	unsigned := func(user, balance, currency string) *httptest.ResponseRecorder {
 		q := url.Values{"api_key": {c.Key}, "user_id": {user}, "game_uid": {"slot"}, "balance": {balance},
 			"currency_code": {currency}}
@@ -116,10 +134,7 @@ func TestUnsignedLaunchBalanceIsCapped(t *testing.T) {
 		}
 	}
 	// Signed, the same balance is the client's own statement, and is booked.
-	ts := strconv.FormatInt(t0.Unix(), 10)
-	q := url.Values{"api_key": {c.Key}, "user_id": {"u6"}, "game_uid": {"slot"}, "balance": {"1000000.00"}, "ts": {ts},
-		"sig": {apitest.SignLaunch(c.Secret, c.Key, "u6", "slot", "1000000.00", ts)}}
-	if rec := h.Get("/v1/launch?"+q.Encode(), ""); rec.Code != http.StatusOK {
+	if rec := h.Get("/v1/launch?"+h.signedQuery("u6", "1000000.00").Encode(), ""); rec.Code != http.StatusOK {
 		t.Errorf("signed launch of 1000000.00: %d %s", rec.Code, rec.Body)
 	}
 }

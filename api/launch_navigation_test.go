@@ -2,14 +2,11 @@ package api_test
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pitboss/pitboss/api/apitest"
-	"github.com/pitboss/pitboss/gateway"
 )
 
 // TestSignedLaunchAnswersABrowserWithTheGame: the spec lets a client send
@@ -20,19 +17,13 @@ import (
 // explicit redirect= decides over the headers (issue 17, item 12).
 func TestSignedLaunchAnswersABrowserWithTheGame(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	h := apitest.New(t, apitest.Options{Clock: apitest.StoppedAt(t0)})
-	h.AddProvider("demo", "Demo", gateway.ProviderKindDemo)
-	h.AddGame("slot", "demo", "Slot", "slots", true)
-	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	h := newLaunchFixture(t, apitest.Options{})
 	const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
 	n := 0
 	launch := func(header map[string]string, extra string, signed bool) *http.Response {
 		n++
 		user := "u" + strconv.Itoa(n)
-		ts := strconv.FormatInt(t0.Unix(), 10)
-		q := url.Values{"api_key": {c.Key}, "user_id": {user}, "game_uid": {"slot"}, "balance": {"10.00"}, "ts": {ts},
-			"sig": {apitest.SignLaunch(c.Secret, c.Key, user, "slot", "10.00", ts)}}
+		q := h.signedQuery(user, "10.00")
 		if !signed {
 			q.Set("sig", strings.Repeat("0", 64))
 		}
