@@ -227,8 +227,7 @@ func New(t testing.TB, o Options) *Harness {
 	h.ReadModels = readstore.NewReadModels(pool)
 	h.Audit = auditstore.NewAudit(pool)
 	h.Usage = gatewaystore.NewUsage(pool)
-	usage := h.Usage
-	h.Meter = api.NewUsageMeter(usage, time.Hour, logger) // the tests flush
+	h.Meter = api.NewUsageMeter(h.Usage, time.Hour, logger) // the tests flush
 	h.Metrics.WatchUsage(h.Meter)
 	h.Metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
 	registry, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: publicURL, Logger: logger})
@@ -255,7 +254,7 @@ func New(t testing.TB, o Options) *Harness {
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
 		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries},
-		Usage: usage, Meter: h.Meter, Metrics: h.Metrics,
+		Usage: h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {
 		deps.Games, deps.Launcher = nil, nil
