@@ -168,19 +168,19 @@ func (s *Server) consoleOverview(c echo.Context) error {
 		}
 	}
 	if s.deps.Console.Lag != nil {
-		lag, err := s.deps.Console.Lag.Lag(ctx)
+		lag, err := s.deps.Console.Lag.ClientLag(ctx, p.ClientID)
 		if err != nil {
 			return err
 		}
 		ov := &overviewLag{Head: lag.Head, Relays: []overviewRelayLag{}, Projections: []overviewProjectionLag{}}
 		for _, r := range lag.Relays {
 			ov.Relays = append(ov.Relays, overviewRelayLag{Name: r.Name, Position: r.Position,
-				BehindEvents: max(0, lag.Head-r.Position), LagSeconds: lagSeconds(now, r.OldestUnpublishedAt),
+				BehindEvents: r.BehindEvents, LagSeconds: lagSeconds(now, r.OldestUnpublishedAt),
 				OldestUnpublishedAt: wire.OptionalTime(r.OldestUnpublishedAt)})
 		}
 		for _, pr := range lag.Projections {
 			ov.Projections = append(ov.Projections, overviewProjectionLag{Name: pr.Name, Position: pr.Position,
-				BehindEvents: max(0, lag.Head-pr.Position), LagSeconds: lagSeconds(now, pr.OldestUnappliedAt),
+				BehindEvents: pr.BehindEvents, LagSeconds: lagSeconds(now, pr.OldestUnappliedAt),
 				OldestUnappliedAt: wire.OptionalTime(pr.OldestUnappliedAt)})
 		}
 		v.Lag = ov
@@ -247,33 +247,58 @@ func (s *Server) transactionDetail(c echo.Context) error {
 	return wire.OK(c, v)
 }
 
+// verifyCheckView is one check of a verification as a client is shown it:
+// its outcome, without the platform's row counts and notes (they would
+// show every client's volume).
 type verifyCheckView struct {
 	Name     string `json:"name"`
 	OK       bool   `json:"ok"`
-	Rows     int64  `json:"rows"`
 	Failures int64  `json:"failures"`
 	Skipped  string `json:"skipped,omitempty"`
-	Note     string `json:"note,omitempty"`
 }
 
+// verifyRunView is the last verification as a client is shown it: the
+// verdict of the whole chain, and the client's own part of it (how many of
+// its events were verified and its last one there). The part is null for a
+// run recorded before per-client parts existed.
 type verifyRunView struct {
 	OK           bool              `json:"ok"`
 	StartedAt    string            `json:"started_at"`
 	FinishedAt   string            `json:"finished_at"`
-	Events       int64             `json:"events"`
-	HeadPosition int64             `json:"head_position"`
-	HeadHash     string            `json:"head_hash"`
+	Events       *int64            `json:"events"`
+	HeadPosition *int64            `json:"head_position"`
+	HeadHash     *string           `json:"head_hash"`
 	Checks       []verifyCheckView `json:"checks"`
+}
+
+// verifyRunOf is rep as clientID is shown it.
+func verifyRunOf(rep audit.Report, clientID string) *verifyRunView {
+	run := &verifyRunView{OK: rep.OK, StartedAt: wire.FormatTime(rep.StartedAt),
+		FinishedAt: wire.FormatTime(rep.FinishedAt), Checks: []verifyCheckView{}}
+	if span, found := rep.Client(clientID); found {
+		run.Events, run.HeadPosition = &span.Events, &span.HeadPosition
+		if span.Events > 0 {
+			run.HeadHash = &span.HeadHash
+		} else {
+			empty := ""
+			run.HeadHash = &empty
+		}
+	}
+	for _, ch := range rep.Checks {
+		run.Checks = append(run.Checks, verifyCheckView{Name: ch.Name, OK: ch.OK, Failures: ch.Failures, Skipped: ch.Skipped})
+	}
+	return run
 }
 
 // auditHeadView is GET /api/v1/audit/head.
 type auditHeadView struct {
-	// Position and Hash are the head of the whole chain (every client's
-	// events): record them to anchor a later verification.
+	// Position and Hash are the client's own head: its last event's
+	// position and the chain's hash there. Record them to anchor a later
+	// verification.
 	Position int64  `json:"position"`
 	Hash     string `json:"hash"`
-	// LastVerify is the latest recorded `pitboss verify` run; null when
-	// none was recorded.
+	// LastVerify is the latest recorded `pitboss verify` run, as the
+	// client is shown it (verifyRunView); null when none was recorded.
 	LastVerify *verifyRunView `json:"last_verify"`
 	// EventsPath is where the client's own events are exported from
 	// (GET /api/v1/audit/events, paged by position).
@@ -299,14 +324,7 @@ func (s *Server) auditHead(c echo.Context) error {
 			return err
 		}
 		if found {
-			run := &verifyRunView{OK: rep.OK, StartedAt: wire.FormatTime(rep.StartedAt),
-				FinishedAt: wire.FormatTime(rep.FinishedAt), Events: rep.Events,
-				HeadPosition: rep.HeadPosition, HeadHash: rep.HeadHash, Checks: []verifyCheckView{}}
-			for _, ch := range rep.Checks {
-				run.Checks = append(run.Checks, verifyCheckView{Name: ch.Name, OK: ch.OK, Rows: ch.Rows,
-					Failures: ch.Failures, Skipped: ch.Skipped, Note: ch.Note})
-			}
-			v.LastVerify = run
+			v.LastVerify = verifyRunOf(rep, wire.Principal(c).ClientID)
 		}
 	}
 	setPosition(c, page.HeadPosition)

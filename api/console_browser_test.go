@@ -180,8 +180,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	show("audit")
+	span, _ := rep.Client(c.ID)
 	if got := eval(`document.querySelector('#last-verify').innerText`); !strings.Contains(got, "Passed") ||
-		!strings.Contains(got, "position "+strconv.FormatInt(rep.HeadPosition, 10)) {
+		!strings.Contains(got, strconv.FormatInt(span.Events, 10)+" of your events up to position "+strconv.FormatInt(span.HeadPosition, 10)) {
 		t.Fatalf("last verification on the page: %q", got)
 	}
 	if got := eval(`document.querySelector('#chain-head').innerText`); !strings.Contains(got, rep.HeadHash) && rep.HeadHash != "" {

@@ -18,9 +18,9 @@ type AdminDeps struct {
 // API (docs/console.md). Each may be nil: its route then answers 503, or
 // (the overview's lag) leaves its part out.
 type ConsoleDeps struct {
-	// Lag reads the relay's and the projections' lag (GET
-	// /api/v1/console/overview).
-	Lag gateway.LagSource
+	// Lag reads the relay's and the projections' lag as the asking client
+	// is shown it (GET /api/v1/console/overview).
+	Lag gateway.ClientLagSource
 	// Verifications reads the last recorded `pitboss verify` run (GET
 	// /api/v1/audit/head).
 	Verifications audit.Runs

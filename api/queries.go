@@ -83,7 +83,7 @@ func (s *Server) ledgerPosition(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pos, err := s.deps.Queries.LedgerPosition(c.Request().Context(), minPos)
+	pos, err := s.deps.Queries.LedgerPosition(c.Request().Context(), wire.Principal(c).ClientID, minPos)
 	if err != nil {
 		return err
 	}

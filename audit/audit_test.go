@@ -526,3 +526,54 @@ func TestReportText(t *testing.T) {
 		t.Fatal("report OK with a broken chain")
 	}
 }
+
+func TestChainClients(t *testing.T) {
+	t.Parallel()
+	// given five events: acme's at 1, 2 and 4, beta's at 3 and 5
+	evs := ledger(t, 5)
+	for _, i := range []int{2, 4} {
+		evs[i].StreamID = domain.PlayerWallet("beta", "p1", eur)
+		evs[i].Data.ClientID = "beta"
+	}
+	recs := rows(t, evs)
+	c := audit.NewChain(0)
+	// when
+	for _, r := range recs {
+		c.Add(r, audit.Examine(r))
+	}
+	// then each client sees its own count and last event, never the other's
+	want := []audit.ClientSpan{
+		{Client: "acme", Events: 3, HeadPosition: 4, HeadHash: hex.EncodeToString(recs[3].Hash)},
+		{Client: "beta", Events: 2, HeadPosition: 5, HeadHash: hex.EncodeToString(recs[4].Hash)},
+	}
+	got := c.Clients()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("clients %+v, want %+v", got, want)
+	}
+	rep := audit.Report{Clients: got}
+	if s, found := rep.Client("beta"); !found || s != want[1] {
+		t.Fatalf("beta %+v %v", s, found)
+	}
+	if s, found := rep.Client("gamma"); !found || s != (audit.ClientSpan{Client: "gamma"}) {
+		t.Fatalf("a client without events: %+v %v", s, found)
+	}
+	if _, found := (audit.Report{}).Client("acme"); found {
+		t.Fatal("a run recorded before per-client spans must say it has none")
+	}
+}
+
+func TestStreamClient(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"player:acme:p-17:EUR": "acme",
+		"client:acme:EUR":      "acme",
+		"house:acme:prov:EUR":  "acme",
+		"external:acme":        "acme",
+		"nocolon":              "",
+		"player::p:EUR":        "",
+	} {
+		if got := audit.StreamClient(in); got != want {
+			t.Errorf("StreamClient(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

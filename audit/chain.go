@@ -189,6 +189,14 @@ type Chain struct {
 	anchors *tally
 	wanted  map[int64][]byte // anchors still to meet
 	totals  map[string]*total
+	clients map[string]*clientSpan
+}
+
+// clientSpan is what the chain saw of one client's events.
+type clientSpan struct {
+	events   int64
+	position int64
+	hash     [32]byte
 }
 
 type total struct {
@@ -231,7 +239,7 @@ func NewChain(examples int, anchors ...Anchor) *Chain {
 		next: 1, prev: domain.GenesisHash,
 		hash: newTally(CheckHashChain, examples), bodies: newTally(CheckEventBodies, examples),
 		entries: newTally(CheckDoubleEntry, examples), anchors: newTally(CheckAnchors, examples),
-		wanted: map[int64][]byte{}, totals: map[string]*total{},
+		wanted: map[int64][]byte{}, totals: map[string]*total{}, clients: map[string]*clientSpan{},
 	}
 	for _, a := range anchors {
 		c.wanted[a.Position] = a.Hash
@@ -305,9 +313,45 @@ func (c *Chain) Add(r Record, ex Examined) {
 		t.sum.Add(&t.sum, big.NewInt(s.Sum))
 		t.debits.Add(&t.debits, big.NewInt(s.Debits))
 	}
+	if client := StreamClient(r.StreamID); client != "" {
+		cs := c.clients[client]
+		if cs == nil {
+			cs = &clientSpan{}
+			c.clients[client] = cs
+		}
+		cs.events++
+		cs.position = r.Position
+		copy(cs.hash[:], r.Hash)
+	}
 	c.prev = r.Hash
 	c.head = r.Position
 	c.next = max(c.next, r.Position+1)
+}
+
+// StreamClient is the client a stream id names: its second part
+// ("player:acme:p-17:EUR" is acme's), "" when it names none. The event
+// store's client index (events_client_position_idx) and the audit export
+// read a client's events the same way.
+func StreamClient(streamID string) string {
+	_, rest, ok := strings.Cut(streamID, ":")
+	if !ok {
+		return ""
+	}
+	client, _, _ := strings.Cut(rest, ":")
+	return client
+}
+
+// Clients returns, per client in id order, how many of its events the
+// chain saw and its last one: what a client is shown of a verification
+// (GET /api/v1/audit/head), so that no client learns another's volume.
+func (c *Chain) Clients() []ClientSpan {
+	out := make([]ClientSpan, 0, len(c.clients))
+	for id, cs := range c.clients {
+		out = append(out, ClientSpan{Client: id, Events: cs.events, HeadPosition: cs.position,
+			HeadHash: hex.EncodeToString(cs.hash[:])})
+	}
+	slices.SortFunc(out, func(a, b ClientSpan) int { return strings.Compare(a.Client, b.Client) })
+	return out
 }
 
 // Head returns the last position and its stored hash.

@@ -106,6 +106,34 @@ type Report struct {
 	HeadHash     string          `json:"head_hash"` // hex; record it to anchor a later verify (--anchor)
 	Currencies   []CurrencyTotal `json:"currencies"`
 	Checks       []CheckResult   `json:"checks"`
+	// Clients is each client's part of the chain that was verified, in
+	// client id order. Nil in a run recorded before it existed.
+	Clients []ClientSpan `json:"clients"`
+}
+
+// ClientSpan is one client's part of a verified chain: how many of its
+// events there were up to the verified head, and its last one there (its
+// position and the chain's hash at it, an anchor for that client).
+type ClientSpan struct {
+	Client       string `json:"client"`
+	Events       int64  `json:"events"`
+	HeadPosition int64  `json:"head_position"`
+	HeadHash     string `json:"head_hash"`
+}
+
+// Client returns the span of clientID. found is false when the run has no
+// per-client spans (recorded before they existed); a client without events
+// up to the verified head has a zero span and found true.
+func (r Report) Client(clientID string) (span ClientSpan, found bool) {
+	if r.Clients == nil {
+		return ClientSpan{Client: clientID}, false
+	}
+	for _, s := range r.Clients {
+		if s.Client == clientID {
+			return s, true
+		}
+	}
+	return ClientSpan{Client: clientID}, true
 }
 
 // Check returns the result of the named check.

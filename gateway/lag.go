@@ -18,6 +18,8 @@ type Lag struct {
 type RelayLag struct {
 	Name     string
 	Position int64
+	// BehindEvents is how many events are after Position.
+	BehindEvents int64
 	// LastPublishedAt is occurred_at of the last published event; nil
 	// when nothing was published.
 	LastPublishedAt *time.Time
@@ -28,12 +30,22 @@ type RelayLag struct {
 
 // ProjectionLag is one projection's watermark.
 type ProjectionLag struct {
-	Name              string
-	Position          int64
+	Name     string
+	Position int64
+	// BehindEvents is how many events are after Position.
+	BehindEvents      int64
 	OldestUnappliedAt *time.Time
 }
 
 // LagSource reads the lags (adapters/postgres/gatewaystore).
 type LagSource interface {
 	Lag(ctx context.Context) (Lag, error)
+}
+
+// ClientLagSource reads the lags as one client is shown them
+// (adapters/postgres/gatewaystore): every position is the client's own
+// (its last event at or below the platform's), and the counts and waits
+// are of its own events only, so that no client learns another's volume.
+type ClientLagSource interface {
+	ClientLag(ctx context.Context, clientID string) (Lag, error)
 }

@@ -155,6 +155,90 @@ func TestQueriesWaitForPosition(t *testing.T) {
 	}
 }
 
+// fakeClientHeads holds each client's event positions (ascending).
+type fakeClientHeads map[string][]int64
+
+func (f fakeClientHeads) ClientHead(_ context.Context, clientID string, atMost int64) (int64, error) {
+	var last int64
+	for _, p := range f[clientID] {
+		if p <= atMost {
+			last = p
+		}
+	}
+	return last, nil
+}
+
+type fakeLedger int64
+
+func (f fakeLedger) Head(context.Context) (int64, []byte, error) { return int64(f), nil, nil }
+
+// TestQueriesShowTheClientsOwnPositions: with Clients set, a client is
+// shown its last event at or below the platform's position, never the
+// platform's position, and read-your-writes still holds.
+func TestQueriesShowTheClientsOwnPositions(t *testing.T) {
+	ctx := context.Background()
+	// acme wrote at 3 and 7; beta at every other position up to 20, the head
+	heads := fakeClientHeads{"acme": {3, 7}, "beta": {1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}}
+	tests := []struct {
+		name      string
+		client    string
+		watermark int64
+		min       int64
+		wantPos   int64
+		beyond    *projections.BeyondHeadError
+		behind    *projections.BehindError
+	}{
+		{name: "acme past its last write", client: "acme", watermark: 20, wantPos: 7},
+		{name: "acme between its writes", client: "acme", watermark: 5, wantPos: 3},
+		{name: "acme reads its write", client: "acme", watermark: 20, min: 7, wantPos: 7},
+		{name: "acme before any write", client: "acme", watermark: 2, wantPos: 0},
+		{name: "beta", client: "beta", watermark: 20, wantPos: 20},
+		{name: "a client without events", client: "gamma", watermark: 20, wantPos: 0},
+		{name: "beyond acme's head though below the platform's", client: "acme", watermark: 5, min: 8,
+			beyond: &projections.BeyondHeadError{Want: 8, Head: 7}},
+		{name: "beyond acme's head, read model past it", client: "acme", watermark: 20, min: 8,
+			beyond: &projections.BeyondHeadError{Want: 8, Head: 7}},
+		{name: "none of acme's, between two of them", client: "acme", watermark: 6, min: 5, wantPos: 5},
+		{name: "behind, reported at acme's position", client: "acme", watermark: 5, min: 7,
+			behind: &projections.BehindError{Source: "history", Want: 7, Have: 3, RetryAfter: time.Second}},
+		{name: "no client: the platform's position", client: "", watermark: 20, wantPos: 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &projections.Queries{Positions: &fakePositions{pos: tc.watermark}, Ledger: fakeLedger(20), Clients: heads,
+				MaxWait: 20 * time.Millisecond, Poll: time.Millisecond, Reports: noReports{}}
+			_, got, err := q.GGR(ctx, projections.ReportQuery{ClientID: tc.client}, tc.min)
+			var beyond *projections.BeyondHeadError
+			var behind *projections.BehindError
+			switch {
+			case tc.beyond != nil:
+				if !errors.As(err, &beyond) || *beyond != *tc.beyond {
+					t.Fatalf("err %v, want %+v", err, tc.beyond)
+				}
+			case tc.behind != nil:
+				if !errors.As(err, &behind) || *behind != *tc.behind {
+					t.Fatalf("err %v, want %+v", err, tc.behind)
+				}
+			case err != nil || got != tc.wantPos:
+				t.Fatalf("position %d, err %v; want %d", got, err, tc.wantPos)
+			}
+		})
+	}
+	t.Run("ledger position is the client's head", func(t *testing.T) {
+		q := &projections.Queries{Ledger: fakeLedger(20), Clients: heads}
+		if pos, err := q.LedgerPosition(ctx, "acme", 7); err != nil || pos != 7 {
+			t.Fatalf("acme: %d %v", pos, err)
+		}
+		var beyond *projections.BeyondHeadError
+		if _, err := q.LedgerPosition(ctx, "acme", 9); !errors.As(err, &beyond) || beyond.Head != 7 {
+			t.Fatalf("acme beyond its head: %v", err)
+		}
+		if pos, err := q.LedgerPosition(ctx, "", 0); err != nil || pos != 20 {
+			t.Fatalf("no client: %d %v", pos, err)
+		}
+	})
+}
+
 type noReports struct{}
 
 func (noReports) GGR(context.Context, projections.ReportQuery) ([]projections.GGRRow, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -149,6 +150,15 @@ type LedgerHead interface {
 	Head(ctx context.Context) (position int64, hash []byte, err error)
 }
 
+// ClientHeads reads a client's own positions
+// (adapters/postgres/eventstore.Accounts): what a client is shown instead of
+// the platform's positions, which would reveal every other client's volume.
+type ClientHeads interface {
+	// ClientHead is the position of clientID's last event at or below
+	// atMost; 0 when it has none there.
+	ClientHead(ctx context.Context, clientID string, atMost int64) (int64, error)
+}
+
 // BehindError says a read model had not reached the position a caller
 // asked for within the wait.
 type BehindError struct {
@@ -183,11 +193,20 @@ const (
 // (one it got from a write) waits until the read model has reached it, up
 // to MaxWait, and otherwise gets a *BehindError; a minimum beyond the
 // ledger's head (when Ledger is set) is a *BeyondHeadError at once.
+//
+// With Clients set, every position a query returns or reports in an error
+// is the asking client's own (docs/read-models.md): its last event at or
+// below the platform's position, so a client never learns the platform's
+// head. Read-your-writes holds unchanged: a minimum position from the
+// client's write is one of its own events, so the client's position of an
+// answer that reached it is at least it. A minimum beyond the client's own
+// head is a *BeyondHeadError (a position from its own answers never is).
 type Queries struct {
 	Transactions TransactionReader
 	Reports      ReportReader
 	Positions    PositionReader
 	Ledger       LedgerHead
+	Clients      ClientHeads
 	// MaxWait bounds the wait for a minimum position. Default 5s.
 	MaxWait time.Duration
 	// Poll is how often the position is read while waiting. Default 20ms.
@@ -202,7 +221,7 @@ func (q *Queries) History(ctx context.Context, f TransactionFilter, p Page, minP
 	if q.Transactions == nil {
 		return TransactionPage{}, 0, ErrNotConfigured
 	}
-	pos, err := q.await(ctx, History, minPosition)
+	pos, err := q.await(ctx, History, f.ClientID, minPosition)
 	if err != nil {
 		return TransactionPage{}, 0, err
 	}
@@ -215,7 +234,7 @@ func (q *Queries) GGR(ctx context.Context, r ReportQuery, minPosition int64) ([]
 	if q.Reports == nil {
 		return nil, 0, ErrNotConfigured
 	}
-	pos, err := q.await(ctx, History, minPosition)
+	pos, err := q.await(ctx, History, r.ClientID, minPosition)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,7 +247,7 @@ func (q *Queries) Commission(ctx context.Context, r ReportQuery, minPosition int
 	if q.Reports == nil {
 		return nil, 0, ErrNotConfigured
 	}
-	pos, err := q.await(ctx, History, minPosition)
+	pos, err := q.await(ctx, History, r.ClientID, minPosition)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -237,28 +256,43 @@ func (q *Queries) Commission(ctx context.Context, r ReportQuery, minPosition int
 }
 
 // LedgerPosition is the position of committed state (the accounts table):
-// the chain head, waited for up to MaxWait when it is below minPosition.
-// Read it before the state it describes, so the state reflects at least it.
-func (q *Queries) LedgerPosition(ctx context.Context, minPosition int64) (int64, error) {
+// the chain head (with Clients, clientID's own head), waited for up to
+// MaxWait when it is below minPosition. Read it before the state it
+// describes, so the state reflects at least it.
+func (q *Queries) LedgerPosition(ctx context.Context, clientID string, minPosition int64) (int64, error) {
+	if q.scoped(clientID) {
+		return q.wait(ctx, "ledger", clientID, minPosition, func(ctx context.Context) (int64, bool, error) {
+			pos, err := q.Clients.ClientHead(ctx, clientID, math.MaxInt64)
+			return pos, true, err
+		})
+	}
 	if q.Ledger == nil {
 		return 0, ErrNotConfigured
 	}
-	return q.wait(ctx, "ledger", minPosition, func(ctx context.Context) (int64, error) {
+	return q.wait(ctx, "ledger", clientID, minPosition, func(ctx context.Context) (int64, bool, error) {
 		pos, _, err := q.Ledger.Head(ctx)
-		return pos, err
+		return pos, false, err
 	})
 }
 
-func (q *Queries) await(ctx context.Context, p Name, minPosition int64) (int64, error) {
+// scoped reports whether positions are shown as clientID's own.
+func (q *Queries) scoped(clientID string) bool { return q.Clients != nil && clientID != "" }
+
+func (q *Queries) await(ctx context.Context, p Name, clientID string, minPosition int64) (int64, error) {
 	if q.Positions == nil {
 		return 0, ErrNotConfigured
 	}
-	return q.wait(ctx, string(p), minPosition, func(ctx context.Context) (int64, error) {
-		return q.Positions.Position(ctx, p)
+	return q.wait(ctx, string(p), clientID, minPosition, func(ctx context.Context) (int64, bool, error) {
+		pos, err := q.Positions.Position(ctx, p)
+		return pos, false, err
 	})
 }
 
-func (q *Queries) wait(ctx context.Context, source string, minPosition int64, read func(context.Context) (int64, error)) (int64, error) {
+// wait reads a position until it reaches minPosition. read says whether
+// the position it read is already the client's own; if not (and Clients is
+// set) the answer is the client's last event at or below it.
+func (q *Queries) wait(ctx context.Context, source, clientID string, minPosition int64,
+	read func(context.Context) (pos int64, own bool, err error)) (int64, error) {
 	maxWait, poll := q.MaxWait, q.Poll
 	if maxWait <= 0 {
 		maxWait = DefaultMaxWait
@@ -266,21 +300,61 @@ func (q *Queries) wait(ctx context.Context, source string, minPosition int64, re
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
-	pos, err := read(ctx)
-	if err != nil || pos >= minPosition {
-		return pos, err
-	}
-	// Behind: worth waiting only for a position the event store has. The
-	// head is read after the read model's position, so a position just
-	// committed (and not yet applied) is at or below it.
-	if q.Ledger != nil {
-		head, _, err := q.Ledger.Head(ctx)
+	own := func(pos int64, isOwn bool) (int64, error) {
+		if isOwn || !q.scoped(clientID) {
+			return pos, nil
+		}
+		p, err := q.Clients.ClientHead(ctx, clientID, pos)
 		if err != nil {
-			return 0, fmt.Errorf("read the ledger head: %w", err)
+			return 0, fmt.Errorf("read the position of %s: %w", clientID, err)
+		}
+		return p, nil
+	}
+	// reached answers a position at or past minPosition. For a client,
+	// a minimum that is none of its events and beyond its own head is
+	// refused whether or not the read model is past it, so the answer does
+	// not depend on timing; a minimum between two of its events is
+	// reflected, and reported, as asked.
+	reached := func(pos int64, isOwn bool) (int64, error) {
+		p, err := own(pos, isOwn)
+		if err != nil || p >= minPosition {
+			return p, err
+		}
+		head, err := q.Clients.ClientHead(ctx, clientID, math.MaxInt64)
+		if err != nil {
+			return 0, fmt.Errorf("read the head of %s: %w", clientID, err)
 		}
 		if minPosition > head {
 			return 0, &BeyondHeadError{Want: minPosition, Head: head}
 		}
+		return minPosition, nil
+	}
+	pos, isOwn, err := read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if pos >= minPosition {
+		return reached(pos, isOwn)
+	}
+	// Behind: worth waiting only for a position the event store has (for a
+	// client: one of its own events). The head is read after the read
+	// model's position, so a position just committed (and not yet applied)
+	// is at or below it.
+	var head int64
+	switch {
+	case q.scoped(clientID):
+		if head, err = q.Clients.ClientHead(ctx, clientID, math.MaxInt64); err != nil {
+			return 0, fmt.Errorf("read the head of %s: %w", clientID, err)
+		}
+	case q.Ledger != nil:
+		if head, _, err = q.Ledger.Head(ctx); err != nil {
+			return 0, fmt.Errorf("read the ledger head: %w", err)
+		}
+	default:
+		head = math.MaxInt64
+	}
+	if minPosition > head {
+		return 0, &BeyondHeadError{Want: minPosition, Head: head}
 	}
 	deadline := time.NewTimer(maxWait)
 	defer deadline.Stop()
@@ -291,11 +365,18 @@ func (q *Queries) wait(ctx context.Context, source string, minPosition int64, re
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-deadline.C:
-			return 0, &BehindError{Source: source, Want: minPosition, Have: pos, RetryAfter: time.Second}
+			have, err := own(pos, isOwn)
+			if err != nil {
+				return 0, err
+			}
+			return 0, &BehindError{Source: source, Want: minPosition, Have: have, RetryAfter: time.Second}
 		case <-tick.C:
 		}
-		if pos, err = read(ctx); err != nil || pos >= minPosition {
-			return pos, err
+		if pos, isOwn, err = read(ctx); err != nil {
+			return 0, err
+		}
+		if pos >= minPosition {
+			return reached(pos, isOwn)
 		}
 	}
 }

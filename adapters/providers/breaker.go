@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pitboss/pitboss/gateway"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // endpointBreaker is the circuit breaker of one provider endpoint. It

@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pitboss/pitboss/gateway"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // Config configures a Registry.

@@ -248,7 +248,7 @@ func New(t testing.TB, o Options) *Harness {
 		LaunchClients: h.LaunchClients, Deliveries: h.Deliveries, Webhooks: h.Deliveries,
 		Games: gw, Launcher: registry,
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
-			Ledger: h.Accounts, MaxWait: o.ReadWait},
+			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 		Clock: h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit,
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,

@@ -44,5 +44,6 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 // readQueries are the read-model queries the API answers from.
 func readQueries(pool *pgxpool.Pool) *projections.Queries {
 	rm := readstore.NewReadModels(pool)
-	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: eventstore.NewAccounts(pool)}
+	accounts := eventstore.NewAccounts(pool)
+	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: accounts, Clients: accounts}
 }

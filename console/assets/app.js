@@ -415,8 +415,9 @@ async function loadAudit() {
       el('p', { class: 'hint', text: `Keep position:hash to anchor a later check: pitboss verify --anchor ${h.position}:${h.hash}` }),
       el('h3', { text: 'Last verification' }),
       v ? el('div', { id: 'last-verify' },
-        el('p', {}, el('strong', { text: v.ok ? '✔ Passed' : '✖ FAILED' }), ` — pitboss verify finished ${v.finished_at}, ${v.events} events up to position ${v.head_position}`),
-        table(['Check', 'Result', 'Rows', 'Failures', 'Note'], v.checks.map((c) => [c.name, c.skipped ? '– skipped' : c.ok ? '✔ ok' : '✖ failed', c.rows, c.failures, c.skipped || c.note || '']), [2, 3]))
+        el('p', {}, el('strong', { text: v.ok ? '✔ Passed' : '✖ FAILED' }), ` — pitboss verify finished ${v.finished_at}, ` +
+          (v.events === null ? 'before it recorded each client\'s part' : `${v.events} of your events up to position ${v.head_position}`)),
+        table(['Check', 'Result', 'Failures', 'Note'], v.checks.map((c) => [c.name, c.skipped ? '– skipped' : c.ok ? '✔ ok' : '✖ failed', c.failures, c.skipped || '']), [2]))
         : el('p', { id: 'last-verify', text: 'Never verified: run pitboss verify (it records its outcome here).' }),
       el('h3', { text: 'Export' }),
       el('p', { text: `Your own events, with the exact stored bodies and hashes, as NDJSON (paged from ${h.events_path}). The whole chain: pitboss export.` }),

@@ -169,6 +169,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 		rep.HeadHash = hex.EncodeToString(h)
 	}
 	rep.Currencies = totals
+	rep.Clients = chain.Clients()
 	rep.Checks = append(checks, accounts, records)
 	release()
 

@@ -21,8 +21,9 @@ type Accounts struct {
 }
 
 var (
-	_ commands.Balances      = (*Accounts)(nil)
-	_ projections.LedgerHead = (*Accounts)(nil)
+	_ commands.Balances       = (*Accounts)(nil)
+	_ projections.LedgerHead  = (*Accounts)(nil)
+	_ projections.ClientHeads = (*Accounts)(nil)
 )
 
 // NewAccounts returns a reader over pool.
@@ -54,4 +55,28 @@ func (a *Accounts) Head(ctx context.Context) (position int64, hash []byte, err e
 		return 0, nil, fmt.Errorf("read chain head: %w", err)
 	}
 	return position, hash, nil
+}
+
+// sqlClientHead walks the client's events backwards from atMost on
+// events_client_position_idx (migrations/00008_audit.sql): it reads the
+// client's rows only, and only the first it meets. The body must name the
+// same client, as in the audit export (adapters/postgres/auditstore).
+const sqlClientHead = `
+SELECT position
+  FROM events
+ WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position <= $2
+ ORDER BY position DESC LIMIT 1`
+
+// ClientHead implements projections.ClientHeads: the position of
+// clientID's last event at or below atMost, 0 when it has none there.
+func (a *Accounts) ClientHead(ctx context.Context, clientID string, atMost int64) (int64, error) {
+	var position int64
+	err := a.pool.QueryRow(ctx, sqlClientHead, clientID, atMost).Scan(&position)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read the head of client %s: %w", clientID, err)
+	}
+	return position, nil
 }
