@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -114,4 +115,28 @@ func TestProviderWalletGameMustBeTheProviders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProviderWalletBodyIsJSON: the provider wallet's body, like every
+// other JSON body, must be sent as application/json (issue 17, item 11);
+// a signed call with another or no Content-Type is 400 naming the header
+// and moves nothing.
+func TestProviderWalletBodyIsJSON(t *testing.T) {
+	h := newSLHarness(t)
+	w := newSLWallet(t, h, "10")
+	for i, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1"} {
+		raw := fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-ct-%d","round_id":"r1","amount":"1"}`, w.session, i)
+		path := "/provider/v1/wallet/bet"
+		rec := h.Do(apitest.Request{Method: http.MethodPost, Path: path, Body: raw, Header: map[string]string{
+			"Content-Type": ct, "X-Provider-Id": h.provider,
+			"X-Signature": apitest.SignV2(h.providerSecret, h.Clock.Now().Unix(), http.MethodPost, path, []byte(raw))}})
+		e := wantError(t, rec, http.StatusBadRequest, wire.CodeInvalidRequest, false)
+		if e.Error.Details["header"] != "Content-Type" {
+			t.Errorf("Content-Type %q: details %v, want header Content-Type", ct, e.Error.Details)
+		}
+	}
+	if got := h.Balance(w.wallet); got != 1000 {
+		t.Fatalf("wallet %d, want 1000: a refused call moved money", got)
+	}
+	wantOK(t, w.call("bet", map[string]any{"transaction_id": "bet-ok", "round_id": "r1", "amount": "1"}), "9.00")
 }

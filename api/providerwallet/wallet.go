@@ -105,6 +105,11 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	if err := h.checkSignature(c, prov, raw); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
+	// As on every other JSON body (issue 17, item 11): a proxy or WAF
+	// that trusts the declared type must see the body we read.
+	if err := wire.CheckJSONContentType(c); err != nil {
+		return call, gateway.GameSession{}, domain.Currency{}, err
+	}
 	if err := wire.DecodeJSON(raw, &call); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}

@@ -93,19 +93,19 @@ func BindJSON(c echo.Context, v any) error {
 		return err
 	}
 	if len(bytes.TrimSpace(b)) > 0 {
-		if err := checkJSONContentType(c); err != nil {
+		if err := CheckJSONContentType(c); err != nil {
 			return err
 		}
 	}
 	return DecodeJSON(b, v)
 }
 
-// checkJSONContentType refuses a body not sent as application/json: the
+// CheckJSONContentType refuses a body not sent as application/json: the
 // header left out or naming another type (application/jsonx, text/plain)
 // is 400 INVALID_REQUEST with details.header. The type is compared without
 // case and a charset other than UTF-8 is refused: the body is read as
 // UTF-8, so a client that says otherwise means other bytes than we read.
-func checkJSONContentType(c echo.Context) error {
+func CheckJSONContentType(c echo.Context) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	mt, params, err := mime.ParseMediaType(ct)
 	if err == nil && mt == echo.MIMEApplicationJSON {
@@ -131,7 +131,7 @@ func OptionalJSON(c echo.Context, v any) error {
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
 	}
-	if err := checkJSONContentType(c); err != nil {
+	if err := CheckJSONContentType(c); err != nil {
 		return err
 	}
 	if err := DecodeJSON(b, v); err != nil {
