@@ -50,6 +50,8 @@ func TestTransactionReasonLimit(t *testing.T) {
 		{"withdrawal with a bell", "withdrawal", "fees\a"},
 		{"adjustment with an escape sequence", "adjustment", "goodwill \x1b[2J"},
 		{"transfer with a line separator", "transfer", "to player\u2028forged"},
+		{"deposit with a right-to-left override", "deposit", "refund \u202e00.5\u202c"},
+		{"deposit with a directional isolate", "deposit", "bonus \u2067x\u2069"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +100,8 @@ func TestAdminTextLimits(t *testing.T) {
 			map[string]any{"name": "Acme\u009bCasino"}, "name"},
 		{"rename a client with a paragraph separator", http.MethodPatch, "/admin/v1/clients/" + id,
 			map[string]any{"name": "Acme\u2029Casino"}, "name"},
+		{"rename a client with a right-to-left override", http.MethodPatch, "/admin/v1/clients/" + id,
+			map[string]any{"name": "Acme \u202eonisaC"}, "name"},
 		{"a key label with a carriage return", http.MethodPost, "/admin/v1/clients/" + id + "/keys",
 			map[string]any{"scopes": []string{gateway.ScopeWalletRead}, "label": "ci\rprod"}, "label"},
 	}

@@ -26,10 +26,15 @@ func (e *FieldError) Unwrap() error { return ErrInvalidArgument }
 
 // CheckText accepts free text of at most max characters that is valid
 // UTF-8 and holds no control character (Unicode category Cc: C0, DEL, C1,
-// so also tab, line feed and carriage return) and no line or paragraph
-// separator (U+2028, U+2029). Such text is one line wherever it is shown
-// or logged, and cannot forge a line of its own or move a terminal's
-// cursor. field names the request field in the error.
+// so also tab, line feed and carriage return), no line or paragraph
+// separator (U+2028, U+2029) and no bidirectional embedding, override or
+// isolate (U+202A–U+202E, U+2066–U+2069). Such text is one line wherever it
+// is shown or logged, cannot forge a line of its own or move a terminal's
+// cursor, and is displayed in the order it is stored: an override could
+// make "5.00" in a console or a CSV cell read as "00.5", or a name read as
+// another (the "Trojan Source" trick). Other format characters stay
+// allowed: the zero-width joiner and non-joiner are part of emoji and of
+// Persian and Indic spelling. field names the request field in the error.
 func CheckText(field, v string, max int) error {
 	if !utf8.ValidString(v) {
 		return &FieldError{Field: field, Message: field + " must be valid UTF-8"}
@@ -40,6 +45,10 @@ func CheckText(field, v string, max int) error {
 		if IsControlOrBreak(r) {
 			return &FieldError{Field: field,
 				Message: fmt.Sprintf("%s must not contain control characters or line breaks (U+%04X at character %d)", field, r, n)}
+		}
+		if IsBidiControl(r) {
+			return &FieldError{Field: field,
+				Message: fmt.Sprintf("%s must not contain bidirectional embedding, override or isolate characters (U+%04X at character %d)", field, r, n)}
 		}
 	}
 	if n > max {
@@ -52,4 +61,11 @@ func CheckText(field, v string, max int) error {
 // category Cc) or a line or paragraph separator: what CheckText refuses.
 func IsControlOrBreak(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029'
+}
+
+// IsBidiControl reports whether r is a bidirectional embedding, override,
+// pop or isolate character (U+202A–U+202E, U+2066–U+2069): the ones that
+// reorder the text around them when it is displayed.
+func IsBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

@@ -31,6 +31,13 @@ func TestCheckText(t *testing.T) {
 		{"line separator", "a\u2028b", 50, "reason must not contain control characters or line breaks (U+2028 at character 2)"},
 		{"paragraph separator", "a\u2029b", 50, "reason must not contain control characters or line breaks (U+2029 at character 2)"},
 		{"other scripts and symbols", "Prämie für Mai – 5 € 🎰 ボーナス", 50, ""},
+		{"right-to-left override", "bonus \u202e00.5", 50, "reason must not contain bidirectional embedding, override or isolate characters (U+202E at character 7)"},
+		{"left-to-right embedding", "\u202aa", 50, "reason must not contain bidirectional embedding, override or isolate characters (U+202A at character 1)"},
+		{"pop directional formatting", "a\u202c", 50, "reason must not contain bidirectional embedding, override or isolate characters (U+202C at character 2)"},
+		{"first strong isolate", "a\u2068b\u2069", 50, "reason must not contain bidirectional embedding, override or isolate characters (U+2068 at character 2)"},
+		{"pop directional isolate", "a\u2069", 50, "reason must not contain bidirectional embedding, override or isolate characters (U+2069 at character 2)"},
+		{"zero-width joiner and non-joiner (emoji, Persian)", "👩\u200d💻 می\u200cخواهم", 50, ""},
+		{"Arabic and Hebrew text", "مكافأة מבצע", 50, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
