@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -116,23 +117,16 @@ func nullTime(t time.Time) any {
 	return t
 }
 
-// sqlClientEvents uses events_client_position_idx: the client named by the
-// stream id, in position order. The body's client_id must agree, so an
-// event is only ever shown to the client it is about.
-const sqlClientEvents = `
-SELECT ` + recordColumns + `
-  FROM events
- WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position > $2
- ORDER BY position LIMIT $3`
+// sqlClientEvents reads a page of the client's events in position order
+// on events_client_position_idx (postgres.ClientEventsAfter). The body's
+// client_id must agree, so an event is only ever shown to the client it is
+// about.
+var sqlClientEvents = postgres.ClientEventsAfter(recordColumns, "$1", "$2::bigint", "$3")
 
 // sqlClientHead is the client's last event: its position and hash (the
-// chain's hash at that position). Walked backwards on the client index
-// (events_client_position_idx), so it reads the client's rows only.
-const sqlClientHead = `
-SELECT position, hash
-  FROM events
- WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1
- ORDER BY position DESC LIMIT 1`
+// chain's hash at that position), walked backwards on the client index
+// (postgres.ClientEventAtOrBefore), so it reads one row of the client's.
+var sqlClientHead = postgres.ClientEventAtOrBefore("position, hash", "$1", "9223372036854775807::bigint")
 
 // ClientEvents implements audit.Log.
 func (a *Audit) ClientEvents(ctx context.Context, clientID string, after int64, limit int) (audit.Page, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
@@ -58,14 +59,11 @@ func (a *Accounts) Head(ctx context.Context) (position int64, hash []byte, err e
 }
 
 // sqlClientHead walks the client's events backwards from atMost on
-// events_client_position_idx (migrations/00008_audit.sql): it reads the
-// client's rows only, and only the first it meets. The body must name the
-// same client, as in the audit export (adapters/postgres/auditstore).
-const sqlClientHead = `
-SELECT position
-  FROM events
- WHERE split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1 AND position <= $2
- ORDER BY position DESC LIMIT 1`
+// events_client_position_idx (migrations/00008_audit.sql) and stops at the
+// first (postgres.ClientEventAtOrBefore: a plan that cannot read the
+// client's whole history). The body must name the same client, as in the
+// audit export (adapters/postgres/auditstore).
+var sqlClientHead = postgres.ClientEventAtOrBefore("position", "$1", "$2::bigint")
 
 // ClientHead implements projections.ClientHeads: the position of
 // clientID's last event at or below atMost, 0 when it has none there.

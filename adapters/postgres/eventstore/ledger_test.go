@@ -462,3 +462,40 @@ func BenchmarkLedgerExecute(b *testing.B) {
 	b.ReportMetric(events/txs, "ops/commit")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 }
+
+// BenchmarkClientHead measures the probe that scopes every read's
+// X-Ledger-Position to its client (projections.ClientHeads): a quiet
+// client whose only event lies under thousands of a busy client's, and the
+// busy client itself, both asked at the head.
+func BenchmarkClientHead(b *testing.B) {
+	pool, _ := pgtest.NewDatabase(b)
+	_, h := storetest.StartLedger(b, pool, eventstore.LedgerConfig{})
+	quiet, busy := storetest.UID("quiet"), storetest.UID("busy")
+	deposit(b, h, quiet, storetest.UID("p"), "1.00")
+	var wg sync.WaitGroup
+	for range 32 {
+		player := storetest.UID("p")
+		wg.Go(func() {
+			for range 5000 / 32 {
+				deposit(b, h, busy, player, "1.00")
+			}
+		})
+	}
+	wg.Wait()
+	accounts := eventstore.NewAccounts(pool)
+	ctx := context.Background()
+	head, _, err := accounts.Head(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, client string }{{"quiet", quiet}, {"busy", busy}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if p, err := accounts.ClientHead(ctx, c.client, head); err != nil || p == 0 {
+					b.Fatalf("client head %d %v", p, err)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -88,22 +89,19 @@ func (l *Lag) Lag(ctx context.Context) (gateway.Lag, error) {
 // agrees. $1 is the client id.
 const clientEvents = `split_part(stream_id, ':', 2) = $1 AND body->'data'->>'client_id' = $1`
 
-const (
-	sqlClientLagHead = `SELECT COALESCE((SELECT position FROM events WHERE ` + clientEvents + `
-		ORDER BY position DESC LIMIT 1), 0)`
+var (
+	sqlClientLagHead   = `SELECT COALESCE((` + postgres.ClientEventAtOrBefore("position", "$1", "9223372036854775807::bigint") + `), 0)`
 	sqlClientLagRelays = `
 		SELECT c.name, COALESCE(last.position, 0), last.occurred_at,
-			(SELECT occurred_at FROM events WHERE ` + clientEvents + ` AND position > c.position ORDER BY position LIMIT 1),
+			(` + postgres.ClientEventsAfter("occurred_at", "$1", "c.position", "1") + `),
 			(SELECT count(*) FROM events WHERE ` + clientEvents + ` AND position > c.position)
 		FROM relay_checkpoints c
-		LEFT JOIN LATERAL (SELECT position, occurred_at FROM events WHERE ` + clientEvents + ` AND position <= c.position
-			ORDER BY position DESC LIMIT 1) last ON true
+		LEFT JOIN LATERAL (` + postgres.ClientEventAtOrBefore("position, occurred_at", "$1", "c.position") + `) last ON true
 		ORDER BY c.name`
 	sqlClientLagProjections = `
 		SELECT p.projection,
-			COALESCE((SELECT position FROM events WHERE ` + clientEvents + ` AND position <= p.position
-				ORDER BY position DESC LIMIT 1), 0),
-			(SELECT occurred_at FROM events WHERE ` + clientEvents + ` AND position > p.position ORDER BY position LIMIT 1),
+			COALESCE((` + postgres.ClientEventAtOrBefore("position", "$1", "p.position") + `), 0),
+			(` + postgres.ClientEventsAfter("occurred_at", "$1", "p.position", "1") + `),
 			(SELECT count(*) FROM events WHERE ` + clientEvents + ` AND position > p.position)
 		FROM readmodels.positions p ORDER BY p.projection`
 )
