@@ -58,7 +58,9 @@ func (d *deliveryConfig) load() []error {
 		}
 		return v
 	}
-	errs = append(errs, d.loadPrivateTargets()...)
+	if err := d.loadPrivateTargets(); err != nil {
+		errs = append(errs, err)
+	}
 	d.Timeout = duration("PITBOSS_DELIVERY_TIMEOUT", delivery.DefaultTimeout)
 	d.Concurrency = integer("PITBOSS_DELIVERY_CONCURRENCY", delivery.DefaultConcurrency, 1, 1024)
 	d.Schedule = delivery.Schedule{
@@ -79,14 +81,14 @@ func (d *deliveryConfig) load() []error {
 // loadPrivateTargets reads PITBOSS_PRIVATE_CALLBACKS (none, sandbox or
 // all; default none) and the deprecated PITBOSS_ALLOW_PRIVATE_CALLBACKS.
 // Both may be set only when they agree: which one wins would be a guess.
-func (d *deliveryConfig) loadPrivateTargets() []error {
+func (d *deliveryConfig) loadPrivateTargets() error {
 	d.PrivateTargets, d.Deprecated = gateway.PrivateTargetsNone, ""
 	newV, oldV := env(privateCallbacksVar, ""), env(allowPrivateCallbacksVar, "")
 	if newV != "" {
 		pt, err := gateway.ParsePrivateTargets(newV)
 		if err != nil {
-			return []error{fmt.Errorf("%s must be none, sandbox or all (whose callbacks may reach loopback and private addresses), not %q",
-				privateCallbacksVar, gateway.ClipValue(newV))}
+			return fmt.Errorf("%s must be none, sandbox or all (whose callbacks may reach loopback and private addresses), not %q",
+				privateCallbacksVar, gateway.ClipValue(newV))
 		}
 		d.PrivateTargets = pt
 	}
@@ -95,19 +97,22 @@ func (d *deliveryConfig) loadPrivateTargets() []error {
 	}
 	b, err := strconv.ParseBool(oldV)
 	if err != nil {
-		return []error{fmt.Errorf("%s must be true or false (deprecated: use %s=none|sandbox|all)",
-			allowPrivateCallbacksVar, privateCallbacksVar)}
+		return fmt.Errorf("%s must be true or false (deprecated: use %s=none|sandbox|all)",
+			allowPrivateCallbacksVar, privateCallbacksVar)
 	}
 	alias := gateway.PrivateTargetsNone
 	if b {
 		alias = gateway.PrivateTargetsAll
 	}
 	if newV != "" && alias != d.PrivateTargets {
-		return []error{fmt.Errorf("%s=%s (deprecated) means %s=%s, but %s is %s: unset %s",
-			allowPrivateCallbacksVar, oldV, privateCallbacksVar, alias, privateCallbacksVar, d.PrivateTargets, allowPrivateCallbacksVar)}
+		return fmt.Errorf("%s=%s (deprecated) means %s=%s, but %s is %s: unset %s",
+			allowPrivateCallbacksVar, oldV, privateCallbacksVar, alias, privateCallbacksVar, d.PrivateTargets, allowPrivateCallbacksVar)
 	}
 	d.PrivateTargets = alias
 	d.Deprecated = fmt.Sprintf("%s is deprecated: set %s=%s instead", allowPrivateCallbacksVar, privateCallbacksVar, alias)
+	if newV != "" {
+		d.Deprecated = fmt.Sprintf("%s is deprecated (it agrees with %s=%s): unset it", allowPrivateCallbacksVar, privateCallbacksVar, alias)
+	}
 	return nil
 }
 

@@ -40,7 +40,7 @@ func TestDeliveryConfig(t *testing.T) {
 		{"the deprecated boolean, false: none", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "false"}, "",
 			wantPrivate(gateway.PrivateTargetsNone, "PITBOSS_ALLOW_PRIVATE_CALLBACKS is deprecated: set PITBOSS_PRIVATE_CALLBACKS=none instead")},
 		{"both, agreeing", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "1", "PITBOSS_PRIVATE_CALLBACKS": "all"}, "",
-			wantPrivate(gateway.PrivateTargetsAll, "PITBOSS_ALLOW_PRIVATE_CALLBACKS is deprecated: set PITBOSS_PRIVATE_CALLBACKS=all instead")},
+			wantPrivate(gateway.PrivateTargetsAll, "PITBOSS_ALLOW_PRIVATE_CALLBACKS is deprecated (it agrees with PITBOSS_PRIVATE_CALLBACKS=all): unset it")},
 		{"both, disagreeing", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "true", "PITBOSS_PRIVATE_CALLBACKS": "sandbox"},
 			"PITBOSS_ALLOW_PRIVATE_CALLBACKS=true (deprecated) means PITBOSS_PRIVATE_CALLBACKS=all, but PITBOSS_PRIVATE_CALLBACKS is sandbox: unset PITBOSS_ALLOW_PRIVATE_CALLBACKS", nil},
 		{"both, the deprecated one off", map[string]string{"PITBOSS_ALLOW_PRIVATE_CALLBACKS": "false", "PITBOSS_PRIVATE_CALLBACKS": "sandbox"},
