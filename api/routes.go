@@ -16,7 +16,7 @@ import (
 // forwarded-callback setting (package deliveries) to the authenticated
 // /api/v1 group.
 func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
-	d := deliveries.New(s.deps.Deliveries, s.deps.Webhooks, s.cfg.AllowPrivateCallbacks)
+	d := deliveries.New(s.deps.Deliveries, s.deps.Webhooks, s.cfg.PrivateCallbacks)
 	// The scope is checked before the stores: a key without it is 403 on
 	// any server.
 	read := []echo.MiddlewareFunc{requireScope(gateway.ScopeDeliveriesRead), d.RequireStores}
@@ -38,5 +38,5 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 func (s *Server) adminDeps() admin.Deps {
 	return admin.Deps{Token: s.cfg.AdminToken, Clients: s.deps.Admin.Clients, Launch: s.deps.Admin.Launch,
 		Callbacks: s.deps.Admin.Callbacks, Webhooks: s.deps.Webhooks, Usage: s.deps.Usage, Keys: s.deps.Keys,
-		RateLimits: s.cfg.RateLimits, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks, Now: s.now, Logger: s.log}
+		RateLimits: s.cfg.RateLimits, PrivateCallbacks: s.cfg.PrivateCallbacks, Now: s.now, Logger: s.log}
 }

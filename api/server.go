@@ -49,9 +49,12 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// the signed launch checks a client's IP allow-list.
 	TrustedProxies []netip.Prefix
-	// AllowPrivateCallbacks accepts webhook and callback URLs that point at
-	// loopback or private addresses (tests, single-machine sandboxes).
-	AllowPrivateCallbacks bool
+	// PrivateCallbacks says whose webhook and callback URLs may point at
+	// loopback or private addresses, by the client's environment: no
+	// one's (the zero value, production), sandbox clients' (`make run`,
+	// a receiver on the developer's machine) or everyone's (tests).
+	// Link-local addresses stay refused whatever it says.
+	PrivateCallbacks gateway.PrivateTargets
 	// AdminToken authenticates the admin API (/admin/v1); empty disables
 	// it (404). At least MinAdminTokenLength characters (checked by the
 	// configuration). See docs/keys-and-admin.md.

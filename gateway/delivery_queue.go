@@ -66,14 +66,18 @@ type DeliveryEnqueuer interface {
 // DeliveryJob is a delivery a worker has claimed: the head of its queue,
 // leased to the worker until its lease ends.
 type DeliveryJob struct {
-	ID         string
-	ClientID   string
-	Target     string
-	EndpointID string
-	EventID    string
-	EventType  string
-	Kind       string
-	Payload    []byte
+	ID       string
+	ClientID string
+	// Environment is the client's (sandbox or production; "" when the
+	// client is gone) as of the claim: the sender allows inside targets
+	// by it (PrivateTargets.Allows).
+	Environment string
+	Target      string
+	EndpointID  string
+	EventID     string
+	EventType   string
+	Kind        string
+	Payload     []byte
 	// Attempt numbers this attempt among all of the delivery's attempts
 	// (1 = the first ever). It is also the lease token: Finish applies
 	// only while the delivery's attempt counter still equals it.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/delivery"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 func TestSignAndVerify(t *testing.T) {
@@ -179,7 +180,7 @@ func TestSender(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	s := delivery.NewSender(delivery.SenderConfig{Timeout: 300 * time.Millisecond, AllowPrivate: true})
+	s := delivery.NewSender(delivery.SenderConfig{Timeout: 300 * time.Millisecond, PrivateTargets: gateway.PrivateTargetsAll})
 	req := func(url string) delivery.Request {
 		return delivery.Request{URL: url, Body: body, Secret: secret, DeliveryID: "dl_1", IdempotencyKey: "ev:callback",
 			EventID: "ev", EventType: "wallet.bet_placed.v1", Kind: "bet", Attempt: 3}
@@ -249,7 +250,7 @@ func TestSenderRefusesPrivateAddresses(t *testing.T) {
 		t.Fatalf("%d requests reached the loopback receiver", n)
 	}
 	// and with private targets allowed, the same receiver is reached
-	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, AllowPrivate: true})
+	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, PrivateTargets: gateway.PrivateTargetsAll})
 	if r := open.Send(t.Context(), delivery.Request{URL: srv.URL, Body: []byte(`{}`), Secret: "s"}); !r.Succeeded() {
 		t.Fatalf("allowed: %+v", r)
 	}
@@ -263,6 +264,64 @@ func TestSenderRefusesPrivateAddresses(t *testing.T) {
 // and link-local addresses (cloud metadata) are refused in every form even
 // when private targets are allowed. The refusal comes from the dialer's
 // Control hook, on the address being connected to, before any packet.
+// TestSenderPrivateTargetsByEnvironment: whether a delivery may reach an
+// inside address is decided by its client's environment; a connection a
+// sandbox delivery opened to a loopback receiver is never reused for a
+// production one (each kind has its own transport), and link-local stays
+// refused for everyone, even under all.
+func TestSenderPrivateTargetsByEnvironment(t *testing.T) {
+	t.Parallel()
+	srv, hits := receiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	send := func(t *testing.T, s *delivery.Sender, url, env string) gateway.AttemptResult {
+		t.Helper()
+		return s.Send(t.Context(), delivery.Request{URL: url, Environment: env, Body: []byte(`{}`), Secret: "s"})
+	}
+	refused := func(t *testing.T, r gateway.AttemptResult, what string) {
+		t.Helper()
+		if r.Succeeded() || r.StatusCode != 0 || !strings.Contains(r.Error, "non-public address: "+what) {
+			t.Fatalf("result %+v, want a refusal of %s", r, what)
+		}
+	}
+
+	t.Run("sandbox", func(t *testing.T) {
+		s := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, PrivateTargets: gateway.PrivateTargetsSandbox})
+		// a sandbox client's delivery reaches the loopback receiver (and
+		// leaves a kept-alive connection to it)
+		if r := send(t, s, srv.URL, gateway.EnvironmentSandbox); !r.Succeeded() {
+			t.Fatalf("sandbox delivery: %+v", r)
+		}
+		// a production client's delivery to the same receiver is refused
+		// at the dial, not sent on that connection
+		refused(t, send(t, s, srv.URL, gateway.EnvironmentProduction), "127.0.0.1: loopback")
+		refused(t, send(t, s, srv.URL, ""), "127.0.0.1: loopback")
+		if n := hits.Load(); n != 1 {
+			t.Fatalf("%d requests reached the receiver, want only the sandbox one", n)
+		}
+		refused(t, send(t, s, "http://169.254.169.254:9/latest", gateway.EnvironmentSandbox), "169.254.169.254: link-local")
+	})
+	t.Run("none", func(t *testing.T) {
+		s := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second})
+		refused(t, send(t, s, srv.URL, gateway.EnvironmentSandbox), "127.0.0.1: loopback")
+	})
+	t.Run("all: the metadata address stays refused", func(t *testing.T) {
+		s := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, PrivateTargets: gateway.PrivateTargetsAll})
+		for _, env := range []string{gateway.EnvironmentSandbox, gateway.EnvironmentProduction} {
+			for host, want := range map[string]string{
+				"169.254.169.254":          "169.254.169.254: link-local",
+				"[::ffff:169.254.169.254]": "169.254.169.254: link-local",
+				"[::a9fe:a9fe]":            "::a9fe:a9fe (IPv4-compatible form of 169.254.169.254): link-local",
+				"[64:ff9b::a9fe:a9fe]":     "64:ff9b::a9fe:a9fe (NAT64 form of 169.254.169.254): link-local",
+				"[2002:a9fe:a9fe::1]":      "2002:a9fe:a9fe::1 (6to4 form of 169.254.169.254): link-local",
+			} {
+				refused(t, send(t, s, "http://"+host+":9/latest", env), want)
+			}
+		}
+	})
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("%d requests reached the receiver, want 1", n)
+	}
+}
+
 func TestSenderRefusesEmbeddedIPv4(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -291,7 +350,7 @@ func TestSenderRefusesEmbeddedIPv4(t *testing.T) {
 		{host: "0.0.0.0", allowPrivate: true, want: "0.0.0.0: this network"},
 	}
 	guarded := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second})
-	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, AllowPrivate: true})
+	open := delivery.NewSender(delivery.SenderConfig{Timeout: time.Second, PrivateTargets: gateway.PrivateTargetsAll})
 	for _, tc := range tests {
 		name := tc.host
 		if tc.allowPrivate {

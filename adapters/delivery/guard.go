@@ -21,23 +21,23 @@ var ErrForbiddenAddress = errors.New("refusing to connect to a non-public addres
 // before each connect, on the address actually connected to. Checking there
 // (not the URL's host name) defeats DNS rebinding, a name with several
 // addresses and any spelling of the host the URL check did not foresee.
-type guard struct{ allowPrivate bool }
+type guard struct{ allowInside bool }
 
 func (g guard) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s does not parse: %v", ErrForbiddenAddress, address, err)
 	}
-	if c := gateway.ClassifyAddress(ap.Addr()); !c.Allowed(g.allowPrivate) {
+	if c := gateway.ClassifyAddress(ap.Addr()); !c.Allowed(g.allowInside) {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, c)
 	}
 	return nil
 }
 
 // newDialer returns the dialer of the delivery client, with the address
-// check on every connection; allowPrivate lets it reach loopback and
-// private networks (tests, sandbox installs on one machine), never
-// link-local addresses.
-func newDialer(allowPrivate bool) *net.Dialer {
-	return &net.Dialer{Control: guard{allowPrivate: allowPrivate}.control}
+// check on every connection; allowInside lets it reach loopback and
+// private networks (the sender's client for the clients
+// SenderConfig.PrivateTargets allows), never link-local addresses.
+func newDialer(allowInside bool) *net.Dialer {
+	return &net.Dialer{Control: guard{allowInside: allowInside}.control}
 }

@@ -44,22 +44,29 @@ const DefaultTimeout = 10 * time.Second
 type SenderConfig struct {
 	// Timeout bounds one attempt; DefaultTimeout when zero.
 	Timeout time.Duration
-	// AllowPrivate lets deliveries reach loopback and private addresses
-	// (gateway.AddressClass.Allowed); link-local ones (cloud metadata) stay
-	// refused. Off in production; tests and single-machine sandboxes turn
-	// it on (PITBOSS_ALLOW_PRIVATE_CALLBACKS).
-	AllowPrivate bool
+	// PrivateTargets says whose deliveries may reach loopback and private
+	// addresses (gateway.PrivateTargets.Allows, by Request.Environment);
+	// link-local ones (cloud metadata) stay refused whatever it says. The
+	// zero value, none, is production's; `make run` allows sandbox
+	// clients, tests all (PITBOSS_PRIVATE_CALLBACKS).
+	PrivateTargets gateway.PrivateTargets
 	// Now is the clock the signature's t comes from; time.Now when nil.
 	Now func() time.Time
 }
 
 // Sender makes one signed HTTP attempt of a delivery.
 type Sender struct {
-	cfg    SenderConfig
-	client *http.Client
+	cfg SenderConfig
+	// public connects to public addresses only; inside to inside ones
+	// too (nil when no client may reach them). Two clients with a
+	// transport each, not one with a per-request check: a kept-alive
+	// connection is checked once, when it is dialled, so a connection to
+	// a loopback receiver made for a sandbox client must never be in a
+	// pool a production client's delivery can take.
+	public, inside *http.Client
 }
 
-// NewSender returns a sender with its own HTTP client: no proxy (a proxy
+// NewSender returns a sender with its own HTTP clients: no proxy (a proxy
 // would hide the target's address from the dial-time check), no redirects
 // (a 3xx is a failed attempt, and following it could leave the checked
 // host), and the address check on every connection.
@@ -70,20 +77,39 @@ func NewSender(cfg SenderConfig) *Sender {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	s := &Sender{cfg: cfg, public: newClient(cfg.Timeout, false)}
+	if cfg.PrivateTargets != gateway.PrivateTargetsNone {
+		s.inside = newClient(cfg.Timeout, true)
+	}
+	return s
+}
+
+// newClient returns an HTTP client whose dialer refuses what
+// gateway.ClassifyAddress does not allow (allowInside: inside addresses
+// are allowed).
+func newClient(timeout time.Duration, allowInside bool) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           newDialer(cfg.AllowPrivate).DialContext,
+		DialContext:           newDialer(allowInside).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
 	}
-	return &Sender{cfg: cfg, client: &http.Client{
+	return &http.Client{
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	}
+}
+
+// client is the HTTP client for a delivery of a client of environment env.
+func (s *Sender) client(env string) *http.Client {
+	if s.inside != nil && s.cfg.PrivateTargets.Allows(env) {
+		return s.inside
+	}
+	return s.public
 }
 
 // Timeout is the time limit of one attempt.
@@ -100,6 +126,10 @@ type Request struct {
 	EventType      string
 	Kind           string
 	Attempt        int
+	// Environment is the environment of the client the delivery is for:
+	// SenderConfig.PrivateTargets decides by it whether inside addresses
+	// may be reached.
+	Environment string
 }
 
 // Send makes the attempt. It never returns an error: every failure is a
@@ -125,7 +155,7 @@ func (s *Sender) Send(ctx context.Context, r Request) gateway.AttemptResult {
 	h.Set(KindHeader, r.Kind)
 	h.Set(AttemptHeader, strconv.Itoa(r.Attempt))
 
-	resp, err := s.client.Do(req)
+	resp, err := s.client(r.Environment).Do(req)
 	if err != nil {
 		res.Latency = time.Since(start)
 		res.Error = s.describe(err)

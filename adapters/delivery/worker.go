@@ -165,7 +165,7 @@ func (w *Worker) process(ctx context.Context, j gateway.DeliveryJob) {
 		o.Result = gateway.AttemptResult{StartedAt: time.Now(), Error: j.Fault}
 		o.RetryAfter, o.Park = w.cfg.Schedule.Next(j.RoundAttempt, j.RoundStartedAt, time.Now())
 	default:
-		o.Result = w.sender.Send(actx, Request{URL: j.URL, Body: j.Payload, Secret: j.Secret, DeliveryID: j.ID,
+		o.Result = w.sender.Send(actx, Request{URL: j.URL, Environment: j.Environment, Body: j.Payload, Secret: j.Secret, DeliveryID: j.ID,
 			IdempotencyKey: j.IdempotencyKey(), EventID: j.EventID, EventType: j.EventType, Kind: j.Kind,
 			Attempt: j.Attempt})
 		if o.Result.Succeeded() {

@@ -69,7 +69,7 @@ func BenchmarkEnqueueAndDeliver(b *testing.B) {
 	wg.Wait()
 	enqueued := time.Since(start)
 
-	worker, err := delivery.NewWorker(store, delivery.NewSender(delivery.SenderConfig{AllowPrivate: true}),
+	worker, err := delivery.NewWorker(store, delivery.NewSender(delivery.SenderConfig{PrivateTargets: gateway.PrivateTargetsAll}),
 		delivery.WorkerConfig{PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 	t.Parallel()
-	h := startHarness(t, harnessConfig{schedule: fast(10), timeout: 2 * time.Second, allowPrivate: true})
+	h := startHarness(t, harnessConfig{schedule: fast(10), timeout: 2 * time.Second, private: gateway.PrivateTargetsAll})
 	// given a receiver that fails the first three deliveries, then accepts
 	rs := newReceiver(t, func(n int, _ request) (int, time.Duration) {
 		if n <= 3 {
@@ -134,7 +134,7 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 
 func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 	t.Parallel()
-	h := startHarness(t, harnessConfig{schedule: fast(3), timeout: 2 * time.Second, allowPrivate: true})
+	h := startHarness(t, harnessConfig{schedule: fast(3), timeout: 2 * time.Second, private: gateway.PrivateTargetsAll})
 	var acceptA atomic.Bool
 	rs := newReceiver(t, func(_ int, r request) (int, time.Duration) {
 		if strings.Contains(string(r.body), `"member_account":"alice"`) && !acceptA.Load() {
@@ -209,7 +209,7 @@ func TestFailingPlayerDoesNotBlockOthersThenParksAndResends(t *testing.T) {
 func TestSlowReceiverIsRetried(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startHarness(t, harnessConfig{schedule: fast(5), timeout: timeout, allowPrivate: true})
+	h := startHarness(t, harnessConfig{schedule: fast(5), timeout: timeout, private: gateway.PrivateTargetsAll})
 	// given a receiver whose first answer takes longer than the timeout
 	rs := newReceiver(t, func(n int, _ request) (int, time.Duration) {
 		if n == 1 {
@@ -242,7 +242,7 @@ func TestSlowReceiverIsRetried(t *testing.T) {
 
 func TestWebhookSubscriptionsFilterByKind(t *testing.T) {
 	t.Parallel()
-	h := startHarness(t, harnessConfig{schedule: fast(5), timeout: 2 * time.Second, allowPrivate: true})
+	h := startHarness(t, harnessConfig{schedule: fast(5), timeout: 2 * time.Second, private: gateway.PrivateTargetsAll})
 	ok := func(int, request) (int, time.Duration) { return http.StatusOK, 0 }
 	bets, money, all := newReceiver(t, ok), newReceiver(t, ok), newReceiver(t, ok)
 	h.client(t, "acme", "") // no forwarded callbacks: webhooks only
@@ -325,7 +325,7 @@ func TestWebhookSubscriptionsFilterByKind(t *testing.T) {
 func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	t.Parallel()
 	// given private targets are not allowed
-	h := startHarness(t, harnessConfig{schedule: fast(2), timeout: time.Second, allowPrivate: false})
+	h := startHarness(t, harnessConfig{schedule: fast(2), timeout: time.Second, private: gateway.PrivateTargetsNone})
 	rs := newReceiver(t, func(int, request) (int, time.Duration) { return http.StatusOK, 0 })
 	h.client(t, "acme", rs.URL) // http://127.0.0.1:port
 	h.deposit(t, "acme", "p1", "dep", "10.00")
@@ -351,5 +351,51 @@ func TestPrivateCallbackTargetsAreRefused(t *testing.T) {
 	}
 	if n := len(rs.requests()); n != 0 {
 		t.Fatalf("%d requests reached 127.0.0.1", n)
+	}
+}
+
+// TestPrivateCallbackTargetsForSandboxClients is `make run`'s setting end
+// to end: under PrivateTargetsSandbox the sandbox client's callback reaches
+// its receiver on loopback, the production client's callback to a loopback
+// receiver is refused at every attempt and parked.
+func TestPrivateCallbackTargetsForSandboxClients(t *testing.T) {
+	t.Parallel()
+	// given private targets are allowed for sandbox clients
+	h := startHarness(t, harnessConfig{schedule: fast(2), timeout: 2 * time.Second, private: gateway.PrivateTargetsSandbox})
+	ok := func(int, request) (int, time.Duration) { return http.StatusOK, 0 }
+	sbxRS, prodRS := newReceiver(t, ok), newReceiver(t, ok)
+	h.clientIn(t, "sbx", gateway.EnvironmentSandbox, sbxRS.URL)
+	h.clientIn(t, "prod", gateway.EnvironmentProduction, prodRS.URL)
+	for _, c := range []string{"sbx", "prod"} {
+		h.deposit(t, c, "p1", "dep", "10.00")
+	}
+	sbxBet := h.bet(t, "sbx", "p1", "b1", "", "1.00")
+	prodBet := h.bet(t, "prod", "p1", "b1", "", "1.00")
+
+	// then the sandbox client's callback arrives
+	eventually.True(t, 60*time.Second, "the sandbox callback delivered", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "sbx", gateway.DeliveryFilter{EventID: sbxBet.EventID, PerPage: 10})
+		return err == nil && len(list) == 1 && list[0].State == gateway.DeliverySucceeded
+	})
+	if n := len(sbxRS.requests()); n != 1 {
+		t.Fatalf("the sandbox receiver got %d requests, want 1", n)
+	}
+	// and the production client's is refused and parked, never sent
+	var d gateway.Delivery
+	eventually.True(t, 60*time.Second, "the production callback parked", func() bool {
+		list, _, err := h.store.ListDeliveries(h.ctx, "prod", gateway.DeliveryFilter{EventID: prodBet.EventID, PerPage: 10})
+		if err != nil || len(list) != 1 || list[0].State != gateway.DeliveryParked {
+			return false
+		}
+		d = list[0]
+		return true
+	})
+	for _, a := range d.Log {
+		if a.StatusCode != 0 || !strings.Contains(a.Error, "non-public address: 127.0.0.1") {
+			t.Fatalf("attempt %+v: want a refusal of 127.0.0.1", a)
+		}
+	}
+	if n := len(prodRS.requests()); n != 0 {
+		t.Fatalf("%d production requests reached 127.0.0.1", n)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/schemas"
 )
 
@@ -55,9 +56,9 @@ type harness struct {
 }
 
 type harnessConfig struct {
-	schedule     delivery.Schedule
-	timeout      time.Duration
-	allowPrivate bool
+	schedule delivery.Schedule
+	timeout  time.Duration
+	private  gateway.PrivateTargets
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -97,7 +98,7 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sender := delivery.NewSender(delivery.SenderConfig{Timeout: cfg.timeout, AllowPrivate: cfg.allowPrivate})
+	sender := delivery.NewSender(delivery.SenderConfig{Timeout: cfg.timeout, PrivateTargets: cfg.private})
 	worker, err := delivery.NewWorker(store, sender, delivery.WorkerConfig{PollInterval: 10 * time.Millisecond,
 		Schedule: cfg.schedule, Logger: log})
 	if err != nil {
@@ -124,11 +125,17 @@ func startHarness(t *testing.T, cfg harnessConfig) *harness {
 		worker: worker}
 }
 
-// client creates a client whose forwarded callbacks go to url and returns
-// the callback signing secret.
+// client creates a sandbox client whose forwarded callbacks go to url and
+// returns the callback signing secret.
 func (h *harness) client(t *testing.T, id, url string) string {
 	t.Helper()
-	if _, err := gatewaystore.NewGateway(h.pool).CreateClient(h.ctx, id, id, "sandbox"); err != nil {
+	return h.clientIn(t, id, gateway.EnvironmentSandbox, url)
+}
+
+// clientIn is client in environment env.
+func (h *harness) clientIn(t *testing.T, id, env, url string) string {
+	t.Helper()
+	if _, err := gatewaystore.NewGateway(h.pool).CreateClient(h.ctx, id, id, env); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.store.SetForwardCallbackURL(h.ctx, id, url); err != nil {

@@ -52,9 +52,9 @@ type Deps struct {
 	Keys gateway.Keys
 	// RateLimits are the plan tiers clients are put on.
 	RateLimits gateway.RateLimits
-	// AllowPrivateCallbacks accepts webhook and callback URLs at loopback
-	// or private addresses.
-	AllowPrivateCallbacks bool
+	// PrivateCallbacks says whose webhook and callback URLs may be at
+	// loopback or private addresses, by the client's environment.
+	PrivateCallbacks gateway.PrivateTargets
 	// Now is the clock of key states and expiries (nil: the system
 	// clock); Logger records what the admin changed (nil: slog.Default).
 	Now    func() time.Time
@@ -85,7 +85,7 @@ func Register(g *echo.Group, deps Deps) {
 		deps.Logger = slog.Default()
 	}
 	s := &server{deps: deps, log: deps.Logger,
-		webhooks: deliveries.Endpoints{Store: deps.Webhooks, AllowPrivateCallbacks: deps.AllowPrivateCallbacks},
+		webhooks: deliveries.Endpoints{Store: deps.Webhooks, PrivateCallbacks: deps.PrivateCallbacks},
 		usage:    usage.Reports{Store: deps.Usage, Now: deps.Now}}
 	if deps.Token != "" {
 		d := sha256.Sum256([]byte(deps.Token))
@@ -378,11 +378,6 @@ func (s *server) updateClient(c echo.Context) error {
 			return err
 		}
 	}
-	if req.ForwardCallbackURL != nil && *req.ForwardCallbackURL != "" {
-		if err := gateway.CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL, s.deps.AllowPrivateCallbacks); err != nil {
-			return err
-		}
-	}
 	var requireSig *bool
 	if req.RequireSignature != nil && string(req.RequireSignature) != "null" {
 		var b bool
@@ -419,6 +414,14 @@ func (s *server) updateClient(c echo.Context) error {
 	cl, err := s.deps.Clients.GetClient(ctx, id)
 	if err != nil {
 		return err
+	}
+	// The callback URL is checked by the client's environment: private
+	// targets may be allowed for sandbox clients only.
+	if req.ForwardCallbackURL != nil && *req.ForwardCallbackURL != "" {
+		if err := gateway.CheckCallbackURL("forward_callback_url", *req.ForwardCallbackURL,
+			s.deps.PrivateCallbacks.Allows(cl.Environment)); err != nil {
+			return err
+		}
 	}
 	if req.launchChanged() {
 		lc, err := s.deps.Launch.LaunchClient(ctx, id)
@@ -492,14 +495,17 @@ func (s *server) clientUsage(c echo.Context) error {
 
 // knownClient answers 404 for a client that does not exist.
 func (s *server) knownClient(c echo.Context) (string, error) {
+	cl, err := s.pathClient(c)
+	return cl.ID, err
+}
+
+// pathClient is the client of the path; 404 when it does not exist.
+func (s *server) pathClient(c echo.Context) (gateway.Client, error) {
 	id, err := clientParam(c)
 	if err != nil {
-		return "", err
+		return gateway.Client{}, err
 	}
-	if _, err := s.deps.Clients.GetClient(c.Request().Context(), id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return s.deps.Clients.GetClient(c.Request().Context(), id)
 }
 
 func (s *server) requireWebhooks() error {
@@ -521,17 +527,18 @@ func (s *server) listWebhooks(c echo.Context) error {
 	return s.webhooks.List(c, id)
 }
 
-// POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks; the
-// answer carries the signing secret, shown once.
+// POST /admin/v1/clients/{id}/webhooks: as POST /api/v1/webhooks (the
+// URL checked by the client's environment); the answer carries the
+// signing secret, shown once.
 func (s *server) createWebhook(c echo.Context) error {
 	if err := s.requireWebhooks(); err != nil {
 		return err
 	}
-	id, err := clientParam(c)
+	cl, err := s.pathClient(c)
 	if err != nil {
 		return err
 	}
-	return s.webhooks.Create(c, id)
+	return s.webhooks.Create(c, cl.ID, cl.Environment)
 }
 
 // webhookIDs reads :client and :id of the routes of one endpoint.
@@ -558,13 +565,17 @@ func (s *server) getWebhook(c echo.Context) error {
 }
 
 // PATCH /admin/v1/clients/{id}/webhooks/{webhook_id}: any of url, kinds,
-// description, enabled.
+// description, enabled (the URL checked by the client's environment).
 func (s *server) updateWebhook(c echo.Context) error {
 	clientID, id, err := s.webhookIDs(c)
 	if err != nil {
 		return err
 	}
-	return s.webhooks.Update(c, clientID, id)
+	cl, err := s.deps.Clients.GetClient(c.Request().Context(), clientID)
+	if err != nil {
+		return err
+	}
+	return s.webhooks.Update(c, clientID, cl.Environment, id)
 }
 
 // DELETE /admin/v1/clients/{id}/webhooks/{webhook_id}

@@ -73,8 +73,12 @@ type Options struct {
 	// TrustedProxies are the peers whose X-Forwarded-For the signed launch
 	// believes.
 	TrustedProxies []netip.Prefix
-	// AllowPrivateCallbacks accepts webhook and callback URLs on loopback
-	// (the test's own receivers).
+	// PrivateCallbacks is api.Config.PrivateCallbacks: whose webhook and
+	// callback URLs may be on loopback (the test's own receivers), by the
+	// client's environment.
+	PrivateCallbacks gateway.PrivateTargets
+	// AllowPrivateCallbacks is PrivateCallbacks all: every client's URLs
+	// may be on loopback.
 	AllowPrivateCallbacks bool
 	// SessionTTL is how long a launched game takes bets; zero: an hour.
 	SessionTTL time.Duration
@@ -108,12 +112,22 @@ type Options struct {
 	// read models move only when the test calls Pump.
 	ReadModels bool
 	// DeliveryWorker runs the delivery worker: deliveries are sent at once
-	// and a failed one parks after its first attempt.
+	// and a failed one parks after its first attempt. It reaches loopback
+	// for the clients PrivateCallbacks allows (every client when that is
+	// none: the test's receivers are on loopback).
 	DeliveryWorker bool
 	// DemoGame mounts the built-in demo game on the server as cmd/pitboss
 	// does. It calls the provider wallet over the loopback listener through
 	// a proxy that records every call (Harness.WalletCalls).
 	DemoGame bool
+}
+
+// privateCallbacks is the server's PrivateCallbacks setting.
+func (o Options) privateCallbacks() gateway.PrivateTargets {
+	if o.AllowPrivateCallbacks {
+		return gateway.PrivateTargetsAll
+	}
+	return o.PrivateCallbacks
 }
 
 // Harness is the real API server on a real database, with its stores for
@@ -267,7 +281,7 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	h.Server = api.NewServer(api.Config{
 		PublicURL: publicURL, SessionTTL: ttl, HostEnvironments: o.HostEnvironments, DefaultEnvironment: "sandbox",
-		TrustedProxies: o.TrustedProxies, AllowPrivateCallbacks: o.AllowPrivateCallbacks, AdminToken: o.AdminToken,
+		TrustedProxies: o.TrustedProxies, PrivateCallbacks: o.privateCallbacks(), AdminToken: o.AdminToken,
 		RateLimits: limits, ReadyTimeout: o.ReadyTimeout,
 	}, deps)
 	if o.DemoGame {
@@ -279,8 +293,12 @@ func New(t testing.TB, o Options) *Harness {
 
 	runners := []func(context.Context) error{ledger.Run}
 	if o.DeliveryWorker {
+		workerTargets := o.privateCallbacks()
+		if workerTargets == gateway.PrivateTargetsNone {
+			workerTargets = gateway.PrivateTargetsAll
+		}
 		worker, err := delivery.NewWorker(h.Deliveries,
-			delivery.NewSender(delivery.SenderConfig{Timeout: 30 * time.Second, AllowPrivate: true}),
+			delivery.NewSender(delivery.SenderConfig{Timeout: 30 * time.Second, PrivateTargets: workerTargets}),
 			delivery.WorkerConfig{PollInterval: 50 * time.Millisecond, Logger: logger,
 				Schedule: delivery.Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 1, MaxAge: time.Hour}})
 		if err != nil {

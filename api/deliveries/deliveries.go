@@ -34,11 +34,11 @@ type Handlers struct {
 }
 
 // New returns the handlers over the delivery log and the webhook store;
-// allowPrivateCallbacks accepts webhook URLs at loopback or private
+// privateCallbacks says whose webhook URLs may be at loopback or private
 // addresses (see api.Config).
-func New(deliveries gateway.Deliveries, webhooks gateway.Webhooks, allowPrivateCallbacks bool) *Handlers {
+func New(deliveries gateway.Deliveries, webhooks gateway.Webhooks, privateCallbacks gateway.PrivateTargets) *Handlers {
 	return &Handlers{deliveries: deliveries, webhooks: webhooks,
-		endpoints: Endpoints{Store: webhooks, AllowPrivateCallbacks: allowPrivateCallbacks}}
+		endpoints: Endpoints{Store: webhooks, PrivateCallbacks: privateCallbacks}}
 }
 
 // RequireStores answers 503 when the server was built without the

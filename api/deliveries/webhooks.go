@@ -56,19 +56,19 @@ func (r webhookRequest) change() gateway.WebhookChange {
 // The same rules, bodies and answers; only the client differs.
 type Endpoints struct {
 	Store gateway.Webhooks
-	// AllowPrivateCallbacks accepts URLs at loopback or private
-	// addresses.
-	AllowPrivateCallbacks bool
+	// PrivateCallbacks says whose URLs may be at loopback or private
+	// addresses, by the client's environment.
+	PrivateCallbacks gateway.PrivateTargets
 }
 
-// Create creates an endpoint of clientID from the request body; the answer
-// carries the signing secret, shown once.
-func (h Endpoints) Create(c echo.Context, clientID string) error {
+// Create creates an endpoint of clientID, a client of environment env, from
+// the request body; the answer carries the signing secret, shown once.
+func (h Endpoints) Create(c echo.Context, clientID, env string) error {
 	var req webhookRequest
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
-	e, err := gateway.NewWebhookEndpoint(clientID, req.change(), h.AllowPrivateCallbacks)
+	e, err := gateway.NewWebhookEndpoint(clientID, req.change(), h.PrivateCallbacks.Allows(env))
 	if err != nil {
 		return err
 	}
@@ -102,13 +102,14 @@ func (h Endpoints) Get(c echo.Context, clientID, id string) error {
 }
 
 // Update applies the request body's fields (any of url, kinds,
-// description, enabled) to an endpoint of clientID.
-func (h Endpoints) Update(c echo.Context, clientID, id string) error {
+// description, enabled) to an endpoint of clientID, a client of
+// environment env.
+func (h Endpoints) Update(c echo.Context, clientID, env, id string) error {
 	var req webhookRequest
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
-	ch, err := gateway.CheckWebhookChange(req.change(), h.AllowPrivateCallbacks)
+	ch, err := gateway.CheckWebhookChange(req.change(), h.PrivateCallbacks.Allows(env))
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,8 @@ func (h Endpoints) Delete(c echo.Context, clientID, id string) error {
 // enabled?}. The answer carries the signing secret: the only time it is
 // shown.
 func (h *Handlers) CreateWebhook(c echo.Context) error {
-	return h.endpoints.Create(c, wire.Principal(c).ClientID)
+	p := wire.Principal(c)
+	return h.endpoints.Create(c, p.ClientID, p.Environment)
 }
 
 // ListWebhooks answers GET /api/v1/webhooks.
@@ -155,7 +157,8 @@ func (h *Handlers) UpdateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.endpoints.Update(c, wire.Principal(c).ClientID, id)
+	p := wire.Principal(c)
+	return h.endpoints.Update(c, p.ClientID, p.Environment, id)
 }
 
 // DeleteWebhook answers DELETE /api/v1/webhooks/{id}: pending deliveries

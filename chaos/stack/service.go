@@ -88,7 +88,7 @@ func (s *Service) environ(extra ...string) []string {
 		"PITBOSS_DATA_DIR=" + filepath.Join(s.Dir, "data"),
 		"PITBOSS_SECRET_KEY=" + s.SecretKey,
 		"PITBOSS_ADMIN_TOKEN=" + s.AdminToken,
-		"PITBOSS_ALLOW_PRIVATE_CALLBACKS=true",
+		"PITBOSS_PRIVATE_CALLBACKS=all",
 		"PITBOSS_DELIVERY_TIMEOUT=7s",
 		"PITBOSS_DELIVERY_RETRY_BASE=200ms",
 		"PITBOSS_DELIVERY_RETRY_CAP=1s",

@@ -241,7 +241,9 @@ func clientSet(ctx context.Context, cfg config, pool *pgxpool.Pool, gw *gateways
 		}
 	}
 	if forward.set && forward.v != "" {
-		if err := gateway.CheckCallbackURL("--forward-callback-url", forward.v, cfg.Delivery.AllowPrivate); err != nil {
+		// checked by the client's environment, as the admin API does
+		if err := gateway.CheckCallbackURL("--forward-callback-url", forward.v,
+			cfg.Delivery.PrivateTargets.Allows(c.Environment)); err != nil {
 			return cliError(err)
 		}
 	}

@@ -157,6 +157,43 @@ func TestClientAndKeyCommands(t *testing.T) {
 	}
 }
 
+// TestClientSetCallbackURLByEnvironment: `client set --forward-callback-url`
+// checks the URL by the client's environment, as the admin API does: under
+// PITBOSS_PRIVATE_CALLBACKS=sandbox a sandbox client may name a receiver on
+// loopback, a production client may not, and no client the metadata
+// address.
+func TestClientSetCallbackURLByEnvironment(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	cfg.Delivery.PrivateTargets = gateway.PrivateTargetsSandbox
+	cliJSON[cliClient](t, cfg, "client", "create", "--id", "sbx", "--name", "Sandbox", "--environment", "sandbox")
+	cliJSON[cliClient](t, cfg, "client", "create", "--id", "prod", "--name", "Production", "--environment", "production")
+	const receiver = "http://127.0.0.1:9999/callback"
+
+	cliJSON[cliClient](t, cfg, "client", "set", "--id", "sbx", "--forward-callback-url", receiver)
+	for id, url := range map[string]string{"prod": receiver, "sbx": "http://169.254.169.254/latest"} {
+		if out, err := cli(t, cfg, "client", "set", "--id", id, "--forward-callback-url", url); err == nil ||
+			!strings.HasPrefix(err.Error(), "--forward-callback-url points at ") {
+			t.Errorf("%s to %s: %v, want a refusal\n%s", id, url, err, out)
+		}
+	}
+	urls := map[string]string{}
+	rows, _ := pool.Query(t.Context(), `SELECT id, forward_callback_url FROM clients`)
+	for rows.Next() {
+		var id, url string
+		if err := rows.Scan(&id, &url); err != nil {
+			t.Fatal(err)
+		}
+		urls[id] = url
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if urls["sbx"] != receiver || urls["prod"] != "" {
+		t.Fatalf("callback URLs %v, want only the sandbox client's set", urls)
+	}
+}
+
 // TestClientNameRuleInTheCLI: the CLI holds a client's name to the admin
 // API's rule (gateway.CheckClientName): one line, no control characters,
 // at most 200 characters; nothing is stored when it is broken.

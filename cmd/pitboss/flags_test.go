@@ -18,7 +18,7 @@ import (
 // needed to tell.
 func TestSubcommandFlags(t *testing.T) {
 	t.Setenv("PITBOSS_DATABASE_URL", "postgres://nobody:none@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
-	commands := [][]string{{"serve"}, {"migrate"}, {"sandbox"}, {"verify"}, {"export"}, {"replay"}, {"seed-events"},
+	commands := [][]string{{"serve"}, {"migrate"}, {"sandbox"}, {"verify"}, {"export"}, {"replay"}, {"seed-events"}, {"receive"},
 		{"client", "create"}, {"client", "list"}, {"key", "issue"}, {"key", "revoke"}}
 	type tc struct {
 		name   string

@@ -15,29 +15,35 @@ import (
 	"github.com/pitboss/pitboss/adapters/forwarder"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // deliveryConfig is the outbound delivery settings (docs/callbacks-and-webhooks.md).
 type deliveryConfig struct {
-	// AllowPrivate is PITBOSS_ALLOW_PRIVATE_CALLBACKS: deliveries (and
-	// configured URLs) may target loopback and private addresses.
-	AllowPrivate bool
-	Timeout      time.Duration
-	Concurrency  int
-	Schedule     delivery.Schedule
+	// PrivateTargets is PITBOSS_PRIVATE_CALLBACKS: whose deliveries (and
+	// configured URLs) may target loopback and private addresses, by the
+	// client's environment.
+	PrivateTargets gateway.PrivateTargets
+	// Deprecated says what to tell the operator once there is a logger:
+	// a deprecated variable in use ("" when none).
+	Deprecated  string
+	Timeout     time.Duration
+	Concurrency int
+	Schedule    delivery.Schedule
 }
 
-// load reads the PITBOSS_DELIVERY_* variables and
-// PITBOSS_ALLOW_PRIVATE_CALLBACKS.
+// The private-targets settings: PITBOSS_ALLOW_PRIVATE_CALLBACKS is the
+// boolean before PITBOSS_PRIVATE_CALLBACKS, kept as an alias (true: all,
+// false: none).
+const (
+	privateCallbacksVar      = "PITBOSS_PRIVATE_CALLBACKS"
+	allowPrivateCallbacksVar = "PITBOSS_ALLOW_PRIVATE_CALLBACKS"
+)
+
+// load reads the PITBOSS_DELIVERY_* variables and PITBOSS_PRIVATE_CALLBACKS
+// (or its deprecated alias).
 func (d *deliveryConfig) load() []error {
 	var errs []error
-	boolean := func(name string, def bool) bool {
-		v, err := strconv.ParseBool(env(name, strconv.FormatBool(def)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s must be true or false", name))
-		}
-		return v
-	}
 	duration := func(name string, def time.Duration) time.Duration {
 		v, err := time.ParseDuration(env(name, def.String()))
 		if err != nil || v <= 0 {
@@ -52,7 +58,9 @@ func (d *deliveryConfig) load() []error {
 		}
 		return v
 	}
-	d.AllowPrivate = boolean("PITBOSS_ALLOW_PRIVATE_CALLBACKS", false)
+	if err := d.loadPrivateTargets(); err != nil {
+		errs = append(errs, err)
+	}
 	d.Timeout = duration("PITBOSS_DELIVERY_TIMEOUT", delivery.DefaultTimeout)
 	d.Concurrency = integer("PITBOSS_DELIVERY_CONCURRENCY", delivery.DefaultConcurrency, 1, 1024)
 	d.Schedule = delivery.Schedule{
@@ -68,6 +76,60 @@ func (d *deliveryConfig) load() []error {
 		}
 	}
 	return errs
+}
+
+// loadPrivateTargets reads PITBOSS_PRIVATE_CALLBACKS (none, sandbox or
+// all; default none) and the deprecated PITBOSS_ALLOW_PRIVATE_CALLBACKS.
+// Both may be set only when they agree: which one wins would be a guess.
+func (d *deliveryConfig) loadPrivateTargets() error {
+	d.PrivateTargets, d.Deprecated = gateway.PrivateTargetsNone, ""
+	newV, oldV := env(privateCallbacksVar, ""), env(allowPrivateCallbacksVar, "")
+	if newV != "" {
+		pt, err := gateway.ParsePrivateTargets(newV)
+		if err != nil {
+			return fmt.Errorf("%s must be none, sandbox or all (whose callbacks may reach loopback and private addresses), not %q",
+				privateCallbacksVar, gateway.ClipValue(newV))
+		}
+		d.PrivateTargets = pt
+	}
+	if oldV == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(oldV)
+	if err != nil {
+		return fmt.Errorf("%s must be true or false (deprecated: use %s=none|sandbox|all)",
+			allowPrivateCallbacksVar, privateCallbacksVar)
+	}
+	alias := gateway.PrivateTargetsNone
+	if b {
+		alias = gateway.PrivateTargetsAll
+	}
+	if newV != "" && alias != d.PrivateTargets {
+		return fmt.Errorf("%s=%s (deprecated) means %s=%s, but %s is %s: unset %s",
+			allowPrivateCallbacksVar, oldV, privateCallbacksVar, alias, privateCallbacksVar, d.PrivateTargets, allowPrivateCallbacksVar)
+	}
+	d.PrivateTargets = alias
+	d.Deprecated = fmt.Sprintf("%s is deprecated: set %s=%s instead", allowPrivateCallbacksVar, privateCallbacksVar, alias)
+	if newV != "" {
+		d.Deprecated = fmt.Sprintf("%s is deprecated (it agrees with %s=%s): unset it", allowPrivateCallbacksVar, privateCallbacksVar, alias)
+	}
+	return nil
+}
+
+// logPrivateTargets tells the operator about the private-targets setting
+// when it is not production's.
+func (d deliveryConfig) logPrivateTargets(log *slog.Logger) {
+	if d.Deprecated != "" {
+		log.Warn(d.Deprecated)
+	}
+	switch d.PrivateTargets {
+	case gateway.PrivateTargetsSandbox:
+		log.Warn(privateCallbacksVar+" is sandbox: sandbox clients' callbacks and webhooks may reach loopback and private addresses",
+			"private_callbacks", d.PrivateTargets.String())
+	case gateway.PrivateTargetsAll:
+		log.Warn(privateCallbacksVar+" is all: every client's callbacks and webhooks may reach loopback and private addresses",
+			"private_callbacks", d.PrivateTargets.String())
+	}
 }
 
 // startForwarder runs the forwarder role: the Kafka consumer that enqueues
@@ -90,14 +152,11 @@ func startForwarder(ctx context.Context, g *errgroup.Group, cfg config, pool *pg
 	if err != nil {
 		return err
 	}
-	sender := delivery.NewSender(delivery.SenderConfig{Timeout: cfg.Delivery.Timeout, AllowPrivate: cfg.Delivery.AllowPrivate})
+	sender := delivery.NewSender(delivery.SenderConfig{Timeout: cfg.Delivery.Timeout, PrivateTargets: cfg.Delivery.PrivateTargets})
 	worker, err := delivery.NewWorker(store, sender, delivery.WorkerConfig{Concurrency: cfg.Delivery.Concurrency,
 		Schedule: cfg.Delivery.Schedule, Logger: log})
 	if err != nil {
 		return err
-	}
-	if cfg.Delivery.AllowPrivate {
-		log.Warn("PITBOSS_ALLOW_PRIVATE_CALLBACKS is on: callbacks and webhooks may reach loopback and private addresses")
 	}
 	g.Go(func() error { return fwd.Run(ctx) })
 	g.Go(func() error { return worker.Run(ctx) })

@@ -3,6 +3,7 @@
 //	pitboss serve [--roles api,relay]   run the service (all roles by default)
 //	pitboss migrate                      apply database migrations
 //	pitboss sandbox                      create the sandbox client, key and demo provider
+//	pitboss receive [--addr 127.0.0.1:9999] [--secret S]...  print the callbacks and webhooks received
 package main
 
 import (
@@ -31,6 +32,8 @@ commands:
             exit 0 when all hold, 1 when a check fails, 2 when it cannot run; --json, --anchor
   export    write events as NDJSON with their bodies and hashes; --from-position/--to-position
             or --from/--to (RFC 3339), --output FILE
+  receive   a local receiver for forwarded callbacks and webhooks: prints each one and checks
+            its signature (--secret, repeatable); --addr (default 127.0.0.1:9999); no database
 
 pitboss <command> --help shows a command's flags (exit 0); an unknown flag exits 2.
 configuration comes from PITBOSS_* environment variables (see README.md).
@@ -56,6 +59,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if isHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
 		return flag.ErrHelp
+	}
+	if args[0] == "receive" { // needs no configuration: it may run anywhere
+		return receive(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := loadConfig()
 	if err != nil {

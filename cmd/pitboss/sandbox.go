@@ -118,7 +118,11 @@ Try it (copy and paste):
   kcat -b %s -t %s -C -e -f 'key=%%k  %%s\n'
 `, sandboxClient, key, secret, keyFile, secretFile, base, key, secret, strings.Join(cfg.KafkaBrokers, ","), cfg.Topic)
 	printSandboxLaunch(out, clientSecret)
-	return printSandboxAdmin(out, cfg)
+	if err := printSandboxAdmin(out, cfg); err != nil {
+		return err
+	}
+	printSandboxReceiver(out, os.Args[0], cfg.Delivery.PrivateTargets)
+	return nil
 }
 
 func readSecret(path string) (string, error) {

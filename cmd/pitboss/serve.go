@@ -62,6 +62,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		return err
 	}
 	log := cfg.logger()
+	cfg.Delivery.logPrivateTargets(log)
 	if percent, limit, ok := serveGC(); ok {
 		log.Info("garbage collector set (GOGC and GOMEMLIMIT override it)", "gogc", percent, "memory_limit_mib", limit)
 	}
@@ -179,7 +180,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	m := newMetering(cfg, pool, registry, log)
 	srv := api.NewServer(api.Config{
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
-		TrustedProxies: cfg.TrustedProxies, AllowPrivateCallbacks: cfg.Delivery.AllowPrivate,
+		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries},

@@ -241,8 +241,10 @@ func compareStrings(a, b string) int {
 
 // Claim leases up to max due heads: it counts the attempt and moves
 // next_attempt_at to the end of the lease, so no other worker takes them
-// until the lease runs out. The endpoint's URL and secret are read now, so
-// a fixed URL or a rotated secret applies to the next attempt.
+// until the lease runs out. The endpoint's URL and secret, and the
+// client's environment (which decides whether inside targets are allowed),
+// are read now, so a fixed URL or a rotated secret applies to the next
+// attempt.
 func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([]gateway.DeliveryJob, error) {
 	rows, _ := d.pool.Query(ctx, `
 		WITH due AS (
@@ -258,14 +260,15 @@ func (d *Deliveries) Claim(ctx context.Context, max int, lease time.Duration) ([
 			next_attempt_at = now() + $2 * interval '1 microsecond', last_attempt_at = now(), updated_at = now()
 		FROM due WHERE d.id = due.id
 		RETURNING d.id, d.client_id, d.target, d.endpoint_id, d.event_id::text, d.event_type, d.kind, d.payload::text,
-			d.attempts, d.round_attempts, d.round_started_at`, max, lease.Microseconds())
+			d.attempts, d.round_attempts, d.round_started_at,
+			coalesce((SELECT c.environment FROM clients c WHERE c.id = d.client_id), '')`, max, lease.Microseconds())
 	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (gateway.DeliveryJob, error) {
 		var (
 			j       gateway.DeliveryJob
 			payload string
 		)
 		err := r.Scan(&j.ID, &j.ClientID, &j.Target, &j.EndpointID, &j.EventID, &j.EventType, &j.Kind, &payload,
-			&j.Attempt, &j.RoundAttempt, &j.RoundStartedAt)
+			&j.Attempt, &j.RoundAttempt, &j.RoundStartedAt, &j.Environment)
 		j.Payload = []byte(payload)
 		return j, err
 	})

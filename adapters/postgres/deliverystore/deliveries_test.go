@@ -505,6 +505,38 @@ func TestDeliveriesCallbackSecret(t *testing.T) {
 	}
 }
 
+// TestDeliveriesClaimCarriesClientEnvironment: the sender allows inside
+// targets by the client's environment (gateway.PrivateTargets), so every
+// claimed job, callback or webhook, carries it.
+func TestDeliveriesClaimCarriesClientEnvironment(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "sbx", "http://127.0.0.1:9999/callback") // sandbox
+	if _, err := gatewaystore.NewGateway(e.pool).CreateClient(e.ctx, "prod", "prod", gateway.EnvironmentProduction); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetForwardCallbackURL(e.ctx, "prod", "https://prod.example/cb"); err != nil {
+		t.Fatal(err)
+	}
+	e.webhook(t, "sbx", gateway.KindBet)
+	e.webhook(t, "prod", gateway.KindBet)
+	sbx := outgoing("sbx", "player:sbx:p:EUR", gateway.KindBet)
+	prod := outgoing("prod", "player:prod:p:EUR", gateway.KindBet)
+	e.enqueue(t, sbx, 2)
+	e.enqueue(t, prod, 2)
+
+	jobs := e.claim(t, 10)
+	if len(jobs) != 4 {
+		t.Fatalf("claimed %d jobs, want 4", len(jobs))
+	}
+	for _, j := range jobs {
+		want := map[string]string{"sbx": gateway.EnvironmentSandbox, "prod": gateway.EnvironmentProduction}[j.ClientID]
+		if j.Environment != want {
+			t.Errorf("%s job of %s: environment %q, want %q", j.Target, j.ClientID, j.Environment, want)
+		}
+	}
+}
+
 func (e *dlEnv) claim(t *testing.T, n int) []gateway.DeliveryJob {
 	return e.claimLease(t, n, time.Minute)
 }
