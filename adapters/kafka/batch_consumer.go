@@ -99,7 +99,7 @@ func ConsumeBatches(ctx context.Context, cfg BatchConsumerConfig, handle BatchHa
 // that keeps a reconnecting consumer from spinning while it is away.
 const (
 	rejoinBackoff    = 100 * time.Millisecond
-	maxRejoinBackoff = 500 * time.Millisecond
+	maxRejoinBackoff = 250 * time.Millisecond
 )
 
 // batchClaims is the sarama.ConsumerGroupHandler of ConsumeBatches.

@@ -141,6 +141,10 @@ func SaramaSubscriberConfig(fromOldest bool) *sarama.Config {
 	c.Consumer.Group.Rebalance.Retry.Backoff = 250 * time.Millisecond
 	c.Consumer.Group.Rebalance.Retry.Max = 40
 	c.Consumer.Retry.Backoff = 250 * time.Millisecond
+	// A failed join starts with a metadata refresh: three tries 100 ms
+	// apart (sarama: 250 ms), so a consumer waiting for a broker asks
+	// again about every half second.
+	c.Metadata.Retry.Backoff = 100 * time.Millisecond
 	c.Consumer.Offsets.Initial = sarama.OffsetNewest
 	if fromOldest {
 		c.Consumer.Offsets.Initial = sarama.OffsetOldest
