@@ -23,7 +23,8 @@ import (
 // successor shown once), revoke one after confirming (it stops working),
 // reveal the client secret with a reason (the page shows the secret the
 // server holds; the trail shows the reveal, and so does the database),
-// hide it, and sign out. Screenshots go to out/console/. It fails (does
+// hide it, and sign out; then an API key's session has no way in.
+// Screenshots go to out/console/. It fails (does
 // not skip) without chromium.
 func TestConsoleTokensInABrowser(t *testing.T) {
 	t.Parallel()
@@ -238,6 +239,16 @@ func TestConsoleTokensInABrowser(t *testing.T) {
 	if err := h.Pool.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = $1`, sessionKeyID).Scan(&revoked); err != nil || !revoked {
 		t.Fatalf("the admin session's key %s is not revoked (%v)", sessionKeyID, err)
 	}
+
+	// An API key never opens the tokens page, even by its address.
+	run("sign in with a key", chromedp.SendKeys(chromedp.ID("secret"), successor+"\r"))
+	wait("signed in with the key", `document.body.dataset.state === 'ready'`)
+	if got := eval(`String(document.querySelector('#tabs a[data-page=tokens]').parentElement.hidden)`); got != "true" {
+		t.Fatal("an API key's session shows the Tokens tab")
+	}
+	run("open #tokens", chromedp.Evaluate[chromedp.Void](`location.hash = '#tokens'; dispatchEvent(new HashChangeEvent('hashchange'))`))
+	wait("refused", `document.body.dataset.page === 'tokens' && !document.querySelector('#denied').hidden && `+
+		`document.querySelector('#denied').textContent.includes('admin token') && document.querySelector('#page-tokens').hidden`)
 
 	requests, problems := tab.Recorded()
 	if len(problems) > 0 {
