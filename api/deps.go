@@ -12,6 +12,9 @@ type AdminDeps struct {
 	Clients   gateway.AdminClients
 	Launch    gateway.AdminLaunch
 	Callbacks gateway.AdminCallbacks
+	// Reveals shows client secrets on demand and records each showing
+	// (the tokens area); without it those routes answer 503.
+	Reveals gateway.ClientSecretReveals
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

@@ -484,6 +484,28 @@ func (h *oaHarness) session() {
 		code: wire.CodeInvalidRequest, body: map[string]any{"grace_period_seconds": -1}})
 	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: full, want: oaWant(403), code: wire.CodeForbidden})
 
+	// Admin: the tokens area's reveal of the client secret, and its trail.
+	const reveal, reveals = "/admin/v1/clients/acme/client-secret/reveal", "/admin/v1/clients/acme/client-secret/reveals"
+	if got := do(oaReq{method: "POST", path: reveal, auth: admin, want: oaWant(), body: map[string]any{"reason": "conformance"}}).
+		str("data", "client_secret"); got != secret {
+		t.Fatalf("revealed %q, issued %q", got, secret)
+	}
+	do(oaReq{method: "POST", path: reveal, auth: admin, want: oaWant()})
+	do(oaReq{method: "POST", path: reveal, auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"reason": "two\nlines"}})
+	do(oaReq{method: "POST", path: reveal, want: oaWant(401), code: wire.CodeUnauthorized})
+	do(oaReq{method: "POST", path: reveal, auth: full, want: oaWant(403), code: wire.CodeForbidden})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/nobody/client-secret/reveal", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/tiny/client-secret/reveal", auth: admin, want: oaWant(409),
+		code: wire.CodeClientSecretNotIssued})
+	if r := do(oaReq{method: "GET", path: reveals + "?page=1&per_page=10", auth: admin, want: oaWant()}); r.str("pagination", "total") != "2" {
+		t.Fatalf("the trail after two reveals: %s", r.body)
+	}
+	do(oaReq{method: "GET", path: reveals + "?per_page=0", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: reveals, want: oaWant(401), code: wire.CodeUnauthorized})
+	do(oaReq{method: "GET", path: reveals, auth: full, want: oaWant(403), code: wire.CodeForbidden})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/nobody/client-secret/reveals", auth: admin, want: oaWant(404), code: wire.CodeNotFound})
+
 	// Admin: a client's webhook endpoints.
 	wh := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/webhooks", auth: admin, want: oaWant(),
 		body: map[string]any{"url": "https://hooks.example/pitboss", "kinds": []string{"deposit"}, "description": "admin"}}).

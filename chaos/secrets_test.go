@@ -26,7 +26,7 @@ import (
 // TestSecretsNeverLoggedOrStoredInClear runs the real binary at debug log
 // level on the shared PostgreSQL and Kafka, and goes through everything
 // that handles a secret: the sandbox, key issuance and rotation over the
-// admin API, the client secret, a signed launch (api_key and sig in the
+// admin API, the client secret (issued and revealed), a signed launch (api_key and sig in the
 // query string), a bearer launch, provider wallet calls, webhook and
 // callback signing secrets, and signed deliveries. Then no key or secret
 // may appear in any log line (the service's and the CLI's), nor in clear
@@ -97,6 +97,12 @@ func TestSecretsNeverLoggedOrStoredInClear(t *testing.T) {
 	secrets["rotated API key"] = str(k2, "key")
 	cs := must(admin.Call(ctx, r, http.MethodPost, "/admin/v1/clients/sec/client-secret", nil), "client secret")
 	secrets["client secret"] = str(cs, "client_secret")
+	// The tokens area shows it again and records the reveal: neither the
+	// log line nor the trail's row may carry it.
+	if got := must(admin.Call(ctx, r, http.MethodPost, "/admin/v1/clients/sec/client-secret/reveal",
+		map[string]any{"reason": "secrets test"}), "reveal client secret"); str(got, "client_secret") != secrets["client secret"] {
+		t.Fatalf("revealed %q, issued %q", got["client_secret"], secrets["client secret"])
+	}
 	api := &stack.API{Base: svc.BaseURL(), Key: secrets["rotated API key"], HTTP: h}
 	cb := must(api.Call(ctx, r, http.MethodPost, "/api/v1/forward-callback/rotate-secret", []byte(`{}`)), "callback secret")
 	secrets["callback signing secret"] = str(cb, "secret")

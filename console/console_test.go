@@ -77,3 +77,21 @@ func TestNoOutsideReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestNoMarkupFromData keeps the script from turning text into markup:
+// every value the pages show (client names, key labels, reveal reasons,
+// user agents, ...) goes into the page as text (textContent, a text node or
+// an input's value), so none of these appear in it.
+func TestNoMarkupFromData(t *testing.T) {
+	t.Parallel()
+	b, err := fsRead("app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "createContextualFragment",
+		"DOMParser", "eval(", "new Function"} {
+		if strings.Contains(b, sink) {
+			t.Errorf("app.js uses %s", sink)
+		}
+	}
+}

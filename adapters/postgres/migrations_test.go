@@ -141,6 +141,41 @@ func TestMigrationProviderSignatureScheme(t *testing.T) {
 	}
 }
 
+// Migration 00013 adds the client secrets' reveal trail, append-only; its
+// Down drops it (and its trigger function) even with rows in it.
+func TestMigrationClientSecretReveals(t *testing.T) {
+	t.Parallel()
+	p, db := migratedDownTo(t, 12)
+	ctx := t.Context()
+	if got := rowsText(t, db, `SELECT to_regclass('client_secret_reveals') IS NULL`); got != "true" {
+		t.Fatalf("down at 12, the table exists (%s)", got)
+	}
+	mustExec(t, db, `INSERT INTO clients (id, name, environment) VALUES ('acme', 'Acme', 'sandbox')`)
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	mustExec(t, db, `INSERT INTO client_secret_reveals (client_id, revealed_at, actor) VALUES ('acme', now(), 'admin-token:x')`)
+	if _, err := db.ExecContext(ctx, `INSERT INTO client_secret_reveals (client_id, revealed_at, actor) VALUES ('nobody', now(), 'a')`); err == nil {
+		t.Fatal("a reveal of an unknown client was stored")
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM client_secret_reveals`); err == nil {
+		t.Fatal("the trail lost a row")
+	}
+	if got := rowsText(t, db, `SELECT client_id, remote_addr = '', user_agent = '', reason = '' FROM client_secret_reveals`); got != "acme true true true" {
+		t.Fatalf("trail %q", got)
+	}
+	if _, err := p.DownTo(ctx, 12); err != nil {
+		t.Fatalf("down to 12 again: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT to_regclass('client_secret_reveals') IS NULL,
+		NOT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'client_secret_reveals_append_only')`); got != "true true" {
+		t.Fatalf("after Down: %s", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
 // migratedDownTo is a new database migrated up, then down to version, and
 // its migrations.
 func migratedDownTo(t *testing.T, version int64) (*goose.Provider, *sql.DB) {

@@ -46,6 +46,13 @@ type Deps struct {
 	Callbacks gateway.AdminCallbacks
 	Webhooks  gateway.Webhooks
 	Usage     gateway.UsageStore
+	// Reveals shows client secrets and keeps the trail of every showing
+	// (the tokens area); without it those two routes answer 503.
+	Reveals gateway.ClientSecretReveals
+	// ClientIP is the address a request came from as the server judges it
+	// (trusted proxies considered), for the reveal trail; nil: the direct
+	// peer.
+	ClientIP func(*http.Request) netip.Addr
 	// Keys authenticates client API keys, so that one sent here is told
 	// 403 (a credential without the permission) rather than 401; nil:
 	// every wrong token is 401.
@@ -66,6 +73,7 @@ type server struct {
 	deps     Deps
 	log      *slog.Logger
 	digest   []byte // SHA-256 of Deps.Token; nil: admin API disabled
+	actor    string // the admin token as the reveal trail names it
 	webhooks deliveries.Endpoints
 	usage    usage.Reports
 }
@@ -90,6 +98,7 @@ func Register(g *echo.Group, deps Deps) {
 	if deps.Token != "" {
 		d := sha256.Sum256([]byte(deps.Token))
 		s.digest = d[:]
+		s.actor = adminActor(deps.Token)
 	}
 	g.Use(s.auth)
 	g.GET("/tiers", s.tiers)
@@ -98,6 +107,8 @@ func Register(g *echo.Group, deps Deps) {
 	g.GET("/clients/:client", s.getClient)
 	g.PATCH("/clients/:client", s.updateClient)
 	g.POST("/clients/:client/client-secret", s.issueClientSecret)
+	g.POST("/clients/:client/client-secret/reveal", s.revealClientSecret)
+	g.GET("/clients/:client/client-secret/reveals", s.listReveals)
 	g.GET("/clients/:client/usage", s.clientUsage)
 	g.GET("/clients/:client/keys", s.listKeys)
 	g.POST("/clients/:client/keys", s.issueKey)
@@ -464,7 +475,9 @@ func (s *server) updateClient(c echo.Context) error {
 }
 
 // POST /admin/v1/clients/{id}/client-secret: a new client secret for the
-// signed launch, shown once; the previous one stops working at once.
+// signed launch; the previous one stops working at once. The answer is
+// not cached; the secret can be shown again later through the reveal
+// route, which records each showing.
 func (s *server) issueClientSecret(c echo.Context) error {
 	id, err := clientParam(c)
 	if err != nil {
@@ -478,6 +491,7 @@ func (s *server) issueClientSecret(c echo.Context) error {
 		return err
 	}
 	s.log.InfoContext(c.Request().Context(), "admin: client secret issued", "client_id", id, "request_id", wire.RequestID(c))
+	noStore(c)
 	return wire.OK(c, map[string]string{"client_id": id, "client_secret": secret})
 }
 

@@ -124,6 +124,7 @@ func (s *server) issueKey(c echo.Context) error {
 		"scopes", k.Scopes, "request_id", wire.RequestID(c))
 	v := viewOfKey(k.APIKey, s.now())
 	v.Key = k.Secret
+	noStore(c)
 	return wire.OK(c, v)
 }
 
@@ -172,6 +173,7 @@ func (s *server) rotateKey(c echo.Context) error {
 	now := s.now()
 	v := viewOfKey(k.APIKey, now)
 	v.Key = k.Secret
+	noStore(c)
 	return wire.OK(c, rotatedKeyView{keyView: v, Replaced: viewOfKey(old, now)})
 }
 

@@ -267,7 +267,7 @@ func New(t testing.TB, o Options) *Harness {
 		Audit: h.Audit,
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
-		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries},
+		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients},
 		Usage: h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {

@@ -50,6 +50,7 @@ var domainErrors = []struct {
 	{gateway.ErrDeliveryInProgress, http.StatusConflict, CodeDeliveryInProgress},
 	{gateway.ErrKeyNotActive, http.StatusConflict, CodeKeyNotActive},
 	{gateway.ErrKeyAlreadyRotated, http.StatusConflict, CodeKeyAlreadyRotated},
+	{gateway.ErrNoClientSecret, http.StatusConflict, CodeClientSecretNotIssued},
 	{commands.ErrSessionExpired, http.StatusConflict, CodeSessionExpired},
 }
 

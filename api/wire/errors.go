@@ -58,6 +58,8 @@ const (
 	CodeClientExists      = "CLIENT_EXISTS"
 	CodeKeyNotActive      = "KEY_NOT_ACTIVE"
 	CodeKeyAlreadyRotated = "KEY_ALREADY_ROTATED"
+	// The tokens area: a client secret is revealed only once one is issued.
+	CodeClientSecretNotIssued = "CLIENT_SECRET_NOT_ISSUED"
 
 	// Providers and launches (docs/providers-and-games.md): the provider
 	// answered the launch with a refusal (502). A provider that cannot be

@@ -11,9 +11,13 @@ const PAGES = {
   reports: 'reports:read',
   deliveries: 'deliveries:read',
   audit: 'audit:read',
+  tokens: null, // the admin token's page: no scope opens it
 };
 const ORDER = Object.keys(PAGES);
 const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
+// Every scope a key may hold (gateway.AllScopes), offered when issuing.
+const ALL_SCOPES = ['launch', 'transactions:read', 'transactions:write', 'wallet:read', 'reports:read', 'audit:read',
+  'deliveries:read', 'deliveries:write'];
 
 let me = null;
 
@@ -86,6 +90,7 @@ function download(name, blob) {
 const STATUS = {
   settled: '✔ settled', pending: '… pending', rolled_back: '↺ rolled back', failed: '✖ failed',
   succeeded: '✔ succeeded', queued: '⋯ queued', parked: '✖ parked',
+  active: '✔ active', expired: '⌛ expired', revoked: '✖ revoked',
 };
 const badge = (s) => el('span', { class: 'badge s-' + s, text: STATUS[s] || s });
 
@@ -147,7 +152,9 @@ async function signOut() {
   me = null;
   history.replaceState(null, '', location.pathname);
   for (const s of document.querySelectorAll('.page')) { s.hidden = true; delete s.dataset.loaded; }
-  for (const id of ['#overview', '#audit', '#tx-table tbody', '#del-table tbody', '#rep-table thead', '#rep-table tbody', '#tx-detail-body']) $(id).replaceChildren();
+  for (const id of ['#overview', '#audit', '#tx-table tbody', '#del-table tbody', '#rep-table thead', '#rep-table tbody', '#tx-detail-body',
+    '#tok-keys tbody', '#tok-trail tbody', '#tok-client']) $(id).replaceChildren();
+  resetTokens();
   drawChart(null);
   $('#tx-detail').hidden = true;
   $('#tabs').hidden = true;
@@ -170,25 +177,34 @@ function start(who) {
   $('#signout').hidden = false;
   $('#tabs').hidden = false;
   for (const a of document.querySelectorAll('#tabs a')) {
-    a.parentElement.hidden = !who.scopes.includes(PAGES[a.dataset.page]);
+    a.parentElement.hidden = !allowed(a.dataset.page);
   }
   document.body.dataset.state = 'ready';
   route();
 }
 
 const can = (scope) => me && me.scopes.includes(scope);
+// The admin token signed this tab in (it acts for a client through a
+// session key, and may open the tokens page).
+const isAdmin = () => store.getItem('pitboss.mode') === 'admin' && !!store.getItem('pitboss.admin');
+const allowed = (page) => (page === 'tokens' ? isAdmin() : can(PAGES[page]));
 
 // ---- Router ----
 function route() {
   if (!me) return;
-  let page = location.hash.slice(1) || ORDER.find((p) => can(PAGES[p])) || 'overview';
-  if (!PAGES[page]) page = 'overview';
+  let page = location.hash.slice(1) || ORDER.find((p) => allowed(p)) || 'overview';
+  if (!(page in PAGES)) page = 'overview';
+  if (page !== 'tokens') hideSecret(); // a revealed secret never outlives its page
   for (const s of document.querySelectorAll('.page')) s.hidden = true;
   for (const a of document.querySelectorAll('#tabs a')) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   document.body.dataset.page = page;
-  if (!can(PAGES[page])) { $('#denied').hidden = false; return; }
+  if (!allowed(page)) {
+    $('#denied').textContent = page === 'tokens' ? 'Only the admin token opens the tokens area.' : 'This key\'s scopes do not include this page.';
+    $('#denied').hidden = false;
+    return;
+  }
   $('#page-' + page).hidden = false;
   LOADERS[page]();
 }
@@ -443,7 +459,236 @@ async function exportEvents(path, button) {
   } catch (e) { status.textContent = errorText(e); } finally { button.disabled = false; }
 }
 
-const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit };
+
+// ---- Tokens (admin token only) ----
+// Every call here goes to /admin/v1 with the admin token, as the sign-in's
+// client picker does. Keys are listed without their secret (only a hash is
+// stored); a new key is shown once; the client secret is revealed on
+// demand through the recorded reveal route and hidden again on request,
+// on leaving the page, on changing client and at sign-out.
+const tok = { client: null, keys: [], trailPage: 1, trailPerPage: 20, pending: null, secret: null };
+const adminCall = (path, opts = {}) => call(path, { ...opts, secret: store.getItem('pitboss.admin') });
+const clientPath = (id) => `/admin/v1/clients/${encodeURIComponent(id)}`;
+// when shows a record's time to the second, in UTC (the API keeps milliseconds).
+const when = (v) => (v ? v.replace('T', ' ').replace(/(\.\d+)?Z$/, '') : '—');
+// whenCell is a table cell of when(v) that wraps, if it must, between date and time only.
+function whenCell(v, none = '—') {
+  if (!v) return el('td', { text: none });
+  const [d, t] = when(v).split(' ');
+  return el('td', { class: 'when' }, el('span', { text: d }), ' ', el('span', { text: t }));
+}
+
+function resetTokens() {
+  hideSecret();
+  closeOnce();
+  closeConfirm();
+  tok.client = null;
+  tok.secret = null;
+  tok.keys = [];
+  tok.trailPage = 1;
+  $('#tok-status').textContent = '';
+  $('#tok-trail-status').textContent = '';
+  $('#tok-secret-state').textContent = '';
+}
+function hideSecret() {
+  $('#tok-secret-value').value = '';
+  $('#tok-secret-shown').hidden = true;
+  delete $('#tok-secret').dataset.revealed;
+  if (tok.secret) secretState();
+}
+// secretState says what the client secret's part of the page holds.
+function secretState() {
+  const revealed = !!$('#tok-secret').dataset.revealed;
+  $('#tok-secret-state').textContent = {
+    unconfigured: 'The signed-launch store is not configured on this server.',
+    none: 'No client secret is issued for this client (POST /admin/v1/clients/{id}/client-secret issues one).',
+    set: revealed ? 'Revealed below; this reveal is recorded in the trail. Hide it when you are done.'
+      : '•••••••• hidden. Reveal shows it here and records the reveal in the trail.',
+  }[tok.secret] || '';
+  $('#tok-reveal-button').disabled = tok.secret !== 'set';
+}
+function closeOnce() {
+  $('#tok-once-key').value = '';
+  $('#tok-once-what').textContent = '';
+  $('#tok-once').hidden = true;
+}
+function closeConfirm() {
+  tok.pending = null;
+  $('#tok-confirm').hidden = true;
+}
+async function copyFrom(input, status) {
+  try {
+    await navigator.clipboard.writeText(input.value);
+    status.textContent = 'Copied to the clipboard.';
+  } catch {
+    input.focus();
+    input.select();
+    status.textContent = 'The clipboard is not available here: the text is selected, press Ctrl+C (⌘C) to copy it.';
+  }
+}
+
+async function loadTokens() {
+  await loaded('tokens', async () => {
+    const status = $('#tok-status');
+    const sel = $('#tok-client');
+    if (!sel.options.length) {
+      try {
+        const r = await adminCall('/admin/v1/clients?per_page=200');
+        sel.replaceChildren(...r.data.map((c) => el('option', { value: c.id, text: `${c.name} (${c.id}, ${c.environment})` })));
+        const acting = store.getItem('pitboss.client');
+        if (acting && r.data.some((c) => c.id === acting)) sel.value = acting;
+      } catch (e) { status.textContent = errorText(e); return; }
+    }
+    if (!$('#tok-scopes input')) {
+      $('#tok-scopes').append(...ALL_SCOPES.map((sc) => el('label', { class: 'check' },
+        el('input', { type: 'checkbox', name: 'scopes', value: sc }), ' ' + sc)));
+    }
+    const id = sel.value;
+    if (!id) { status.textContent = 'No clients yet.'; return; }
+    if (id !== tok.client) { hideSecret(); closeOnce(); closeConfirm(); tok.trailPage = 1; }
+    tok.client = id;
+    $('#page-tokens').dataset.client = id;
+    try {
+      const [client, keys] = await Promise.all([adminCall(clientPath(id)), adminCall(clientPath(id) + '/keys')]);
+      renderKeys(keys.data);
+      const sl = client.data.signed_launch;
+      tok.secret = !sl ? 'unconfigured' : sl.client_secret_set ? 'set' : 'none';
+      secretState();
+      status.textContent = `${client.data.name} (${id}, ${client.data.environment}): ${keys.data.length} keys, ${client.data.keys ? client.data.keys.active : '?'} active.`;
+    } catch (e) { status.textContent = errorText(e); return; }
+    await loadTrail();
+  });
+}
+
+function renderKeys(keys) {
+  tok.keys = keys;
+  const session = store.getItem('pitboss.client') === tok.client ? store.getItem('pitboss.keyid') : null;
+  $('#tok-keys tbody').replaceChildren(...keys.map((k) => {
+    const mine = k.id === session;
+    const label = mine ? `${k.label} (this console session)` : k.label;
+    let actions;
+    if (mine) actions = el('span', { class: 'hint', text: 'revoked at sign-out' });
+    else if (k.status === 'active' && !k.replaced_by) {
+      actions = el('span', { class: 'actions' },
+        el('button', { type: 'button', 'aria-label': `Rotate key ${k.prefix}`, dataset: { action: 'rotate' }, onclick: (ev) => askConfirm('rotate', k, ev.currentTarget), text: 'Rotate' }),
+        ' ',
+        el('button', { type: 'button', 'aria-label': `Revoke key ${k.prefix}`, dataset: { action: 'revoke' }, onclick: (ev) => askConfirm('revoke', k, ev.currentTarget), text: 'Revoke' }));
+    } else if (k.status === 'active') {
+      actions = el('span', {}, el('span', { class: 'hint', text: `rotated → ${k.replaced_by} ` }),
+        el('button', { type: 'button', 'aria-label': `Revoke key ${k.prefix}`, dataset: { action: 'revoke' }, onclick: (ev) => askConfirm('revoke', k, ev.currentTarget), text: 'Revoke' }));
+    } else actions = '—';
+    return el('tr', { dataset: { id: k.id, status: k.status } },
+      el('td', {}, el('code', { text: k.prefix })), el('td', { text: text(label) }), el('td', { class: 'scopes', text: k.scopes.join(', ') }),
+      el('td', { text: k.environment }), el('td', {}, badge(k.status)), whenCell(k.created_at), whenCell(k.last_used_at),
+      whenCell(k.expires_at, 'never'), whenCell(k.revoked_at), el('td', {}, actions));
+  }));
+}
+
+function askConfirm(action, key, button) {
+  tok.pending = { action, key, button };
+  const name = key.label ? `${key.prefix} (${key.label})` : key.prefix;
+  $('#tok-confirm-text').textContent = action === 'revoke'
+    ? `Revoke key ${name}? It stops working at once on every server, and this cannot be undone.`
+    : `Rotate key ${name}? A new key with the same scopes and label is issued and shown once.`;
+  $('#tok-confirm-grace').hidden = action !== 'rotate';
+  $('#tok-confirm-yes').textContent = action === 'revoke' ? 'Revoke key' : 'Rotate key';
+  $('#tok-confirm-yes').dataset.action = action;
+  $('#tok-confirm').hidden = false;
+  $('#tok-confirm-yes').focus();
+}
+
+async function confirmPending() {
+  const p = tok.pending;
+  if (!p) return;
+  const yes = $('#tok-confirm-yes');
+  const status = $('#tok-status');
+  yes.disabled = true;
+  try {
+    const path = `${clientPath(tok.client)}/keys/${encodeURIComponent(p.key.id)}/${p.action}`;
+    if (p.action === 'revoke') {
+      const k = (await adminCall(path, { method: 'POST' })).data;
+      closeConfirm();
+      await loadTokens();
+      status.textContent = `Key ${k.prefix} revoked at ${when(k.revoked_at)} UTC.`;
+    } else {
+      const k = (await adminCall(path, { method: 'POST', body: { grace_period_seconds: Number($('#tok-grace').value) } })).data;
+      closeConfirm();
+      showOnce(k, `Rotated ${p.key.prefix}: its successor ${k.prefix} (the old key works until ${when(k.replaced.expires_at)} UTC).`);
+      await loadTokens();
+      status.textContent = `Key ${p.key.prefix} rotated to ${k.prefix}.`;
+    }
+  } catch (e) {
+    status.textContent = errorText(e);
+  } finally { yes.disabled = false; }
+}
+
+function showOnce(k, what) {
+  $('#tok-once-what').textContent = what;
+  $('#tok-once-key').value = k.key;
+  $('#tok-once').dataset.prefix = k.prefix;
+  $('#tok-once').hidden = false;
+  $('#tok-once').focus();
+}
+
+async function issueKey(form) {
+  const status = $('#tok-status');
+  const f = new FormData(form);
+  const body = { scopes: f.getAll('scopes').map(String) };
+  const label = String(f.get('label') || '').trim();
+  if (label) body.label = label;
+  const exp = String(f.get('expires_at') || '');
+  if (exp) body.expires_at = (exp.length === 16 ? exp + ':00' : exp) + 'Z';
+  if (!body.scopes.length) { status.textContent = 'Choose at least one scope.'; return; }
+  const button = form.querySelector('button[type=submit]');
+  button.disabled = true;
+  try {
+    const k = (await adminCall(`${clientPath(tok.client)}/keys`, { method: 'POST', body })).data;
+    form.reset();
+    showOnce(k, `Issued ${k.prefix} with ${k.scopes.join(', ')}.`);
+    await loadTokens();
+    status.textContent = `Key ${k.prefix} issued.`;
+  } catch (e) { status.textContent = errorText(e); } finally { button.disabled = false; }
+}
+
+async function revealSecret(form) {
+  const status = $('#tok-status');
+  const reason = String(new FormData(form).get('reason') || '').trim();
+  const button = $('#tok-reveal-button');
+  button.disabled = true;
+  try {
+    const r = (await adminCall(`${clientPath(tok.client)}/client-secret/reveal`, { method: 'POST', body: reason ? { reason } : undefined })).data;
+    form.reset();
+    $('#tok-secret-value').value = r.client_secret;
+    $('#tok-secret-shown').hidden = false;
+    $('#tok-secret').dataset.revealed = String(r.reveal.id);
+    secretState();
+    status.textContent = `Client secret revealed at ${when(r.reveal.revealed_at)} UTC; recorded as reveal #${r.reveal.id}.`;
+    tok.trailPage = 1;
+    await loadTrail();
+    $('#tok-secret-value').focus();
+  } catch (e) { status.textContent = errorText(e); } finally { button.disabled = false; }
+}
+
+async function loadTrail() {
+  const status = $('#tok-trail-status');
+  const body = $('#tok-trail tbody');
+  let r;
+  try {
+    r = await adminCall(`${clientPath(tok.client)}/client-secret/reveals?page=${tok.trailPage}&per_page=${tok.trailPerPage}`);
+  } catch (e) { status.textContent = errorText(e); body.replaceChildren(); return; }
+  const pages = Math.max(1, Math.ceil(r.pagination.total / tok.trailPerPage));
+  const n = r.pagination.total;
+  status.textContent = n === 0 ? 'Never revealed.' : n === 1 ? '1 reveal' : `${n} reveals`;
+  $('#tok-page').textContent = `Page ${tok.trailPage} of ${pages}`;
+  $('#tok-prev').disabled = tok.trailPage <= 1;
+  $('#tok-next').disabled = tok.trailPage >= pages;
+  body.replaceChildren(...r.data.map((x) => el('tr', { dataset: { id: String(x.id) } },
+    el('td', { text: when(x.revealed_at) }), el('td', {}, el('code', { text: x.actor })), el('td', { text: text(x.remote_addr) }),
+    el('td', { class: 'ua', text: text(x.user_agent) }), el('td', { text: text(x.reason) }))));
+}
+
+const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
+  tokens: loadTokens };
 
 // ---- Wiring ----
 $('#signin-form').addEventListener('submit', (ev) => { ev.preventDefault(); signIn($('#secret').value.trim()); });
@@ -458,6 +703,18 @@ $('#rep-csv').addEventListener('click', downloadCSV);
 $('#del-filter').addEventListener('submit', (ev) => { ev.preventDefault(); del.page = 1; loadDeliveries(); });
 $('#del-prev').addEventListener('click', () => { del.page = Math.max(1, del.page - 1); loadDeliveries(); });
 $('#del-next').addEventListener('click', () => { del.page += 1; loadDeliveries(); });
+$('#tok-client-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadTokens(); });
+$('#tok-client').addEventListener('change', () => loadTokens());
+$('#tok-issue').addEventListener('submit', (ev) => { ev.preventDefault(); issueKey(ev.currentTarget); });
+$('#tok-reveal').addEventListener('submit', (ev) => { ev.preventDefault(); revealSecret(ev.currentTarget); });
+$('#tok-secret-hide').addEventListener('click', () => { hideSecret(); $('#tok-reveal-button').focus(); });
+$('#tok-secret-copy').addEventListener('click', () => copyFrom($('#tok-secret-value'), $('#tok-status')));
+$('#tok-once-copy').addEventListener('click', () => copyFrom($('#tok-once-key'), $('#tok-status')));
+$('#tok-once-done').addEventListener('click', () => { closeOnce(); $('#tok-keys-h').scrollIntoView(); });
+$('#tok-confirm-yes').addEventListener('click', confirmPending);
+$('#tok-confirm-no').addEventListener('click', () => { const b = tok.pending && tok.pending.button; closeConfirm(); if (b && b.isConnected) b.focus(); });
+$('#tok-prev').addEventListener('click', () => { tok.trailPage = Math.max(1, tok.trailPage - 1); loadTrail(); });
+$('#tok-next').addEventListener('click', () => { tok.trailPage += 1; loadTrail(); });
 window.addEventListener('hashchange', route);
 document.addEventListener('keydown', (ev) => {
   if (!ev.altKey || ev.ctrlKey || ev.metaKey || !me) return;
@@ -465,7 +722,11 @@ document.addEventListener('keydown', (ev) => {
   if (n >= 1 && n <= ORDER.length) { ev.preventDefault(); location.hash = ORDER[n - 1]; $('#main').focus(); }
   if (ev.key === 'Escape') $('#tx-detail').hidden = true;
 });
-document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && !$('#tx-detail').hidden) { $('#tx-detail').hidden = true; } });
+document.addEventListener('keydown', (ev) => {
+  if (ev.key !== 'Escape') return;
+  if (!$('#tx-detail').hidden) $('#tx-detail').hidden = true;
+  if (!$('#tok-confirm').hidden) closeConfirm();
+});
 
 (async function boot() {
   const secret = store.getItem('pitboss.secret');
