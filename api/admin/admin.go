@@ -305,13 +305,21 @@ func (s *server) createClient(c echo.Context) error {
 	return wire.OK(c, v)
 }
 
+// pageParams reads a list's page (from 1) and per_page (1 to maxPerPage,
+// default defaultPerPage).
+func pageParams(c echo.Context) (page, perPage int, err error) {
+	if page, err = wire.QueryInt(c, "page", 1, 1<<30); err != nil {
+		return 0, 0, err
+	}
+	if perPage, err = wire.QueryInt(c, "per_page", defaultPerPage, maxPerPage); err != nil {
+		return 0, 0, err
+	}
+	return page, perPage, nil
+}
+
 // GET /admin/v1/clients?page=&per_page=
 func (s *server) listClients(c echo.Context) error {
-	page, err := wire.QueryInt(c, "page", 1, 1<<30)
-	if err != nil {
-		return err
-	}
-	perPage, err := wire.QueryInt(c, "per_page", defaultPerPage, maxPerPage)
+	page, perPage, err := pageParams(c)
 	if err != nil {
 		return err
 	}

@@ -112,11 +112,7 @@ func (s *server) listReveals(c echo.Context) error {
 	if err := s.requireReveals(); err != nil {
 		return err
 	}
-	page, err := wire.QueryInt(c, "page", 1, 1<<30)
-	if err != nil {
-		return err
-	}
-	perPage, err := wire.QueryInt(c, "per_page", defaultPerPage, maxPerPage)
+	page, perPage, err := pageParams(c)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/storetest"
+	"github.com/pitboss/pitboss/commands"
 )
 
 // TestClientEventsReadOneIndexRange: a client's head and a page of its
@@ -23,18 +24,7 @@ func TestClientEventsReadOneIndexRange(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
 	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
-	quiet, busy := storetest.UID("quiet"), storetest.UID("busy")
-	deposit(t, h, quiet, storetest.UID("p"), "1.00")
-	var wg sync.WaitGroup
-	for range 8 {
-		player := storetest.UID("p")
-		wg.Go(func() {
-			for range 40 {
-				deposit(t, h, busy, player, "1.00")
-			}
-		})
-	}
-	wg.Wait()
+	quiet, busy := seedQuietAndBusy(t, h, 320)
 	deposit(t, h, quiet, storetest.UID("p"), "1.00")
 	ctx := context.Background()
 	accounts := eventstore.NewAccounts(pool)
@@ -94,6 +84,25 @@ func TestClientEventsReadOneIndexRange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seedQuietAndBusy deposits once for a quiet client, then busyEvents times
+// (from eight players at once) for a busy one, and returns both ids.
+func seedQuietAndBusy(t testing.TB, h *commands.Handler, busyEvents int) (quiet, busy string) {
+	t.Helper()
+	quiet, busy = storetest.UID("quiet"), storetest.UID("busy")
+	deposit(t, h, quiet, storetest.UID("p"), "1.00")
+	var wg sync.WaitGroup
+	for range 8 {
+		player := storetest.UID("p")
+		wg.Go(func() {
+			for range busyEvents / 8 {
+				deposit(t, h, busy, player, "1.00")
+			}
+		})
+	}
+	wg.Wait()
+	return quiet, busy
 }
 
 type planNode struct {

@@ -470,18 +470,7 @@ func BenchmarkLedgerExecute(b *testing.B) {
 func BenchmarkClientHead(b *testing.B) {
 	pool, _ := pgtest.NewDatabase(b)
 	_, h := storetest.StartLedger(b, pool, eventstore.LedgerConfig{})
-	quiet, busy := storetest.UID("quiet"), storetest.UID("busy")
-	deposit(b, h, quiet, storetest.UID("p"), "1.00")
-	var wg sync.WaitGroup
-	for range 32 {
-		player := storetest.UID("p")
-		wg.Go(func() {
-			for range 5000 / 32 {
-				deposit(b, h, busy, player, "1.00")
-			}
-		})
-	}
-	wg.Wait()
+	quiet, busy := seedQuietAndBusy(b, h, 5000)
 	accounts := eventstore.NewAccounts(pool)
 	ctx := context.Background()
 	head, _, err := accounts.Head(ctx)
