@@ -53,10 +53,21 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return &exitError{exitUsage, errors.New("replay: --pass-events must be at least 1")}
 	}
 	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, PassEvents: *passEvents}
-	if !*quiet {
+	var plog *progressLog
+	switch {
+	case *quiet:
+	case isTerminal(stderr):
 		opts.Progress = bar.update
+	default:
+		plog = newProgressLog(stderr, "replay")
+		opts.Progress = func(p readstore.ReplayProgress) {
+			plog.update(progressStep{Phase: "events", Done: p.Events, Total: p.Total, Elapsed: p.Elapsed, End: p.Done})
+		}
 	}
 	rep, err := rm.Compare(ctx, opts)
+	if plog != nil {
+		plog.finish()
+	}
 	if err != nil {
 		return err
 	}
@@ -123,8 +134,8 @@ func (b *progressBar) update(p readstore.ReplayProgress) {
 	}
 	rate := float64(p.Events) / max(p.Elapsed, time.Millisecond).Seconds()
 	eta := "--"
-	if rate > 0 && p.Total > p.Events {
-		eta = time.Duration(float64(p.Total-p.Events) / rate * float64(time.Second)).Round(time.Second).String()
+	if d, ok := (progressStep{Done: p.Events, Total: p.Total, Elapsed: p.Elapsed}).eta(); ok {
+		eta = d.Round(time.Second).String()
 	}
 	filled := int(frac * width)
 	line := fmt.Sprintf("\r[%s%s] %3.0f%% %d/%d events  %.0f events/s  ETA %s", strings.Repeat("=", filled),

@@ -77,13 +77,24 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	a := auditstore.NewAudit(pool)
 	opts := auditstore.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
 	var pr *progressPrinter
-	if !*quiet {
+	var plog *progressLog
+	switch {
+	case *quiet:
+	case isTerminal(stderr):
 		pr = &progressPrinter{w: stderr}
 		opts.Progress = pr.update
+	default:
+		plog = newProgressLog(stderr, "verify")
+		opts.Progress = func(p audit.Progress) {
+			plog.update(progressStep{Phase: p.Phase, Done: p.Done, Total: p.Total, Elapsed: p.Elapsed})
+		}
 	}
 	rep, err := a.Verify(ctx, opts)
 	if pr != nil {
 		pr.end()
+	}
+	if plog != nil {
+		plog.finish()
 	}
 	if err != nil {
 		return &exitError{exitVerifyError, err}
@@ -132,6 +143,9 @@ func (p *progressPrinter) update(pr audit.Progress) {
 	}
 	if s := pr.Elapsed.Seconds(); s > 0 {
 		line += fmt.Sprintf("  %.0f/s  %s", float64(pr.Done)/s, pr.Elapsed.Round(100*time.Millisecond))
+	}
+	if eta, ok := (progressStep{Done: pr.Done, Total: pr.Total, Elapsed: pr.Elapsed}).eta(); ok {
+		line += "  ETA " + eta.Round(time.Second).String()
 	}
 	pad := max(p.width-len(line), 0)
 	p.width = len(line)
