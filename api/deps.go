@@ -15,6 +15,9 @@ type AdminDeps struct {
 	// Reveals shows client secrets on demand and records each showing
 	// (the tokens area); without it those routes answer 503.
 	Reveals gateway.ClientSecretReveals
+	// FX stores exchange rates (PUT/GET /admin/v1/fx-rates); without it
+	// those routes answer 503.
+	FX gateway.FXRates
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

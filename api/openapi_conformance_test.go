@@ -434,6 +434,15 @@ func (h *oaHarness) session() {
 	// Admin: tiers, clients, keys.
 	do(oaReq{method: "GET", path: "/admin/v1/tiers", auth: admin, want: oaWant()})
 	do(oaReq{method: "GET", path: "/admin/v1/tiers", want: oaWant(401), code: wire.CodeUnauthorized})
+	// Exchange rates (docs/reporting-currency.md), JSON and CSV.
+	do(oaReq{method: "PUT", path: "/admin/v1/fx-rates", auth: admin, want: oaWant(),
+		body: map[string]any{"rates": []any{map[string]any{"base": "EUR", "quote": "USD", "day": "2025-03-01", "rate": "1.10"}}}})
+	do(oaReq{method: "PUT", path: "/admin/v1/fx-rates", auth: admin, want: oaWant(), header: map[string]string{"Content-Type": "text/csv"},
+		body: "day,base,quote,rate\n2025-03-02,USD,EUR,0.8\n"})
+	do(oaReq{method: "PUT", path: "/admin/v1/fx-rates", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"rates": []any{map[string]any{"base": "EUR", "quote": "EUR", "day": "2025-03-01", "rate": "1"}}}})
+	do(oaReq{method: "GET", path: "/admin/v1/fx-rates?base=EUR&from=2025-03-01&to=2025-03-31", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/fx-rates?to=March", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
 	acme := map[string]any{"id": "acme", "name": "Acme Casino", "environment": "sandbox", "plan": "standard"}
 	if r := do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()}); oaGet(r.json, "data", "created") != true {
 		t.Fatalf("client not created: %s", r.body)
@@ -741,6 +750,8 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?min_position=" + pos, auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game,currency", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=month", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider&reporting_currency=USD", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?reporting_currency=usd", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider,game", auth: full, want: oaWant(),
 		header: map[string]string{"Accept": "text/csv"}})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=week", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})

@@ -352,6 +352,85 @@ type ggrItem struct {
 	PromoGGR          wire.Number `json:"promo_ggr"`
 	Rounds            int64       `json:"rounds"`
 	Players           int64       `json:"players"`
+	// Reporting is the row in ?reporting_currency=, when asked.
+	Reporting *reportingView `json:"reporting,omitempty"`
+}
+
+// reportingView is a row's (or a total's) amounts in the reporting
+// currency; the amounts are null when a day had no rate (complete false,
+// missing_rate_days naming the days, or missing_rates per currency on a
+// total): a gap, never a zero.
+type reportingView struct {
+	Currency        string        `json:"currency"`
+	Complete        bool          `json:"complete"`
+	NetBets         *wire.Number  `json:"net_bets"`
+	NetWins         *wire.Number  `json:"net_wins"`
+	GGR             *wire.Number  `json:"ggr"`
+	PromoGGR        *wire.Number  `json:"promo_ggr"`
+	MissingRateDays []string      `json:"missing_rate_days,omitempty"`
+	MissingRates    []missingView `json:"missing_rates,omitempty"`
+}
+
+type missingView struct {
+	Currency string   `json:"currency"`
+	Days     []string `json:"days"`
+}
+
+func days(ts []time.Time) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Format(time.DateOnly)
+	}
+	return out
+}
+
+func viewOfReporting(r projections.ReportingGGR) *reportingView {
+	v := &reportingView{Currency: r.Currency, Complete: r.Complete, MissingRateDays: days(r.MissingDays)}
+	if len(v.MissingRateDays) == 0 {
+		v.MissingRateDays = nil
+	}
+	for _, m := range r.Missing {
+		v.MissingRates = append(v.MissingRates, missingView{Currency: m.Currency, Days: days(m.Days)})
+	}
+	if r.Complete {
+		n := func(x int64) *wire.Number { w := wire.Number(domain.FormatMinor(x, r.Scale)); return &w }
+		v.NetBets, v.NetWins, v.GGR, v.PromoGGR = n(r.NetBets), n(r.NetWins), n(r.GGR), n(r.PromoGGR)
+	}
+	return v
+}
+
+// ggrTotalItem is one total of a report in a reporting currency: a group
+// over every currency.
+type ggrTotalItem struct {
+	Day        *string        `json:"day,omitempty"`
+	Month      *string        `json:"month,omitempty"`
+	Provider   *string        `json:"provider,omitempty"`
+	Game       *string        `json:"game,omitempty"`
+	Currencies []string       `json:"currencies"`
+	Reporting  *reportingView `json:"reporting"`
+}
+
+// ggrInPage is GET /api/v1/reports/ggr with ?reporting_currency=.
+type ggrInPage struct {
+	Success bool           `json:"success"`
+	Data    []ggrItem      `json:"data"`
+	Totals  []ggrTotalItem `json:"totals"`
+}
+
+// reportingCurrency reads ?reporting_currency=: ok false when left out.
+func (s *Server) reportingCurrency(c echo.Context) (domain.Currency, bool, error) {
+	v, ok := wire.QueryValue(c, "reporting_currency")
+	if !ok {
+		return domain.Currency{}, false, nil
+	}
+	cur, err := domain.ParseCurrency(v)
+	if err != nil {
+		return cur, false, queryParamError("reporting_currency", "reporting_currency %q is not a configured currency", gateway.ClipValue(v))
+	}
+	if s.deps.FXRates == nil {
+		return cur, false, wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "exchange rates are not configured on this server")
+	}
+	return cur, true, nil
 }
 
 var ggrAmountColumns = []string{"bets", "bet_refunds", "net_bets", "wins", "win_reversals", "net_wins", "ggr",
@@ -378,7 +457,21 @@ func (s *Server) ggrReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, pos, err := q.GGR(c.Request().Context(), rq, minPos)
+	to, converted, err := s.reportingCurrency(c)
+	if err != nil {
+		return err
+	}
+	var (
+		rows      []projections.GGRRow
+		reporting []projections.ReportingGGR
+		totals    []projections.GGRTotal
+		pos       int64
+	)
+	if converted {
+		rows, reporting, totals, pos, err = q.GGRIn(c.Request().Context(), rq, minPos, to, s.deps.FXRates)
+	} else {
+		rows, pos, err = q.GGR(c.Request().Context(), rq, minPos)
+	}
 	if err != nil {
 		return err
 	}
@@ -396,8 +489,12 @@ func (s *Server) ggrReport(c echo.Context) error {
 		}
 		header = append(append(header, "currency"), ggrAmountColumns...)
 		header = append(header, "rounds", "players")
+		if converted {
+			header = append(header, "reporting_currency", "reporting_net_bets", "reporting_net_wins", "reporting_ggr",
+				"reporting_promo_ggr", "missing_rate_days")
+		}
 		out := make([][]string, 0, len(rows))
-		for _, r := range rows {
+		for i, r := range rows {
 			var rec []string
 			if name, v := periodColumn(rq, r.Period); name != "" {
 				rec = append(rec, v)
@@ -410,12 +507,25 @@ func (s *Server) ggrReport(c echo.Context) error {
 			}
 			rec = append(append(rec, r.Currency), ggrAmounts(r)...)
 			rec = append(rec, strconv.FormatInt(r.Rounds, 10), strconv.FormatInt(r.Players, 10))
+			if converted {
+				// A row without every day's rate has empty amounts, and
+				// names the days: a gap, never a zero.
+				v := viewOfReporting(reporting[i])
+				amount := func(n *wire.Number) string {
+					if n == nil {
+						return ""
+					}
+					return string(*n)
+				}
+				rec = append(rec, v.Currency, amount(v.NetBets), amount(v.NetWins), amount(v.GGR), amount(v.PromoGGR),
+					strings.Join(v.MissingRateDays, ";"))
+			}
 			out = append(out, rec)
 		}
 		return writeCSV(c, "ggr", header, out)
 	}
 	items := make([]ggrItem, 0, len(rows))
-	for _, r := range rows {
+	for i, r := range rows {
 		a := ggrAmounts(r)
 		it := ggrItem{Currency: r.Currency, Bets: wire.Number(a[0]), BetRefunds: wire.Number(a[1]), NetBets: wire.Number(a[2]),
 			Wins: wire.Number(a[3]), WinReversals: wire.Number(a[4]), NetWins: wire.Number(a[5]), GGR: wire.Number(a[6]),
@@ -433,9 +543,32 @@ func (s *Server) ggrReport(c echo.Context) error {
 		if rq.Has(projections.DimGame) {
 			it.Game = &r.Game
 		}
+		if converted {
+			it.Reporting = viewOfReporting(reporting[i])
+		}
 		items = append(items, it)
 	}
-	return wire.OK(c, items)
+	if !converted {
+		return wire.OK(c, items)
+	}
+	page := ggrInPage{Success: true, Data: items, Totals: make([]ggrTotalItem, 0, len(totals))}
+	for _, t := range totals {
+		ti := ggrTotalItem{Currencies: t.Currencies, Reporting: viewOfReporting(t.Reporting)}
+		switch name, v := periodColumn(rq, t.Period); name {
+		case "day":
+			ti.Day = &v
+		case "month":
+			ti.Month = &v
+		}
+		if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
+			ti.Provider = &t.Provider
+		}
+		if rq.Has(projections.DimGame) {
+			ti.Game = &t.Game
+		}
+		page.Totals = append(page.Totals, ti)
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 // commissionItem is one row of GET /api/v1/reports/commission.

@@ -28,7 +28,7 @@ type rqHarness struct {
 func newRQHarness(t *testing.T) *rqHarness {
 	t.Helper()
 	clock := &projectortest.Clock{}
-	h := &rqHarness{Harness: apitest.New(t, apitest.Options{Clock: apitest.StoppedAt(projectortest.Day2),
+	h := &rqHarness{Harness: apitest.New(t, apitest.Options{Clock: apitest.StoppedAt(projectortest.Day2), AdminToken: admToken,
 		LedgerClock: clock, IDs: projectortest.IDs{}, ReadWait: 200 * time.Millisecond})}
 	ctx := t.Context()
 	if _, err := projectortest.Session(ctx, h.Commands, clock); err != nil {

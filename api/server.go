@@ -112,6 +112,10 @@ type Deps struct {
 	// Queries answer the read-model routes (transactions, reports) and the
 	// ledger position of reads; without it those routes answer 503.
 	Queries *projections.Queries
+	// FXRates are the exchange rates a report in a reporting currency
+	// (?reporting_currency=) converts with; without them that parameter
+	// answers 503.
+	FXRates projections.FXRates
 	Clock   commands.Clock
 	IDs     commands.IDs
 	Logger  *slog.Logger

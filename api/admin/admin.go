@@ -49,6 +49,9 @@ type Deps struct {
 	// Reveals shows client secrets and keeps the trail of every showing
 	// (the tokens area); without it those two routes answer 503.
 	Reveals gateway.ClientSecretReveals
+	// FX stores exchange rates (docs/reporting-currency.md); without it
+	// the fx-rates routes answer 503.
+	FX gateway.FXRates
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -115,6 +118,8 @@ func Register(g *echo.Group, deps Deps) {
 	g.GET("/clients/:client/keys/:key", s.getKey)
 	g.POST("/clients/:client/keys/:key/rotate", s.rotateKey)
 	g.POST("/clients/:client/keys/:key/revoke", s.revokeKey)
+	g.PUT("/fx-rates", s.putFXRates)
+	g.GET("/fx-rates", s.listFXRates)
 	g.GET("/clients/:client/webhooks", s.listWebhooks)
 	g.POST("/clients/:client/webhooks", s.createWebhook)
 	g.GET("/clients/:client/webhooks/:id", s.getWebhook)

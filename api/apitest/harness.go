@@ -263,11 +263,12 @@ func New(t testing.TB, o Options) *Harness {
 		Games: gw, Launcher: registry,
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
-		Clock: h.Clock, IDs: ids, Logger: logger,
+		FXRates: gw,
+		Clock:   h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit,
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
-		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients},
+		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw},
 		Usage: h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {

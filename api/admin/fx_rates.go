@@ -1,0 +1,120 @@
+package admin
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/wire"
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
+)
+
+// Exchange rates as data (docs/reporting-currency.md).
+
+type fxRateView struct {
+	Base  string `json:"base"`
+	Quote string `json:"quote"`
+	Day   string `json:"day"`
+	Rate  string `json:"rate"`
+}
+
+type putFXRatesRequest struct {
+	Rates []fxRateView `json:"rates"`
+}
+
+func (s *server) requireFX() error {
+	if s.deps.FX == nil {
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "exchange rates are not configured")
+	}
+	return nil
+}
+
+// PUT /admin/v1/fx-rates: rates as JSON ({"rates":[{base, quote, day,
+// rate}]}) or as CSV (Content-Type: text/csv, a header naming day, base,
+// quote and rate); a pair's rate of a day given again replaces it. All or
+// nothing: one bad rate refuses the call, naming it.
+func (s *server) putFXRates(c echo.Context) error {
+	if err := s.requireFX(); err != nil {
+		return err
+	}
+	var rates []domain.FXRate
+	if mt, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType)); mt == "text/csv" {
+		b, err := wire.ReadBody(c)
+		if err != nil {
+			return err
+		}
+		if rates, err = gateway.ParseFXRatesCSV(bytes.NewReader(b)); err != nil {
+			return err
+		}
+	} else {
+		var req putFXRatesRequest
+		if err := wire.BindJSON(c, &req); err != nil {
+			return err
+		}
+		rates = make([]domain.FXRate, 0, len(req.Rates))
+		for i, v := range req.Rates {
+			r, err := domain.NewFXRate(v.Base, v.Quote, v.Day, v.Rate)
+			var fe *domain.FieldError
+			if errors.As(err, &fe) {
+				return &domain.FieldError{Field: fmt.Sprintf("rates[%d].%s", i, fe.Field), Message: fmt.Sprintf("rates[%d]: %s", i, fe.Message)}
+			} else if err != nil {
+				return err
+			}
+			rates = append(rates, r)
+		}
+		if err := gateway.CheckFXRates(rates); err != nil {
+			return err
+		}
+	}
+	n, err := s.deps.FX.UpsertFXRates(c.Request().Context(), rates)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(c.Request().Context(), "admin: exchange rates stored", "received", len(rates), "written", n,
+		"request_id", wire.RequestID(c))
+	return wire.OK(c, map[string]int64{"received": int64(len(rates)), "written": n})
+}
+
+// GET /admin/v1/fx-rates?base=&quote=&from=&to=&page=&per_page=
+func (s *server) listFXRates(c echo.Context) error {
+	if err := s.requireFX(); err != nil {
+		return err
+	}
+	page, perPage, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	var f gateway.FXRateFilter
+	f.Base, _ = wire.QueryValue(c, "base")
+	f.Quote, _ = wire.QueryValue(c, "quote")
+	for _, d := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		v, ok := wire.QueryValue(c, d.name)
+		if !ok {
+			continue
+		}
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil || t.Year() < 1 {
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+				Message: d.name + " must be a UTC day such as 2026-11-25", Details: map[string]any{"field": d.name}}
+		}
+		*d.dst = t
+	}
+	list, total, err := s.deps.FX.ListFXRates(c.Request().Context(), f, page, perPage)
+	if err != nil {
+		return err
+	}
+	out := make([]fxRateView, 0, len(list))
+	for _, r := range list {
+		out = append(out, fxRateView{Base: r.Base, Quote: r.Quote, Day: r.Day.Format(time.DateOnly), Rate: r.Rate})
+	}
+	return wire.OKPage(c, out, page, perPage, total)
+}

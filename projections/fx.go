@@ -1,0 +1,254 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pitboss/pitboss/domain"
+)
+
+// A GGR report in a reporting currency (docs/reporting-currency.md): every
+// row keeps its own currency's amounts, and gets beside them its net bets,
+// net wins, GGR and promo GGR in the reporting currency, converted at the
+// rate of each day; totals add the rows of a group across currencies. A
+// day without a rate is a gap, never a zero: the row's reporting amounts
+// are then left out (Complete false) and the days named.
+
+// FXRates reads exchange rates (an adapter over the rates table).
+type FXRates interface {
+	// FXRatesBetween returns the rates between to and each of bases, in
+	// either direction (base → to, or to → base), on the days from..until.
+	FXRatesBetween(ctx context.Context, to string, bases []string, from, until time.Time) ([]domain.FXRate, error)
+}
+
+// ReportingGGR is a GGR row's (or a total's) amounts in the reporting
+// currency, in its minor units.
+type ReportingGGR struct {
+	Currency string
+	Scale    int
+	// Complete is false when a day of the row had no rate: the amounts are
+	// then zero and mean nothing, and MissingDays names the days (with the
+	// row's currency in Missing for a total).
+	Complete    bool
+	MissingDays []time.Time
+	Missing     []MissingRate // totals: which currency lacked a rate on which days
+	// GGR is NetBets - NetWins; each of those is the sum over the days of
+	// the day's amount converted and rounded half away from zero.
+	NetBets, NetWins, GGR, PromoGGR int64
+}
+
+// MissingRate names a currency whose rate to the reporting currency is
+// missing on Days.
+type MissingRate struct {
+	Currency string
+	Days     []time.Time
+}
+
+// GGRTotal is a group of a GGR report (its period, provider and game as
+// grouped) over every currency, in the reporting currency.
+type GGRTotal struct {
+	Period         time.Time
+	Provider, Game string
+	Currencies     []string // the currencies added up
+	Reporting      ReportingGGR
+}
+
+// ErrNoRates is returned when a reporting currency is asked of a Queries
+// without FX.
+var ErrNoRates = errors.New("exchange rates not configured")
+
+// GGRIn is the GGR report r (as GGR answers it) with each row's amounts in
+// to beside its own, and the totals per group across currencies.
+func (q *Queries) GGRIn(ctx context.Context, r ReportQuery, minPosition int64, to domain.Currency, fx FXRates) (
+	[]GGRRow, []ReportingGGR, []GGRTotal, int64, error) {
+	if fx == nil {
+		return nil, nil, nil, 0, ErrNoRates
+	}
+	rows, pos, err := q.GGR(ctx, r, minPosition)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	// The same report by day (the rate is a day's), read after the rows:
+	// it reflects at least their position.
+	daily := r
+	daily.GroupBy = slices.DeleteFunc(slices.Clone(r.GroupBy), func(d Dimension) bool { return d == DimMonth })
+	if !daily.Has(DimDay) {
+		daily.GroupBy = append(daily.GroupBy, DimDay)
+	}
+	days, err := q.Reports.GGR(ctx, daily)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	var bases []string
+	for _, d := range days {
+		if d.Currency != to.Code() && !slices.Contains(bases, d.Currency) {
+			bases = append(bases, d.Currency)
+		}
+	}
+	rates := map[rateKey]*big.Rat{}
+	if len(bases) > 0 {
+		list, err := fx.FXRatesBetween(ctx, to.Code(), bases, r.From, r.To)
+		if err != nil {
+			return nil, nil, nil, 0, fmt.Errorf("read exchange rates: %w", err)
+		}
+		if rates, err = rateTable(list, to.Code()); err != nil {
+			return nil, nil, nil, 0, err
+		}
+	}
+	reporting, err := convertGGR(r, rows, days, rates, to)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	return rows, reporting, totalGGR(r, rows, reporting, to), pos, nil
+}
+
+type rateKey struct {
+	currency string
+	day      time.Time
+}
+
+// rateTable indexes rates by (currency, day) as rates to to: a direct rate
+// (currency → to) is used as it is, else the inverse of a rate to →
+// currency, kept exact (rounding happens once, per converted amount).
+func rateTable(list []domain.FXRate, to string) (map[rateKey]*big.Rat, error) {
+	out := map[rateKey]*big.Rat{}
+	direct := map[rateKey]bool{}
+	for _, fr := range list {
+		r, err := domain.ParseRate(fr.Rate)
+		if err != nil {
+			return nil, fmt.Errorf("stored rate %s/%s on %s: %w", fr.Base, fr.Quote, fr.Day.Format(time.DateOnly), err)
+		}
+		switch {
+		case fr.Quote == to:
+			k := rateKey{fr.Base, fr.Day}
+			out[k], direct[k] = r, true
+		case fr.Base == to:
+			k := rateKey{fr.Quote, fr.Day}
+			if !direct[k] {
+				out[k] = r.Inv(r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupKey is a row's group in r's grouping, with or without its currency.
+func groupKey(r ReportQuery, row GGRRow, withCurrency bool) string {
+	var b strings.Builder
+	switch {
+	case r.Has(DimDay):
+		b.WriteString(row.Period.Format(time.DateOnly))
+	case r.Has(DimMonth):
+		b.WriteString(row.Period.Format("2006-01"))
+	}
+	b.WriteByte(0)
+	if r.Has(DimProvider) || r.Has(DimGame) {
+		b.WriteString(row.Provider)
+	}
+	b.WriteByte(0)
+	if r.Has(DimGame) {
+		b.WriteString(row.Game)
+	}
+	if withCurrency {
+		b.WriteByte(0)
+		b.WriteString(row.Currency)
+	}
+	return b.String()
+}
+
+// convertGGR converts each day of days and adds it to its row of rows.
+func convertGGR(r ReportQuery, rows, days []GGRRow, rates map[rateKey]*big.Rat, to domain.Currency) ([]ReportingGGR, error) {
+	index := make(map[string]int, len(rows))
+	out := make([]ReportingGGR, len(rows))
+	for i, row := range rows {
+		index[groupKey(r, row, true)] = i
+		out[i] = ReportingGGR{Currency: to.Code(), Scale: to.Exponent(), Complete: true}
+	}
+	for _, d := range days {
+		i, ok := index[groupKey(r, d, true)]
+		if !ok {
+			continue // a day of a group the rows no longer have: the rows were read first
+		}
+		rg := &out[i]
+		from, err := domain.ParseCurrency(d.Currency)
+		if err != nil {
+			return nil, fmt.Errorf("report currency %s: %w", d.Currency, err)
+		}
+		rate := big.NewRat(1, 1)
+		if d.Currency != to.Code() {
+			var found bool
+			if rate, found = rates[rateKey{d.Currency, d.Period}]; !found {
+				rg.Complete = false
+				rg.MissingDays = append(rg.MissingDays, d.Period)
+				continue
+			}
+		}
+		for _, a := range []struct {
+			dst *int64
+			v   int64
+		}{{&rg.NetBets, d.NetBets()}, {&rg.NetWins, d.NetWins()}, {&rg.PromoGGR, d.PromoGGR()}} {
+			v, err := domain.ConvertMinor(a.v, from, rate, to)
+			if err != nil {
+				return nil, err
+			}
+			*a.dst += v
+		}
+	}
+	for i := range out {
+		rg := &out[i]
+		if !rg.Complete {
+			rg.NetBets, rg.NetWins, rg.GGR, rg.PromoGGR = 0, 0, 0, 0
+			slices.SortFunc(rg.MissingDays, func(a, b time.Time) int { return a.Compare(b) })
+			continue
+		}
+		rg.GGR = rg.NetBets - rg.NetWins
+	}
+	return out, nil
+}
+
+// totalGGR adds the rows of each group (without currency) in to.
+func totalGGR(r ReportQuery, rows []GGRRow, reporting []ReportingGGR, to domain.Currency) []GGRTotal {
+	var out []GGRTotal
+	index := map[string]int{}
+	for i, row := range rows {
+		k := groupKey(r, row, false)
+		j, ok := index[k]
+		if !ok {
+			j = len(out)
+			index[k] = j
+			t := GGRTotal{Period: row.Period, Reporting: ReportingGGR{Currency: to.Code(), Scale: to.Exponent(), Complete: true}}
+			if r.Has(DimProvider) || r.Has(DimGame) {
+				t.Provider = row.Provider
+			}
+			if r.Has(DimGame) {
+				t.Game = row.Game
+			}
+			out = append(out, t)
+		}
+		t := &out[j]
+		t.Currencies = append(t.Currencies, row.Currency)
+		rg := reporting[i]
+		if !rg.Complete {
+			t.Reporting.Complete = false
+			t.Reporting.Missing = append(t.Reporting.Missing, MissingRate{Currency: row.Currency, Days: rg.MissingDays})
+			continue
+		}
+		t.Reporting.NetBets += rg.NetBets
+		t.Reporting.NetWins += rg.NetWins
+		t.Reporting.PromoGGR += rg.PromoGGR
+	}
+	for i := range out {
+		t := &out[i].Reporting
+		if !t.Complete {
+			t.NetBets, t.NetWins, t.PromoGGR = 0, 0, 0
+			continue
+		}
+		t.GGR = t.NetBets - t.NetWins
+	}
+	return out
+}
