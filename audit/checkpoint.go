@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -331,3 +332,35 @@ func (t *CheckpointTally) Last() (int64, []byte) { return t.position, t.hash }
 
 // Problems lists rows that could not be read.
 func (t *CheckpointTally) Problems() []string { return t.bad }
+
+// CheckpointRecord is a signed checkpoint as it is handed out: by
+// GET /api/v1/audit/checkpoints, on Kafka, by `pitboss checkpoint get`, and
+// read by `pitboss verify --checkpoint FILE`. Payload is the signed bytes
+// as a JSON string (they are ASCII JSON, so any JSON parser gives them
+// back exactly); encode it as UTF-8 to verify.
+type CheckpointRecord struct {
+	ID           int64  `json:"id"`
+	KeyID        string `json:"key_id"`
+	Payload      string `json:"payload"`
+	Signature    string `json:"signature"`      // standard base64 of the 64-byte Ed25519 signature
+	PublicKey    string `json:"public_key"`     // standard base64 of the raw 32-byte public key
+	PublicKeyPEM string `json:"public_key_pem"` // the same key as PEM (SubjectPublicKeyInfo)
+}
+
+// Record is cp as it is handed out.
+func (cp SignedCheckpoint) Record() CheckpointRecord {
+	return CheckpointRecord{ID: cp.ID, KeyID: cp.KeyID, Payload: string(cp.Payload),
+		Signature: base64.StdEncoding.EncodeToString(cp.Signature),
+		PublicKey: base64.StdEncoding.EncodeToString(cp.PublicKey), PublicKeyPEM: PublicKeyPEM(cp.PublicKey)}
+}
+
+// Decode returns the record's payload, signature and public key bytes.
+func (r CheckpointRecord) Decode() (payload, sig []byte, pub ed25519.PublicKey, err error) {
+	if sig, err = base64.StdEncoding.DecodeString(r.Signature); err != nil {
+		return nil, nil, nil, fmt.Errorf("signature is not base64: %w", err)
+	}
+	if pub, err = base64.StdEncoding.DecodeString(r.PublicKey); err != nil {
+		return nil, nil, nil, fmt.Errorf("public_key is not base64: %w", err)
+	}
+	return []byte(r.Payload), sig, pub, nil
+}
