@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	osexec "os/exec"
@@ -10,9 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pitboss/pitboss/internal/eventually"
+
+	"github.com/pitboss/pitboss/adapters/checkpointjob"
+	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/audit"
@@ -279,4 +286,39 @@ func TestCheckpointRecipes(t *testing.T) {
 			t.Fatalf("openssl on a changed payload: %v\n%s", err, out)
 		}
 	})
+}
+
+// serve's relay role signs the day's checkpoint on its first tick and
+// publishes every checkpoint on the checkpoint topic.
+func TestServeMakesDailyCheckpoint(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	cfg.Topic = kafkatest.NewTopic(t, cfg.KafkaBrokers, 1)
+	ckTopic := cfg.Topic + checkpointjob.TopicSuffix
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = kafka.DeleteTopic(ctx, cfg.KafkaBrokers, ckTopic)
+	})
+	if _, err := eventstore.SeedEvents(t.Context(), pool, eventstore.SeedOptions{Events: 40, Clients: 2, PlayersPerClient: 2, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, cfg, "api,relay")
+	var made, published int
+	eventually.True(t, 60*time.Second, "a checkpoint made and published", func() bool {
+		if err := pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM checkpoint_publications)`).
+			Scan(&made, &published); err != nil {
+			t.Fatal(err)
+		}
+		return made > 0 && published == made
+	})
+	if made != 3 {
+		t.Fatalf("%d checkpoints, want the platform's and two clients'", made)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	recs, err := kafkatest.ReadUntil(ctx, cfg.KafkaBrokers, ckTopic, func(r []kafkatest.Record) bool { return len(r) >= 3 })
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d records on %s: %v", len(recs), ckTopic, err)
+	}
 }

@@ -206,49 +206,94 @@ type MakeResult struct {
 // client with events, in one snapshot and one transaction. Runs are
 // serialised (a session advisory lock), so two never interleave.
 func (c *Checkpoints) Make(ctx context.Context) (MakeResult, error) {
-	res, _, err := c.make(ctx, false, time.Time{})
-	return res, err
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return MakeResult{}, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, checkpointLockClass, lockMake); err != nil {
+		return MakeResult{}, fmt.Errorf("lock checkpoints: %w", err)
+	}
+	defer unlockMake(ctx, conn)
+	return c.makeOn(ctx, conn)
 }
 
 // MakeIfDue makes a checkpoint unless the newest platform checkpoint was
 // signed at or after dueAfter, or another instance is making one right now
 // (it then skips: the other's run is the day's). made says whether it did.
 func (c *Checkpoints) MakeIfDue(ctx context.Context, dueAfter time.Time) (MakeResult, bool, error) {
-	return c.make(ctx, true, dueAfter)
+	d, err := c.Daily(ctx, dueAfter, nil)
+	return d.Result, d.Made, err
 }
 
-func (c *Checkpoints) make(ctx context.Context, ifDue bool, dueAfter time.Time) (res MakeResult, made bool, err error) {
+// DailyResult is what one Daily call did.
+type DailyResult struct {
+	Ran       bool // it held the lock (else another instance was at work, and it did nothing)
+	Made      bool
+	Result    MakeResult
+	Published int
+}
+
+// Daily is the serve job's tick: holding the checkpoint lock without
+// waiting for it (another instance holding it is doing the same), it makes
+// a checkpoint when the newest platform checkpoint was signed before
+// dueAfter, then hands every checkpoint not yet published to publish, in id
+// order, in batches, marking each batch published once publish returned
+// nil (at least once). publish may be nil (nothing is published).
+func (c *Checkpoints) Daily(ctx context.Context, dueAfter time.Time, publish func([]audit.SignedCheckpoint) error) (DailyResult, error) {
+	var d DailyResult
 	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
-		return res, false, fmt.Errorf("acquire connection: %w", err)
+		return d, fmt.Errorf("acquire connection: %w", err)
 	}
 	defer conn.Release()
-	if ifDue {
-		var got bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, checkpointLockClass, lockMake).Scan(&got); err != nil {
-			return res, false, fmt.Errorf("lock checkpoints: %w", err)
-		}
-		if !got {
-			return res, false, nil
-		}
-	} else if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, checkpointLockClass, lockMake); err != nil {
-		return res, false, fmt.Errorf("lock checkpoints: %w", err)
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, checkpointLockClass, lockMake).Scan(&d.Ran); err != nil {
+		return d, fmt.Errorf("lock checkpoints: %w", err)
 	}
-	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, checkpointLockClass, lockMake)
-	}()
-	if ifDue {
-		var last *time.Time
-		if err := conn.QueryRow(ctx, `SELECT max(signed_at) FROM checkpoints WHERE client_id = ''`).Scan(&last); err != nil {
-			return res, false, fmt.Errorf("read last checkpoint: %w", err)
-		}
-		if last != nil && !last.Before(dueAfter) {
-			return res, false, nil
-		}
+	if !d.Ran {
+		return d, nil
 	}
+	defer unlockMake(ctx, conn)
+	var last *time.Time
+	if err := conn.QueryRow(ctx, `SELECT max(signed_at) FROM checkpoints WHERE client_id = ''`).Scan(&last); err != nil {
+		return d, fmt.Errorf("read last checkpoint: %w", err)
+	}
+	if last == nil || last.Before(dueAfter) {
+		d.Result, err = c.makeOn(ctx, conn)
+		if err != nil && !errors.Is(err, ErrNothingToSign) {
+			return d, err
+		}
+		d.Made = err == nil
+	}
+	for publish != nil {
+		batch, err := c.Unpublished(ctx, 100)
+		if err != nil || len(batch) == 0 {
+			return d, err
+		}
+		if err := publish(batch); err != nil {
+			return d, fmt.Errorf("publish checkpoints: %w", err)
+		}
+		ids := make([]int64, len(batch))
+		for i, cp := range batch {
+			ids[i] = cp.ID
+		}
+		if err := c.MarkPublished(ctx, ids); err != nil {
+			return d, err
+		}
+		d.Published += len(batch)
+	}
+	return d, nil
+}
+
+func unlockMake(ctx context.Context, conn *pgxpool.Conn) {
+	_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, checkpointLockClass, lockMake)
+}
+
+// makeOn makes a checkpoint on conn, which holds the checkpoint lock.
+func (c *Checkpoints) makeOn(ctx context.Context, conn *pgxpool.Conn) (res MakeResult, err error) {
 	keyID, priv, err := c.activeKey(ctx)
 	if err != nil {
-		return res, false, err
+		return res, err
 	}
 	signedAt := c.now().UTC().Truncate(time.Microsecond)
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
@@ -304,10 +349,10 @@ func (c *Checkpoints) make(ctx context.Context, ifDue bool, dueAfter time.Time) 
 		return nil
 	})
 	if err != nil {
-		return res, false, err
+		return res, err
 	}
 	res.Platform.PublicKey = priv.Public().(ed25519.PublicKey)
-	return res, true, nil
+	return res, nil
 }
 
 // checkpointTotals reads the totals up to head: the platform's and each

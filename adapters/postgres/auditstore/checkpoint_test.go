@@ -226,6 +226,23 @@ func TestCheckpointsDue(t *testing.T) {
 			t.Fatalf("%s: made %v, %v; want %v", s.name, made, err, s.want)
 		}
 	}
+	// while another instance holds the lock, a tick does nothing
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(x'636b7074'::int, hashtext('make'))`); err != nil {
+		t.Fatal(err)
+	}
+	at = at.Add(48 * time.Hour)
+	if d, err := cps.Daily(ctx, day.Add(48*time.Hour), nil); err != nil || d.Ran || d.Made {
+		t.Fatalf("with the lock held elsewhere: %+v %v", d, err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock(x'636b7074'::int, hashtext('make'))`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Release()
+
 	// and every checkpoint goes out once
 	pending, err := cps.Unpublished(ctx, 100)
 	if err != nil || len(pending) != 4 { // two runs, each the platform's and one client's
