@@ -15,14 +15,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/internal/eventually"
-
 	"github.com/pitboss/pitboss/adapters/checkpointjob"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/kafka/kafkatest"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type ckptEnv struct {
