@@ -198,7 +198,8 @@ RETURNING position`).Scan(&edited); err != nil {
 	// usage errors and what cannot be read: exit 2
 	for _, args := range [][]string{{"checkpoint", "get", "--id", "x"}, {"checkpoint", "get"}, {"checkpoint", "get", "--id", "1", "extra"}, {"checkpoint", "nope"},
 		{"checkpoint-key"}, {"checkpoint-key", "burn"}, {"checkpoint-key", "list", "extra"},
-		{"verify", "--checkpoint", filepath.Join(e.dir, "missing.json")}, {"verify", "--checkpoint", "999999"}} {
+		{"verify", "--checkpoint", filepath.Join(e.dir, "missing.json")}, {"verify", "--checkpoint", "999999"},
+		{"verify", "--checkpoint", "1", "--anchor", "1:" + strings.Repeat("ab", 32)}} {
 		if out, code := e.run(args...); code != 2 {
 			t.Errorf("%v: exit %d\n%s", args, code, out)
 		}

@@ -71,6 +71,9 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return &exitError{exitVerifyError, fmt.Errorf("verify: unexpected arguments %q (or --examples/--batch out of range)", fs.Args())}
 	}
 	if *checkpoint != "" {
+		if len(anchors) > 0 || *skipRM {
+			return &exitError{exitVerifyError, errors.New("verify: --checkpoint checks one checkpoint; --anchor and --skip-read-models belong to the full verification")}
+		}
 		return verifyCheckpoint(ctx, cfg, *checkpoint, *asJSON, *batch, stdout)
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
