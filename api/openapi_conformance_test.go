@@ -769,6 +769,13 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
+	makeCheckpoint(h.t, h.Pool)
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=0&limit=5", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=999999", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=-1", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoint-keys", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoint-keys", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	h.consoleSession(full, walletOnly)
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.

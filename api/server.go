@@ -123,6 +123,9 @@ type Deps struct {
 	// Audit pages the event log for auditors (GET /api/v1/audit/events);
 	// without it that route answers 503.
 	Audit audit.Log
+	// Checkpoints lists the signed checkpoints and their public keys (GET
+	// /api/v1/audit/checkpoints and /checkpoint-keys); nil answers 503.
+	Checkpoints audit.Checkpoints
 	// Console serves the console's own routes (docs/console.md).
 	Console ConsoleDeps
 

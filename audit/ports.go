@@ -50,3 +50,14 @@ type TransactionDetails interface {
 	// exist or is another client's is domain.ErrNotFound.
 	TransactionDetail(ctx context.Context, clientID, id string) (TransactionDetail, error)
 }
+
+// Checkpoints lists the signed checkpoints and their public keys for
+// GET /api/v1/audit/checkpoints and /api/v1/audit/checkpoint-keys.
+type Checkpoints interface {
+	// ClientCheckpoints returns up to limit of clientID's own checkpoints
+	// with an id above after, in id order: never the platform's, never
+	// another client's.
+	ClientCheckpoints(ctx context.Context, clientID string, after int64, limit int) ([]SignedCheckpoint, error)
+	// Keys lists every signing key's public half, oldest first.
+	Keys(ctx context.Context) ([]CheckpointKey, error)
+}

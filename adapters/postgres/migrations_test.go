@@ -230,3 +230,50 @@ func rowsText(t *testing.T, db *sql.DB, q string) string {
 	}
 	return strings.Join(out, "|")
 }
+
+// Migration 00014 adds the checkpoint signing keys and the signed
+// checkpoints, both append-only; its Down drops them even with rows in them.
+func TestMigrationCheckpoints(t *testing.T) {
+	t.Parallel()
+	p, db := migratedDownTo(t, 13)
+	ctx := t.Context()
+	if got := rowsText(t, db, `SELECT to_regclass('checkpoints') IS NULL, to_regclass('checkpoint_keys') IS NULL`); got != "true true" {
+		t.Fatalf("down at 13, the tables exist (%s)", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	mustExec(t, db, `INSERT INTO checkpoint_keys (key_id, public_key, sealed_private_key, created_at)
+		VALUES ('0011223344556677', decode(repeat('ab', 32), 'hex'), '\x01', now())`)
+	mustExec(t, db, `INSERT INTO checkpoints (run_id, client_id, position, chain_hash, signed_at, key_id, payload, signature)
+		VALUES (1, '', 7, '\x00', now(), '0011223344556677', '\x7b7d', decode(repeat('00', 64), 'hex'))`)
+	refused := []string{
+		`UPDATE checkpoints SET position = 8`,
+		`DELETE FROM checkpoints`,
+		`TRUNCATE checkpoints CASCADE`,
+		`UPDATE checkpoint_keys SET created_at = now()`,
+		`DELETE FROM checkpoint_keys`,
+		`INSERT INTO checkpoints (run_id, client_id, position, chain_hash, signed_at, key_id, payload, signature)
+			VALUES (1, '', 7, '\x00', now(), 'ffffffffffffffff', '\x7b7d', decode(repeat('00', 64), 'hex'))`, // an unknown key
+		`INSERT INTO checkpoints (run_id, client_id, position, chain_hash, signed_at, key_id, payload, signature)
+			VALUES (1, '', 7, '\x00', now(), '0011223344556677', '\x7b7d', '\x00')`, // not a signature
+	}
+	for _, q := range refused {
+		if _, err := db.ExecContext(ctx, q); err == nil {
+			t.Errorf("%s: not refused", q)
+		}
+	}
+	if got := rowsText(t, db, `SELECT count(*), min(position) FROM checkpoints`); got != "1 7" {
+		t.Fatalf("checkpoints %q", got)
+	}
+	if _, err := p.DownTo(ctx, 13); err != nil {
+		t.Fatalf("down to 13 again: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT to_regclass('checkpoints') IS NULL, to_regclass('checkpoint_keys') IS NULL,
+		NOT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'checkpoints_append_only')`); got != "true true true" {
+		t.Fatalf("after Down: %s", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

@@ -265,7 +265,7 @@ func New(t testing.TB, o Options) *Harness {
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 		FXRates: gw,
 		Clock:   h.Clock, IDs: ids, Logger: logger,
-		Audit: h.Audit,
+		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
 		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw},

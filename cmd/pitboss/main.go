@@ -29,9 +29,13 @@ commands:
   replay    rebuild the read models from the event store, compare with the live ones;
             --swap makes the rebuild live, --full applies every event up to the head
   verify    recompute the hash chain, check double entry, accounts, records and read models;
-            exit 0 when all hold, 1 when a check fails, 2 when it cannot run; --json, --anchor
+            exit 0 when all hold, 1 when a check fails, 2 when it cannot run; --json, --anchor;
+            --checkpoint FILE|ID checks a signed checkpoint and the ledger against it
   export    write events as NDJSON with their bodies and hashes; --from-position/--to-position
             or --from/--to (RFC 3339), --output FILE
+  checkpoint  sign the ledger's head now (the platform's checkpoint and each client's);
+            checkpoint get --id ID prints one as JSON for an auditor
+  checkpoint-key  list|rotate the Ed25519 checkpoint signing keys (rotate: a new active key)
   receive   a local receiver for forwarded callbacks and webhooks: prints each one and checks
             its signature (--secret, repeatable); --addr (default 127.0.0.1:9999); no database
 
@@ -84,6 +88,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return keyCommand(ctx, cfg, args[1:], stdout)
 	case "provider":
 		return providerCommand(ctx, cfg, args[1:], stdout)
+	case "checkpoint":
+		return checkpointCommand(ctx, cfg, args[1:], stdout, stderr)
+	case "checkpoint-key":
+		return checkpointKeyCommand(ctx, cfg, args[1:], stdout, stderr)
 	case "replay":
 		return replay(ctx, cfg, args[1:], stdout, stderr)
 	case "seed-events": // hidden: fills an empty event store for benchmarks

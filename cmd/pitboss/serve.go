@@ -14,9 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pitboss/pitboss/adapters/checkpointjob"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/metrics"
@@ -105,6 +107,9 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 		watchRelay(registry, r)
 		g.Go(func() error { return r.Run(gctx) })
+		if err := startCheckpointJob(ctx, gctx, g, cfg, pool, pub, log); err != nil {
+			return err
+		}
 	}
 	if slices.Contains(roles, "forwarder") {
 		if err := startForwarder(gctx, g, cfg, pool, log); err != nil {
@@ -190,7 +195,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool), FXRates: gw,
-		Audit: auditstore.NewAudit(pool),
+		Audit: auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},
 	})
@@ -225,5 +230,27 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		stopWriter()
 		return err
 	})
+	return nil
+}
+
+// startCheckpointJob runs the daily signed checkpoint in the relay role
+// (docs/audit.md, "Signed checkpoints"): every minute it makes the day's
+// checkpoint if none was signed since midnight UTC and publishes what is
+// pending on the checkpoint topic. With several relay instances the
+// store's advisory lock lets one at a time do it.
+func startCheckpointJob(ctx, gctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, pub message.Publisher, log *slog.Logger) error {
+	topic := cfg.Topic + checkpointjob.TopicSuffix
+	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, topic, 3, 1); err != nil {
+		return fmt.Errorf("kafka topic %s at %s: %w", topic, strings.Join(cfg.KafkaBrokers, ","), err)
+	}
+	box, err := cfg.secretBox(log)
+	if err != nil {
+		return err
+	}
+	job, err := checkpointjob.New(auditstore.NewCheckpoints(pool, box), pub, checkpointjob.Config{Topic: topic, Logger: log})
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return job.Run(gctx) })
 	return nil
 }

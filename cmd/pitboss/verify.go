@@ -61,6 +61,7 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	record := fs.Bool("record", true, "record the outcome in audit_runs for the console")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	batch := fs.Int("batch", 2000, "events read per round trip")
+	checkpoint := fs.String("checkpoint", "", "a signed checkpoint to verify (a file with its JSON record, or its id): the signature, then the chain and totals up to it")
 	var anchors anchorFlags
 	fs.Var(&anchors, "anchor", "POSITION:HASH recorded earlier (a head hash); repeatable; the hash must still be there")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
@@ -68,6 +69,12 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	if fs.NArg() > 0 || *examples < 1 || *batch < 1 || *batch > 100_000 {
 		return &exitError{exitVerifyError, fmt.Errorf("verify: unexpected arguments %q (or --examples/--batch out of range)", fs.Args())}
+	}
+	if *checkpoint != "" {
+		if len(anchors) > 0 || *skipRM {
+			return &exitError{exitVerifyError, errors.New("verify: --checkpoint checks one checkpoint; --anchor and --skip-read-models belong to the full verification")}
+		}
+		return verifyCheckpoint(ctx, cfg, *checkpoint, *asJSON, *batch, stdout)
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
