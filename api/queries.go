@@ -39,6 +39,7 @@ func (s *Server) registerQueryRoutes(v1 *echo.Group) {
 	v1.GET("/transactions", s.listTransactions, requireScope(gateway.ScopeTransactionsRead))
 	v1.GET("/reports/ggr", s.ggrReport, requireScope(gateway.ScopeReportsRead))
 	v1.GET("/reports/commission", s.commissionReport, requireScope(gateway.ScopeReportsRead))
+	v1.POST("/reconciliations", s.reconcile, requireScope(gateway.ScopeReportsRead))
 }
 
 // queryParamError is a 400 naming the query parameter.

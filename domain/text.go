@@ -69,3 +69,7 @@ func IsControlOrBreak(r rune) bool {
 func IsBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
+
+// ClipText cuts a value quoted back in an error message to 32 bytes (and
+// an ellipsis), so that a huge input is not echoed whole.
+func ClipText(s string) string { return clip(s) }

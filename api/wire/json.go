@@ -23,14 +23,18 @@ const MaxBodyBytes = 64 << 10
 const maxJSONDepth = 16
 
 // ReadBody reads the raw request body within MaxBodyBytes.
-func ReadBody(c echo.Context) ([]byte, error) {
-	r := http.MaxBytesReader(c.Response(), c.Request().Body, MaxBodyBytes)
+func ReadBody(c echo.Context) ([]byte, error) { return ReadBodyUpTo(c, MaxBodyBytes) }
+
+// ReadBodyUpTo reads the raw request body within limit bytes: for the few
+// routes that take a file (a reconciliation's CSV) rather than a request.
+func ReadBodyUpTo(c echo.Context, limit int64) ([]byte, error) {
+	r := http.MaxBytesReader(c.Response(), c.Request().Body, limit)
 	b, err := io.ReadAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, NewError(http.StatusBadRequest, CodeBodyTooLarge,
-				fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes))
+				fmt.Sprintf("request body is larger than %d bytes", limit))
 		}
 		return nil, NewError(http.StatusBadRequest, CodeInvalidRequest, "could not read the request body")
 	}
