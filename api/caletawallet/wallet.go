@@ -85,6 +85,11 @@ func (h *Handlers) authenticate(c echo.Context) ([]byte, gateway.Provider, error
 	if err != nil {
 		return nil, gateway.Provider{}, err
 	}
+	if h.deps.Catalog == nil || h.deps.Sessions == nil || h.deps.Commands == nil || h.deps.Balances == nil {
+		// A process built without the ledger's stores: a fault of ours,
+		// answered as the document answers every fault.
+		return raw, gateway.Provider{}, errors.New("caleta wallet: the server has no ledger stores")
+	}
 	ctx := c.Request().Context()
 	prov, err := h.deps.Catalog.Provider(ctx, c.Param("provider"))
 	switch {
