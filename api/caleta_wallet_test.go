@@ -441,6 +441,19 @@ func TestCaletaWalletSignature(t *testing.T) {
 	// The good signature books it.
 	wantCaletaOK(t, decodeCaleta(t, h.caletaPost(h.provider, "bet", raw, good), raw), 9_000_000, s.player)
 
+	// A new key replaces the old one at once in this process: the old
+	// key's signatures are refused, the new key's accepted.
+	rotated := newRSAKey(t)
+	if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Caleta test",
+		Secret: h.providerSecret, Enabled: true, WalletPublicKey: publicPEM(t, rotated)}); err != nil {
+		t.Fatal(err)
+	}
+	bal := s.body("balance", nil)
+	if a := decodeCaleta(t, h.caletaPost(h.provider, "balance", bal, caletaSign(t, h.key, bal)), bal); a.Status != "RS_ERROR_INVALID_SIGNATURE" {
+		t.Fatalf("the old key after rotation: %+v", a)
+	}
+	wantCaletaOK(t, decodeCaleta(t, h.caletaPost(h.provider, "balance", bal, caletaSign(t, rotated, bal)), bal), 9_000_000, s.player)
+
 	// A disabled provider is refused like an unknown one.
 	if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: h.provider, Name: "Caleta test",
 		Secret: h.providerSecret, Enabled: false}); err != nil {

@@ -10,10 +10,12 @@ package caletawallet
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,14 +45,45 @@ type Deps struct {
 
 // Handlers answer the protocol's calls. Every answer is HTTP 200 with the
 // document's status in its body.
-type Handlers struct{ deps Deps }
+type Handlers struct {
+	deps Deps
+
+	// keys holds each provider's parsed public key with the PEM it was
+	// parsed from, so a call does not parse it again; a changed PEM (the
+	// provider cache's TTL) is parsed anew.
+	mu   sync.RWMutex
+	keys map[string]parsedKey
+}
+
+type parsedKey struct {
+	pem string
+	key *rsa.PublicKey
+}
 
 // New returns the protocol's handlers over deps.
 func New(deps Deps) *Handlers {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	return &Handlers{deps: deps}
+	return &Handlers{deps: deps, keys: map[string]parsedKey{}}
+}
+
+// publicKey is prov's parsed WalletPublicKey.
+func (h *Handlers) publicKey(prov gateway.Provider) (*rsa.PublicKey, error) {
+	h.mu.RLock()
+	k, ok := h.keys[prov.ID]
+	h.mu.RUnlock()
+	if ok && k.pem == prov.WalletPublicKey {
+		return k.key, nil
+	}
+	key, err := gateway.ParseRSAPublicKey(prov.WalletPublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("public key of provider %s: %w", prov.ID, err)
+	}
+	h.mu.Lock()
+	h.keys[prov.ID] = parsedKey{pem: prov.WalletPublicKey, key: key}
+	h.mu.Unlock()
+	return key, nil
 }
 
 // call is what every call shares once authenticated and decoded.
@@ -102,9 +135,9 @@ func (h *Handlers) authenticate(c echo.Context) ([]byte, gateway.Provider, error
 	case prov.Protocol() != gateway.WalletProtocolCaleta:
 		return raw, prov, refuse(StatusInvalidSignature, "provider is on the "+prov.Protocol()+" wallet protocol")
 	}
-	key, err := gateway.ParseRSAPublicKey(prov.WalletPublicKey)
+	key, err := h.publicKey(prov)
 	if err != nil {
-		return raw, prov, fmt.Errorf("public key of provider %s: %w", prov.ID, err)
+		return raw, prov, err
 	}
 	if err := gateway.VerifyRSASHA256(key, raw, c.Request().Header.Get(HeaderSignature)); err != nil {
 		return raw, prov, refuse(StatusInvalidSignature, err.Error())
