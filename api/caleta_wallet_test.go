@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
@@ -222,6 +223,39 @@ func TestCaletaWallet(t *testing.T) {
 		wantCaletaOK(t, s.call("bet", map[string]any{"transaction_uuid": "b-2", "round": "CG-2", "amount": 500_000}), 11_050_000, s.player)
 		wantCaletaOK(t, s.call("win", map[string]any{"transaction_uuid": "w-2", "reference_transaction_uuid": "b-2",
 			"round": "CG-2", "amount": 0, "round_closed": true}), 11_050_000, s.player)
+	})
+
+	t.Run("history, balances and GGR read the calls as native ones", func(t *testing.T) {
+		c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead,
+			gateway.ScopeReportsRead}, gateway.LaunchSettings{})
+		user := apitest.UID("player")
+		a := h.mustLaunch(c, user, "100", nil)
+		s := caletaSession{h: h, token: a.SessionID, player: user, wallet: domain.PlayerWallet(c.ID, user, slEUR)}
+		wantCaletaOK(t, s.call("bet", map[string]any{"transaction_uuid": "b-1", "amount": 1_000_000}), 9_000_000, s.player)
+		wantCaletaOK(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
+			"amount": 2_550_000, "round_closed": true}), 11_550_000, s.player)
+		h.Pump()
+		type row struct {
+			Type         string `json:"type"`
+			ExternalTxID string `json:"external_id"`
+			Provider     string `json:"provider"`
+		}
+		rows := apitest.Data[[]row](t, h.Get("/api/v1/transactions?player_id="+user, c.Key))
+		seen := map[string]bool{}
+		for _, r := range rows {
+			seen[r.Type+" "+r.ExternalTxID] = true
+		}
+		if !seen["bet b-1"] || !seen["win w-1"] {
+			t.Fatalf("history %+v, want the bet b-1 and the win w-1", rows)
+		}
+		rec := h.Get("/api/v1/wallet/balance?player_id="+user+"&currency=EUR", c.Key)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "115.5") {
+			t.Fatalf("balance: %d %s", rec.Code, rec.Body)
+		}
+		rec = h.Get("/api/v1/reports/ggr", c.Key)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "-15.5") {
+			t.Fatalf("GGR (10.00 staked, 25.50 won): %d %s", rec.Code, rec.Body)
+		}
 	})
 
 	t.Run("same transaction_uuid: same answer; another payload: duplicate", func(t *testing.T) {
