@@ -468,6 +468,13 @@ func TestCaletaWalletSignature(t *testing.T) {
 	if n := len(h.Events(s.wallet, domain.EventBetPlaced)); n != 0 {
 		t.Fatalf("%d bets booked without a good signature", n)
 	}
+	// A signed body replayed to another path is refused: the calls'
+	// fields differ (docs/protocols/caleta.md#authentication).
+	for _, op := range []string{"win", "rollback", "balance"} {
+		if a := decodeCaleta(t, h.caletaPost(h.provider, op, raw, good), raw); a.Status != "RS_ERROR_WRONG_TYPES" {
+			t.Errorf("the bet's body at %s: %+v, want RS_ERROR_WRONG_TYPES", op, a)
+		}
+	}
 	// The provider's own protocol's secret does not open the native wallet.
 	rec := h.WalletCall(h.provider, h.providerSecret, "bet", map[string]any{"session_id": s.token,
 		"transaction_id": "n-1", "amount": "1"})
