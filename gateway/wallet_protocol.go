@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// Wallet protocols (migration 00014, docs/providers-and-games.md): the
+// Wallet protocols (migration 00016, docs/providers-and-games.md): the
 // dialect a provider's game servers call our wallet in. One set of money
 // rules (package commands) answers every protocol; a protocol only decodes,
 // authenticates and encodes.

@@ -90,7 +90,7 @@ func writePublicKey(t *testing.T, dir string, bits int) (file, sum string) {
 
 // TestProviderWalletProtocolCommand: `pitboss provider set
 // --wallet-protocol caleta` moves a provider to the Caleta wallet with its
-// RSA public key (migration 00014), shows the key's fingerprint, and
+// RSA public key (migration 00016), shows the key's fingerprint, and
 // refuses a caleta provider without a usable key.
 func TestProviderWalletProtocolCommand(t *testing.T) {
 	t.Parallel()

@@ -184,7 +184,7 @@ func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string
 // creates it on gateway.DefaultSignatureScheme and leaves an existing
 // provider on the scheme it has (migration 00012 put every provider of
 // before on v1), so rewriting a provider's name or secret never moves it.
-// WalletProtocol and WalletPublicKey (migration 00014) are alike: empty
+// WalletProtocol and WalletPublicKey (migration 00016) are alike: empty
 // creates a pitboss provider without a key and keeps an existing
 // provider's; a caleta provider needs a key (gateway.CheckWalletCredentials).
 func (g *Gateway) UpsertProvider(ctx context.Context, p gateway.Provider) error {

@@ -12,7 +12,7 @@ import (
 )
 
 // Provider signature schemes (migration 00012, docs/provider-wallet.md)
-// and wallet protocols (migration 00014): what `pitboss provider` reads
+// and wallet protocols (migration 00016): what `pitboss provider` reads
 // and sets.
 
 // SetProviderSignatureScheme moves a provider to scheme (gateway.SignatureV1
@@ -53,7 +53,7 @@ func (g *Gateway) AllProviders(ctx context.Context) ([]gateway.Provider, error) 
 }
 
 // SetProviderWalletProtocol moves a provider to wallet protocol (migration
-// 00014, gateway.WalletProtocols) with publicKeyPEM, the provider's RSA
+// 00016, gateway.WalletProtocols) with publicKeyPEM, the provider's RSA
 // public key; an empty key keeps the one it has, which a caleta provider
 // must then have. Its other columns are left alone. API processes pick the
 // change up within their provider cache's TTL.
