@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -70,6 +71,10 @@ type oaHarness struct {
 	receiver *httptest.Server
 	hold     atomic.Bool
 	release  chan struct{}
+
+	// caletaKey is provider "caleta"'s private key: it signs the Caleta
+	// wallet calls (docs/protocols/caleta.md).
+	caletaKey *rsa.PrivateKey
 
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
@@ -163,7 +168,35 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 			t.Fatal(err)
 		}
 	}
+	// Provider "caleta" launches as the demo kind and calls the Caleta
+	// wallet, signing with its key.
+	h.caletaKey = newRSAKey(t)
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "caleta", Name: "Provider caleta", Secret: "s", Enabled: true,
+		WalletProtocol: gateway.WalletProtocolCaleta, WalletPublicKey: publicPEM(t, h.caletaKey)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: "caleta", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second, BreakerFailures: 3, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "caleta-slot", ProviderID: "caleta", Name: "Game caleta-slot", Category: "slots",
+		Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 	return h
+}
+
+// caleta calls the Caleta wallet as provider "caleta", signed with its
+// key, and checks the answer's status (every answer is HTTP 200).
+func (h *oaHarness) caleta(call string, body map[string]any, status string) oaResp {
+	h.t.Helper()
+	b, _ := json.Marshal(body)
+	r := h.do(oaReq{method: "POST", path: "/provider/caleta/caleta/wallet/" + call, body: b,
+		header: map[string]string{"X-Auth-Signature": caletaSign(h.t, h.caletaKey, b)}, want: oaWant()})
+	if got := r.str("status"); got != status {
+		h.t.Fatalf("caleta %s: status %q, want %s: %s", call, got, status, r.body)
+	}
+	return r
 }
 
 func (h *oaHarness) releaseHold() {
@@ -695,6 +728,29 @@ func (h *oaHarness) session() {
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/rollback", body: `{}`,
 		header: map[string]string{"X-Provider-Id": "nobody", "X-Signature": oaHMAC("x", "{}")}, want: oaWant(401), code: wire.CodeUnauthorized})
 
+	// The Caleta wallet, as provider "caleta" in a session of its game.
+	cs := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(),
+		body: map[string]any{"provider": "caleta", "game_id": "caleta-slot", "player_id": "p1", "currency": "EUR"}}).str("data", "session_id")
+	h.caleta("check", map[string]any{"token": cs}, "RS_OK")
+	h.caleta("balance", map[string]any{"token": cs, "request_uuid": "rq-1", "supplier_user": "u1", "game_code": "caleta-slot"}, "RS_OK")
+	cbet := map[string]any{"token": cs, "request_uuid": "rq-2", "supplier_user": "u1", "game_code": "caleta-slot", "game_id": 7,
+		"transaction_uuid": "cb-1", "round": "cr-1", "round_closed": false, "is_free": false, "currency": "EUR", "amount": 1_000_000,
+		"bet": "lines 20"}
+	h.caleta("bet", cbet, "RS_OK")
+	cbet["amount"] = 2_000_000
+	h.caleta("bet", cbet, "RS_ERROR_DUPLICATE_TRANSACTION")
+	h.caleta("win", map[string]any{"token": cs, "request_uuid": "rq-3", "supplier_user": "u1", "game_code": "caleta-slot",
+		"transaction_uuid": "cw-1", "reference_transaction_uuid": "cb-1", "round": "cr-1", "round_closed": true, "is_free": false,
+		"currency": "EUR", "amount": 2_500_000, "jackpot_win": 0}, "RS_OK")
+	h.caleta("rollback", map[string]any{"token": cs, "request_uuid": "rq-4", "transaction_uuid": "crb-1",
+		"reference_transaction_uuid": "cb-9", "round": "cr-9", "round_closed": true, "game_code": "caleta-slot", "user": "p1"}, "RS_OK")
+	h.caleta("bet", map[string]any{"token": cs, "request_uuid": "rq-5", "transaction_uuid": "cb-2", "round": "cr-2",
+		"currency": "EUR", "amount": 1_000_000, "is_free": true}, "RS_ERROR_UNKNOWN")
+	h.caleta("win", map[string]any{"token": "gs_unknown", "request_uuid": "rq-6", "transaction_uuid": "cw-2",
+		"reference_transaction_uuid": "cb-1", "round": "cr-1", "currency": "EUR", "amount": 1}, "RS_ERROR_INVALID_TOKEN")
+	h.do(oaReq{method: "POST", path: "/provider/caleta/caleta/wallet/balance", body: `{"token":"` + cs + `","request_uuid":"rq-7"}`,
+		header: map[string]string{"X-Auth-Signature": "c2lnbmF0dXJl"}, want: oaWant()})
+
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {
 		tsText := strconv.FormatInt(ts, 10)
@@ -888,6 +944,22 @@ func (h *oaHarness) bareSweep(key string) {
 				r.auth = key
 			case scheme["AdminToken"] != nil:
 				r.auth, r.want, r.code = oaAdminToken, []int{404}, wire.CodeNotFound
+			case scheme["CaletaSignature"] != nil:
+				// A valid body: every Caleta answer is 200, which the
+				// sweep holds to the document's request too.
+				r.body = `{"token":"t","request_uuid":"r","transaction_uuid":"x","reference_transaction_uuid":"y",` +
+					`"round":"c","currency":"EUR","amount":1}`
+				switch {
+				case strings.HasSuffix(tmpl, "/check"):
+					r.body = `{"token":"t"}`
+				case strings.HasSuffix(tmpl, "/balance"):
+					r.body = `{"token":"t","request_uuid":"r"}`
+				case strings.HasSuffix(tmpl, "/bet"):
+					r.body = `{"token":"t","request_uuid":"r","transaction_uuid":"x","round":"c","currency":"EUR","amount":1}`
+				case strings.HasSuffix(tmpl, "/rollback"):
+					r.body = `{"token":"t","request_uuid":"r","transaction_uuid":"x","reference_transaction_uuid":"y"}`
+				}
+				r.header = map[string]string{"X-Auth-Signature": "c2lnbmF0dXJl"}
 			case scheme["ProviderId"] != nil:
 				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": h.walletSignature(strings.TrimPrefix(tmpl, "/provider/v1/wallet/"), "{}")}
 			}

@@ -4,7 +4,8 @@
 // handlers of the operator API (/api/v1), the signed launch (/v1/launch)
 // and the console. Handler packages under it serve the rest — admin
 // (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
-// providerwallet (/provider/v1), usage (usage reports) — and package wire
+// providerwallet (/provider/v1), caletawallet (/provider/caleta, the
+// Caleta wallet protocol), usage (usage reports) — and package wire
 // holds the answer shapes and the error mapping they all share. It turns
 // requests into commands and queries; it never touches SQL.
 package api
@@ -21,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/admin"
+	"github.com/pitboss/pitboss/api/caletawallet"
 	"github.com/pitboss/pitboss/api/providerwallet"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
@@ -185,6 +187,17 @@ func NewServer(cfg Config, deps Deps) *Server {
 	p.POST("/bet", pw.Bet)
 	p.POST("/win", pw.Win)
 	p.POST("/rollback", pw.Rollback)
+
+	// The Caleta wallet (docs/protocols/caleta.md): every answer is 200
+	// with the document's status, so no error body of ours is sent.
+	cw := caletawallet.New(caletawallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
+		Commands: deps.Commands, Balances: deps.Balances, Logger: deps.Logger})
+	cg := e.Group("/provider/caleta/:provider/wallet")
+	cg.POST("/check", cw.Check)
+	cg.POST("/balance", cw.Balance)
+	cg.POST("/bet", cw.Bet)
+	cg.POST("/win", cw.Win)
+	cg.POST("/rollback", cw.Rollback)
 
 	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)

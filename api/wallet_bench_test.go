@@ -3,15 +3,23 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,6 +47,42 @@ import (
 // Compare with BenchmarkLedgerExecute (adapters/postgres/eventstore): the ledger
 // alone, without HTTP and lookups.
 func BenchmarkProviderBet(b *testing.B) {
+	const provider, secret = "bench-prov", "bench-provider-secret"
+	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true})
+	run := make([]byte, 4)
+	_, _ = rand.Read(run)
+	prefix := hex.EncodeToString(run)
+	var next, seq atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		session := sessions[next.Add(1)%int64(len(sessions))]
+		for pb.Next() {
+			n := seq.Add(1)
+			body := []byte(fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-%s-%d","round_id":"r-%s-%d","amount":"1.00"}`,
+				session, prefix, n, prefix, n))
+			req := httptest.NewRequest(http.MethodPost, "/provider/v1/wallet/bet", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Provider-Id", provider)
+			req.Header.Set("X-Signature", apitest.SignV2(secret, time.Now().Unix(), http.MethodPost, "/provider/v1/wallet/bet", body))
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Errorf("status %d: %s", rec.Code, rec.Body)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
+}
+
+// benchWallet is the server of the wallet benchmarks over a fresh
+// database: provider prov (its id, secret, protocol and key as given), one
+// game, one client and 256 funded sessions.
+func benchWallet(b *testing.B, prov gateway.Provider) (http.Handler, []string) {
+	b.Helper()
 	pool, _ := pgtest.NewDatabase(b)
 	logger := slog.New(slog.DiscardHandler)
 	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
@@ -64,8 +108,9 @@ func BenchmarkProviderBet(b *testing.B) {
 		Commands: h, Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
-	const provider, secret, client, game = "bench-prov", "bench-provider-secret", "bench-client", "bench-slot"
-	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true}); err != nil {
+	const client, game = "bench-client", "bench-slot"
+	provider := prov.ID
+	if err := gw.UpsertProvider(ctx, prov); err != nil {
 		b.Fatal(err)
 	}
 	if err := gw.UpsertGame(ctx, gateway.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
@@ -89,27 +134,67 @@ func BenchmarkProviderBet(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	return srv.Handler(), sessions
+}
+
+// BenchmarkCaletaBet is BenchmarkProviderBet in the Caleta dialect
+// (docs/protocols/caleta.md): the same server, ledger and sessions, the
+// bet signed RSA-SHA256 and verified with the provider's 2048-bit public
+// key. The provider's signing is done before the timer starts (it is the
+// provider's cost, not ours); the bets go round the 256 sessions:
+//
+//	go test -run '^$' -bench 'ProviderBet|CaletaBet' -benchtime 5000x ./api/
+func BenchmarkCaletaBet(b *testing.B) {
+	const provider = "bench-caleta"
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench Caleta", Secret: "s", Enabled: true,
+		WalletProtocol:  gateway.WalletProtocolCaleta,
+		WalletPublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))})
 	run := make([]byte, 4)
 	_, _ = rand.Read(run)
 	prefix := hex.EncodeToString(run)
-	handler := srv.Handler()
-	var next, seq atomic.Int64
+	type signed struct{ body, sig []byte }
+	calls := make([]signed, b.N)
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for n := w; n < b.N; n += workers {
+				body := []byte(fmt.Sprintf(`{"token":%q,"request_uuid":"rq-%d","transaction_uuid":"bet-%s-%d","round":"r-%s-%d",`+
+					`"round_closed":false,"is_free":false,"currency":"EUR","game_code":"bench-slot","supplier_user":"u","amount":100000}`,
+					sessions[n%len(sessions)], n, prefix, n, prefix, n))
+				sum := sha256.Sum256(body)
+				sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				calls[n] = signed{body: body, sig: []byte(base64.StdEncoding.EncodeToString(sig))}
+			}
+		})
+	}
+	wg.Wait()
+	path := "/provider/caleta/" + provider + "/wallet/bet"
+	var seq atomic.Int64
 	b.SetParallelism(16)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		session := sessions[next.Add(1)%int64(len(sessions))]
 		for pb.Next() {
-			n := seq.Add(1)
-			body := []byte(fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-%s-%d","round_id":"r-%s-%d","amount":"1.00"}`,
-				session, prefix, n, prefix, n))
-			req := httptest.NewRequest(http.MethodPost, "/provider/v1/wallet/bet", bytes.NewReader(body))
+			c := calls[seq.Add(1)-1]
+			req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(c.body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Provider-Id", provider)
-			req.Header.Set("X-Signature", apitest.SignV2(secret, time.Now().Unix(), http.MethodPost, "/provider/v1/wallet/bet", body))
+			req.Header.Set("X-Auth-Signature", string(c.sig))
 			rec := httptest.NewRecorder()
 			handler.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
+			if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"RS_OK"`)) {
 				b.Errorf("status %d: %s", rec.Code, rec.Body)
 				return
 			}

@@ -54,6 +54,14 @@ type Provider struct {
 	// (the body alone, legacy) or SignatureV2. Empty when creating means
 	// DefaultSignatureScheme, and when updating, the scheme it has.
 	SignatureScheme string
+	// WalletProtocol is the protocol its wallet calls come in
+	// (WalletProtocols); empty when creating means DefaultWalletProtocol,
+	// and when updating, the protocol it has.
+	WalletProtocol string
+	// WalletPublicKey is its RSA public key (PEM) that verifies the calls
+	// of a protocol signed with RSA (caleta); empty for the others. Empty
+	// when updating keeps the key it has.
+	WalletPublicKey string
 }
 
 // Game is one game of a provider.

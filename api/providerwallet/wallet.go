@@ -102,6 +102,12 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
+	if prov.Protocol() != gateway.WalletProtocolPitboss {
+		// A provider speaks one protocol (docs/providers-and-games.md):
+		// its secret does not open this one.
+		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
+			"provider is on the "+prov.Protocol()+" wallet protocol; it calls /provider/"+prov.Protocol()+"/"+prov.ID+"/wallet")
+	}
 	if err := h.checkSignature(c, prov, raw); err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,13 +17,17 @@ import (
 )
 
 // The `provider` command: which signature scheme each game provider's
-// wallet calls are checked by, and moving a provider to another
-// (docs/provider-wallet.md#authentication). Straight on the database, as
-// the client and key commands are.
+// wallet calls are checked by and which wallet protocol they come in, and
+// moving a provider to another (docs/provider-wallet.md#authentication,
+// docs/providers-and-games.md#wallet-protocols). Straight on the database,
+// as the client and key commands are.
 
 const providerUsage = `usage:
   pitboss provider list
-  pitboss provider set --id ID --signature-scheme v1|v2
+  pitboss provider set --id ID [--signature-scheme v1|v2]
+                       [--wallet-protocol pitboss|caleta [--wallet-public-key-file KEY.pem]]
+  set changes what it is given (at least one of the two); a caleta provider
+  needs its RSA public key (PEM) that verifies its requests
   every command takes --json
 `
 
@@ -29,6 +37,28 @@ type cliProvider struct {
 	Name            string `json:"name"`
 	Enabled         bool   `json:"enabled"`
 	SignatureScheme string `json:"signature_scheme"`
+	WalletProtocol  string `json:"wallet_protocol"`
+	// WalletPublicKeySHA256 is the hex SHA-256 of the public key's DER
+	// (what `openssl pkey -pubin -outform DER | sha256sum` prints), so an
+	// operator can check which key is set; empty without one.
+	WalletPublicKeySHA256 string `json:"wallet_public_key_sha256,omitempty"`
+}
+
+// keyFingerprint is a provider's cliProvider.WalletPublicKeySHA256.
+func keyFingerprint(pemText string) string {
+	if pemText == "" {
+		return ""
+	}
+	k, err := gateway.ParseRSAPublicKey(pemText)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	der, err := x509.MarshalPKIXPublicKey(k)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
 }
 
 func providerCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
@@ -39,6 +69,8 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 	asJSON := fs.Bool("json", false, "print JSON")
 	id := fs.String("id", "", "provider id")
 	scheme := fs.String("signature-scheme", "", "how its wallet calls are signed: "+strings.Join(gateway.SignatureSchemes, " or "))
+	protocol := fs.String("wallet-protocol", "", "the protocol its wallet calls come in: "+strings.Join(gateway.WalletProtocols, " or "))
+	keyFile := fs.String("wallet-public-key-file", "", "PEM file of its RSA public key (caleta)")
 	if err := parseFlags(fs, args[1:], out, out); err != nil {
 		return err
 	}
@@ -52,8 +84,33 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 		if err := domain.ValidateID("--id", *id); err != nil {
 			return err
 		}
-		if err := gateway.CheckSignatureScheme("--signature-scheme", *scheme); err != nil {
+		if *keyFile != "" && *protocol == "" {
+			return errors.New("provider set: --wallet-public-key-file goes with --wallet-protocol")
+		}
+		if *scheme == "" && *protocol == "" {
+			fmt.Fprint(out, providerUsage)
+			return errors.New("provider set: give --signature-scheme, --wallet-protocol or both")
+		}
+		if *scheme != "" {
+			if err := gateway.CheckSignatureScheme("--signature-scheme", *scheme); err != nil {
+				return cliError(err)
+			}
+		}
+	}
+	var publicKey string
+	if *protocol != "" {
+		if err := gateway.CheckWalletProtocol("--wallet-protocol", *protocol); err != nil {
 			return cliError(err)
+		}
+		if *keyFile != "" {
+			b, err := os.ReadFile(*keyFile)
+			if err != nil {
+				return fmt.Errorf("read --wallet-public-key-file: %w", err)
+			}
+			publicKey = string(b)
+			if err := gateway.CheckWalletCredentials("--wallet-public-key-file", *protocol, publicKey); err != nil {
+				return cliError(err)
+			}
 		}
 	}
 	pool, gw, err := adminStores(ctx, cfg)
@@ -63,14 +120,29 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 	defer pool.Close()
 
 	if args[0] == "set" {
-		if err := gw.SetProviderSignatureScheme(ctx, *id, *scheme); err != nil {
-			if errors.Is(err, domain.ErrNotFound) {
-				return fmt.Errorf("no provider %q", *id)
+		if *scheme != "" {
+			if err := gw.SetProviderSignatureScheme(ctx, *id, *scheme); err != nil {
+				if errors.Is(err, domain.ErrNotFound) {
+					return fmt.Errorf("no provider %q", *id)
+				}
+				return cliError(err)
 			}
-			return cliError(err)
+			if !*asJSON {
+				fmt.Fprintf(out, "provider %s now signs with %s (API processes apply it within PITBOSS_PROVIDER_CACHE_TTL)\n", *id, *scheme)
+			}
+		}
+		if *protocol != "" {
+			if err := gw.SetProviderWalletProtocol(ctx, *id, *protocol, publicKey); err != nil {
+				if errors.Is(err, domain.ErrNotFound) {
+					return fmt.Errorf("no provider %q", *id)
+				}
+				return cliError(err)
+			}
+			if !*asJSON {
+				fmt.Fprintf(out, "provider %s now speaks the %s wallet protocol (API processes apply it within PITBOSS_PROVIDER_CACHE_TTL)\n", *id, *protocol)
+			}
 		}
 		if !*asJSON {
-			fmt.Fprintf(out, "provider %s now signs with %s (API processes apply it within PITBOSS_PROVIDER_CACHE_TTL)\n", *id, *scheme)
 			return nil
 		}
 	}
@@ -83,7 +155,8 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 		if args[0] == "set" && p.ID != *id {
 			continue
 		}
-		vs = append(vs, cliProvider{ID: p.ID, Name: p.Name, Enabled: p.Enabled, SignatureScheme: p.SignatureScheme})
+		vs = append(vs, cliProvider{ID: p.ID, Name: p.Name, Enabled: p.Enabled, SignatureScheme: p.SignatureScheme,
+			WalletProtocol: p.Protocol(), WalletPublicKeySHA256: keyFingerprint(p.WalletPublicKey)})
 	}
 	if *asJSON {
 		if args[0] == "set" && len(vs) == 1 {
@@ -92,9 +165,10 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 		return writeJSON(out, map[string]any{"providers": vs})
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tENABLED\tSIGNATURE")
+	fmt.Fprintln(tw, "ID\tNAME\tENABLED\tSIGNATURE\tPROTOCOL\tPUBLIC KEY SHA-256")
 	for _, p := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", p.ID, p.Name, p.Enabled, p.SignatureScheme)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", p.ID, p.Name, p.Enabled, p.SignatureScheme, p.WalletProtocol,
+			p.WalletPublicKeySHA256)
 	}
 	return tw.Flush()
 }

@@ -1,6 +1,14 @@
 package main
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,12 +34,13 @@ func TestProviderCommand(t *testing.T) {
 		Providers []cliProvider `json:"providers"`
 	}
 	got := cliJSON[list](t, cfg, "provider", "list")
-	want := []cliProvider{{"fresh", "Fresh Games", false, "v2"}, {"legacy", "Legacy Games", true, "v1"}}
+	want := []cliProvider{{ID: "fresh", Name: "Fresh Games", SignatureScheme: "v2", WalletProtocol: "pitboss"},
+		{ID: "legacy", Name: "Legacy Games", Enabled: true, SignatureScheme: "v1", WalletProtocol: "pitboss"}}
 	if len(got.Providers) != 2 || got.Providers[0] != want[0] || got.Providers[1] != want[1] {
 		t.Fatalf("list %+v, want %+v", got.Providers, want)
 	}
 	if moved := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "legacy", "--signature-scheme", "v2"); moved !=
-		(cliProvider{"legacy", "Legacy Games", true, "v2"}) {
+		(cliProvider{ID: "legacy", Name: "Legacy Games", Enabled: true, SignatureScheme: "v2", WalletProtocol: "pitboss"}) {
 		t.Fatalf("set %+v", moved)
 	}
 	if p, err := gw.Provider(ctx, "legacy"); err != nil || p.SignatureScheme != gateway.SignatureV2 {
@@ -48,7 +57,7 @@ func TestProviderCommand(t *testing.T) {
 		want string
 	}{
 		{"an unknown scheme", []string{"provider", "set", "--id", "legacy", "--signature-scheme", "v3"}, `"v3" is not one of v1, v2`},
-		{"no scheme", []string{"provider", "set", "--id", "legacy"}, `"" is not one of`},
+		{"nothing to set", []string{"provider", "set", "--id", "legacy"}, "give --signature-scheme, --wallet-protocol or both"},
 		{"an unknown provider", []string{"provider", "set", "--id", "nobody", "--signature-scheme", "v2"}, `no provider "nobody"`},
 		{"no id", []string{"provider", "set", "--signature-scheme", "v2"}, "--id"},
 		{"an unknown subcommand", []string{"provider", "delete", "--id", "legacy"}, "unknown subcommand"},
@@ -56,5 +65,90 @@ func TestProviderCommand(t *testing.T) {
 		if _, err := cli(t, cfg, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// writePublicKey writes a fresh RSA key's public half as PEM ("PUBLIC
+// KEY") into dir and returns the file and the hex SHA-256 of its DER.
+func writePublicKey(t *testing.T, dir string, bits int) (file, sum string) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file = filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(der)
+	return file, hex.EncodeToString(h[:])
+}
+
+// TestProviderWalletProtocolCommand: `pitboss provider set
+// --wallet-protocol caleta` moves a provider to the Caleta wallet with its
+// RSA public key (migration 00016), shows the key's fingerprint, and
+// refuses a caleta provider without a usable key.
+func TestProviderWalletProtocolCommand(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	gw := gatewaystore.NewGateway(pool)
+	ctx := t.Context()
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "caleta", Name: "Caleta", Secret: "s", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	weak, _ := writePublicKey(t, t.TempDir(), 1024)
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"caleta without a key", []string{"provider", "set", "--id", "caleta", "--wallet-protocol", "caleta"}, "needs its RSA public key"},
+		{"an unknown protocol", []string{"provider", "set", "--id", "caleta", "--wallet-protocol", "hub99"}, `"hub99" is not one of pitboss, caleta`},
+		{"not a PEM", []string{"provider", "set", "--id", "caleta", "--wallet-protocol", "caleta", "--wallet-public-key-file", notPEM}, "no PEM block"},
+		{"a short key", []string{"provider", "set", "--id", "caleta", "--wallet-protocol", "caleta", "--wallet-public-key-file", weak}, "at least 2048"},
+		{"a key alone", []string{"provider", "set", "--id", "caleta", "--wallet-public-key-file", weak}, "goes with --wallet-protocol"},
+	} {
+		if _, err := cli(t, cfg, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	if p, err := gw.Provider(ctx, "caleta"); err != nil || p.Protocol() != gateway.WalletProtocolPitboss || p.WalletPublicKey != "" {
+		t.Fatalf("a refused set changed the provider: %+v, %v", p, err)
+	}
+
+	file, sum := writePublicKey(t, dir, 2048)
+	got := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "caleta", "--wallet-protocol", "caleta", "--wallet-public-key-file", file)
+	if got.WalletProtocol != "caleta" || got.WalletPublicKeySHA256 != sum {
+		t.Fatalf("set %+v, want caleta with key %s", got, sum)
+	}
+	p, err := gw.Provider(ctx, "caleta")
+	if err != nil || p.Protocol() != gateway.WalletProtocolCaleta {
+		t.Fatalf("stored %+v, %v", p, err)
+	}
+	if _, err := gateway.ParseRSAPublicKey(p.WalletPublicKey); err != nil {
+		t.Fatalf("stored key: %v", err)
+	}
+	// Moving the signature scheme alone keeps the protocol and the key;
+	// moving back to pitboss keeps the key for a later return.
+	cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "caleta", "--signature-scheme", "v1")
+	back := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "caleta", "--wallet-protocol", "pitboss")
+	if back.WalletProtocol != "pitboss" || back.SignatureScheme != "v1" || back.WalletPublicKeySHA256 != sum {
+		t.Fatalf("after moving back %+v", back)
+	}
+	if again := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "caleta", "--wallet-protocol", "caleta"); again.WalletProtocol != "caleta" {
+		t.Fatalf("back to caleta with the kept key: %+v", again)
+	}
+	text, err := cli(t, cfg, "provider", "list")
+	if err != nil || !strings.Contains(text, "PROTOCOL") || !strings.Contains(text, sum) {
+		t.Fatalf("list as text: %v\n%s", err, text)
 	}
 }

@@ -62,8 +62,10 @@ func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, er
 		p      gateway.Provider
 		sealed []byte
 	)
-	err := g.pool.QueryRow(ctx, `SELECT id, name, secret, secret_sealed, enabled, signature_scheme FROM providers WHERE id = $1`, id).
-		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled, &p.SignatureScheme)
+	err := g.pool.QueryRow(ctx, `
+		SELECT id, name, secret, secret_sealed, enabled, signature_scheme, wallet_protocol, wallet_public_key
+		FROM providers WHERE id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled, &p.SignatureScheme, &p.WalletProtocol, &p.WalletPublicKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Provider{}, domain.ErrNotFound
 	}
@@ -182,20 +184,36 @@ func (g *Gateway) IssueKey(ctx context.Context, clientID string, scopes []string
 // creates it on gateway.DefaultSignatureScheme and leaves an existing
 // provider on the scheme it has (migration 00012 put every provider of
 // before on v1), so rewriting a provider's name or secret never moves it.
+// WalletProtocol and WalletPublicKey (migration 00016) are alike: empty
+// creates a pitboss provider without a key and keeps an existing
+// provider's; a caleta provider needs a key (gateway.CheckWalletCredentials).
 func (g *Gateway) UpsertProvider(ctx context.Context, p gateway.Provider) error {
 	if p.SignatureScheme != "" {
 		if err := gateway.CheckSignatureScheme("signature_scheme", p.SignatureScheme); err != nil {
 			return fmt.Errorf("upsert provider %s: %w: %w", p.ID, err, domain.ErrInvalidArgument)
 		}
 	}
+	if p.WalletProtocol != "" {
+		if err := gateway.CheckWalletProtocol("wallet_protocol", p.WalletProtocol); err != nil {
+			return fmt.Errorf("upsert provider %s: %w: %w", p.ID, err, domain.ErrInvalidArgument)
+		}
+	}
+	if p.WalletPublicKey != "" || p.WalletProtocol != "" {
+		if err := gateway.CheckWalletCredentials("wallet_public_key", p.WalletProtocol, p.WalletPublicKey); err != nil {
+			return fmt.Errorf("upsert provider %s: %w: %w", p.ID, err, domain.ErrInvalidArgument)
+		}
+	}
 	plain, sealed := g.sealProviderSecret(p.ID, p.Secret)
 	_, err := g.pool.Exec(ctx, `
-		INSERT INTO providers (id, name, secret, secret_sealed, enabled, signature_scheme)
-		VALUES ($1, $2, $3, $4, $5, COALESCE(NULLIF($6, ''), $7))
+		INSERT INTO providers (id, name, secret, secret_sealed, enabled, signature_scheme, wallet_protocol, wallet_public_key)
+		VALUES ($1, $2, $3, $4, $5, COALESCE(NULLIF($6, ''), $7), COALESCE(NULLIF($8, ''), $9), $10)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, secret = excluded.secret,
 			secret_sealed = excluded.secret_sealed, enabled = excluded.enabled,
-			signature_scheme = COALESCE(NULLIF($6, ''), providers.signature_scheme)`,
-		p.ID, p.Name, plain, sealed, p.Enabled, p.SignatureScheme, gateway.DefaultSignatureScheme)
+			signature_scheme = COALESCE(NULLIF($6, ''), providers.signature_scheme),
+			wallet_protocol = COALESCE(NULLIF($8, ''), providers.wallet_protocol),
+			wallet_public_key = COALESCE(NULLIF($10, ''), providers.wallet_public_key)`,
+		p.ID, p.Name, plain, sealed, p.Enabled, p.SignatureScheme, gateway.DefaultSignatureScheme,
+		p.WalletProtocol, gateway.DefaultWalletProtocol, p.WalletPublicKey)
 	if err != nil {
 		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
 	}
