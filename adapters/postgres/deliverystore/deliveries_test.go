@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -183,13 +184,24 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 
 	// when it is enqueued, then again (a redelivered batch), then a part of it
 	for i, want := range []int{2 + 0 + 2 + 1 + 1 + 2 + 1, 0} {
-		n, err := e.store.EnqueueBatch(e.ctx, batch)
-		if err != nil || n != want {
-			t.Fatalf("round %d: %d added, %v; want %d", i, n, err, want)
+		r, err := e.store.EnqueueBatch(e.ctx, batch)
+		if err != nil || r.Added != want {
+			t.Fatalf("round %d: %d added, %v; want %d", i, r.Added, err, want)
+		}
+		// and it reports which (client, kind) pairs have a target: every
+		// one of acme (a callback URL), nocb's deposits (its hook) but not
+		// its bets
+		wantTargeted := map[gateway.TargetKey]bool{
+			{ClientID: "acme", Kind: gateway.KindBet}: true, {ClientID: "acme", Kind: gateway.KindWin}: true,
+			{ClientID: "acme", Kind: gateway.KindGameLaunched}: true, {ClientID: "acme", Kind: gateway.KindRollback}: true,
+			{ClientID: "nocb", Kind: gateway.KindDeposit}: true,
+		}
+		if !maps.Equal(r.Targeted, wantTargeted) || r.AsOf.IsZero() {
+			t.Fatalf("round %d: targeted %v as of %v; want %v", i, r.Targeted, r.AsOf, wantTargeted)
 		}
 	}
-	if n, err := e.store.EnqueueBatch(e.ctx, batch[2:4]); err != nil || n != 0 {
-		t.Fatalf("a part again: %d added, %v", n, err)
+	if r, err := e.store.EnqueueBatch(e.ctx, batch[2:4]); err != nil || r.Added != 0 {
+		t.Fatalf("a part again: %d added, %v", r.Added, err)
 	}
 	// then each endpoint's queue of a stream holds its events in batch
 	// order, only the first one pending
@@ -223,12 +235,13 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	}
 
 	// and an empty batch, or one of clients with nothing to deliver, adds nothing
-	if n, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || n != 0 {
-		t.Fatalf("empty batch: %d, %v", n, err)
+	if r, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || r.Added != 0 || len(r.Targeted) != 0 {
+		t.Fatalf("empty batch: %d, %v", r.Added, err)
 	}
 	ghost := outgoing("ghost", "player:ghost:p:EUR", gateway.KindBet)
-	if n, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", gateway.KindWin)}); err != nil || n != 0 {
-		t.Fatalf("nothing to deliver: %d, %v", n, err)
+	r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", gateway.KindWin)})
+	if err != nil || r.Added != 0 || len(r.Targeted) != 0 {
+		t.Fatalf("nothing to deliver: %d added, targeted %v, %v", r.Added, r.Targeted, err)
 	}
 }
 
