@@ -604,3 +604,64 @@ func findJob(t *testing.T, jobs []gateway.DeliveryJob, eventID string) gateway.D
 	t.Fatalf("event %s not among the claimed %v", eventID, eventIDs(jobs))
 	return gateway.DeliveryJob{}
 }
+
+// TestRegisteringATargetWaitsForEnqueuesInFlight: an enqueue holds its
+// clients' target locks shared (EnqueueBatch's first statement); setting a
+// callback URL, creating an endpoint and enabling one wait for it, so the
+// targets an enqueue reads cannot grow between its statements.
+func TestRegisteringATargetWaitsForEnqueuesInFlight(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "")
+	off := e.webhook(t, "acme", gateway.KindBet)
+	disabled := false
+	if _, err := e.store.UpdateWebhook(e.ctx, "acme", off.ID, gateway.WebhookChange{Enabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	enabled := true
+	for name, register := range map[string]func() error{
+		"callback URL": func() error { return e.store.SetForwardCallbackURL(e.ctx, "acme", "https://acme.example/cb") },
+		"new endpoint": func() error {
+			_, _, err := e.store.CreateWebhook(e.ctx, gateway.WebhookEndpoint{ClientID: "acme",
+				URL: "https://acme.example/wh", Kinds: []string{gateway.KindBet}, Enabled: true})
+			return err
+		},
+		"endpoint enabled": func() error {
+			_, err := e.store.UpdateWebhook(e.ctx, "acme", off.ID, gateway.WebhookChange{Enabled: &enabled})
+			return err
+		},
+	} {
+		// given an enqueue of acme's events in flight
+		tx, err := e.pool.Begin(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (a failing test ends the enqueue, or the database cannot be dropped)
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		if _, err := tx.Exec(e.ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`,
+			int32(0x504C5654), "acme"); err != nil {
+			t.Fatal(err)
+		}
+		// when a target is registered
+		done := make(chan error, 1)
+		go func() { done <- register() }()
+		// then the registration waits for the enqueue's lock
+		for waiting := false; !waiting; {
+			select {
+			case err := <-done:
+				t.Fatalf("%s: registered (%v) while an enqueue held the client's target lock", name, err)
+			default:
+			}
+			if err := e.pool.QueryRow(e.ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+				WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).
+				Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// and completes once the enqueue ends
+		_ = tx.Rollback(e.ctx)
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
