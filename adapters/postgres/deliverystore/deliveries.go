@@ -133,8 +133,17 @@ func columns(outs []gateway.Outgoing) enqueueEvents {
 // own snapshot, so the queue locks of the second are held before the third
 // reads the queues it inserts into.
 //
-// lockTargetsSQL takes the batch's clients' target locks, shared.
-const lockTargetsSQL = `SELECT pg_advisory_xact_lock_shared($1, hashtext(c)) FROM unnest($2::text[]) AS c ORDER BY c`
+// lockTargetsSQL takes the batch's clients' target locks, shared, and has
+// the other two statements run on their generic plans: planned for each
+// batch, as Postgres chose for them (their arrays make each custom plan
+// look cheaper), they spent twice as long being planned as being run
+// (0.55 against 0.25 ms for a batch of one event). The setting lasts until
+// the pipeline's transaction ends.
+const lockTargetsSQL = `
+	WITH locked AS (
+		SELECT c, pg_advisory_xact_lock_shared($1, hashtext(c)) FROM unnest($2::text[]) AS c ORDER BY c
+	)
+	SELECT set_config('plan_cache_mode', 'force_generic_plan', true), (SELECT count(*) FROM locked)`
 
 // lockQueuesSQL takes the lock of every queue the batch adds to, in key
 // order, holds the client's enabled webhook endpoints FOR SHARE (a
@@ -196,7 +205,9 @@ const insertSQL = `
 		SELECT t.*, t.endpoint_id || '|' || t.stream_id AS queue_key,
 			row_number() OVER (PARTITION BY t.endpoint_id, t.stream_id ORDER BY t.ord) AS rn
 		FROM todo t
-		WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = t.event_id AND d.endpoint_id = t.endpoint_id)
+		-- a subplan, not an anti join: one probe of the unique key per row,
+		-- never a scan of the table
+		WHERE (SELECT true FROM deliveries d WHERE d.event_id = t.event_id AND d.endpoint_id = t.endpoint_id) IS NULL
 	)
 	INSERT INTO deliveries (id, client_id, target, endpoint_id, queue_key, event_id, event_type, kind,
 		stream_id, stream_version, position, payload, state)
@@ -239,7 +250,13 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) 
 	c := columns(outs)
 	res := gateway.Enqueued{Targeted: map[gateway.TargetKey]bool{}}
 	b := &pgx.Batch{}
-	b.Queue(lockTargetsSQL, targetsLockClass, clients)
+	b.Queue(lockTargetsSQL, targetsLockClass, clients).QueryRow(func(row pgx.Row) error {
+		var (
+			mode   string
+			locked int64
+		)
+		return row.Scan(&mode, &locked)
+	})
 	b.Queue(lockQueuesSQL, c.clients, c.kinds, c.occurred, c.hasCallback, c.streams, clients, queueLockClass,
 		gateway.CallbackEndpointID).QueryRow(func(row pgx.Row) error {
 		var (

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
@@ -663,5 +664,38 @@ func TestRegisteringATargetWaitsForEnqueuesInFlight(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestRedeliveredBatchWithNewEventsAfterDoneOnes: a batch redelivered with
+// new records after ones whose deliveries are done already (Kafka batches
+// are cut differently the second time) makes the first new one the head of
+// its queue, not a queued delivery behind nothing.
+func TestRedeliveredBatchWithNewEventsAfterDoneOnes(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	a1 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	a2 := outgoing("acme", "player:acme:a:EUR", gateway.KindWin)
+	a3 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	if r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{a1}); err != nil || r.Added != 1 {
+		t.Fatalf("first batch: %+v, %v", r, err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE deliveries SET state = 'succeeded' WHERE event_id = $1`, a1.EventID); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{a1, a2, a3}); err != nil || r.Added != 2 {
+		t.Fatalf("redelivered batch: %+v, %v", r, err)
+	}
+	states := map[string]string{}
+	rows, _ := e.pool.Query(e.ctx, `SELECT event_id::text, state FROM deliveries`)
+	var id, state string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error { states[id] = state; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{a1.EventID: gateway.DeliverySucceeded, a2.EventID: gateway.DeliveryPending,
+		a3.EventID: gateway.DeliveryQueued}
+	if !maps.Equal(states, want) {
+		t.Fatalf("states %v, want %v", states, want)
 	}
 }
