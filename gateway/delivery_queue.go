@@ -58,9 +58,27 @@ func NewSigningSecret() string {
 type DeliveryEnqueuer interface {
 	// EnqueueBatch inserts, in one transaction, a delivery for every
 	// endpoint of each event's client that takes the event, once per
-	// (event, endpoint), in the order of outs within each delivery queue,
-	// and returns how many it added.
-	EnqueueBatch(ctx context.Context, outs []Outgoing) (int, error)
+	// (event, endpoint), in the order of outs within each delivery queue.
+	// It reports how many it added and, as of the transaction's start,
+	// which (client, kind) pairs of outs have a target at all, so the
+	// caller can skip the others' events for a while.
+	EnqueueBatch(ctx context.Context, outs []Outgoing) (Enqueued, error)
+}
+
+// TargetKey is a client and a webhook kind.
+type TargetKey struct{ ClientID, Kind string }
+
+// Enqueued is what EnqueueBatch did.
+type Enqueued struct {
+	Added int // deliveries added
+	// Targeted holds the (client, kind) pairs of the batch whose client
+	// has a forward callback URL or an enabled webhook endpoint subscribed
+	// to the kind (or "*"). Every other pair of the batch had neither as
+	// of AsOf: a target registered later commits after AsOf.
+	Targeted map[TargetKey]bool
+	// AsOf is the database's clock when the transaction started, not later
+	// than the snapshot Targeted was read in.
+	AsOf time.Time
 }
 
 // DeliveryJob is a delivery a worker has claimed: the head of its queue,

@@ -9,8 +9,15 @@
 // redelivered record is a no-op; a record's offset is committed only after
 // its deliveries are, so none is lost. Records are taken in batches per
 // partition (kafka.ConsumeBatches) and each batch is enqueued in one
-// transaction: the forwarder used to spend one transaction (about six
-// round trips) per event, even for clients with nothing to deliver.
+// transaction and one round trip: the forwarder used to spend one
+// transaction (about six round trips) per event, even for clients with
+// nothing to deliver.
+//
+// Events of clients without targets cost nothing: the store reports which
+// (client, kind) pairs of a batch have no target, and the forwarder skips
+// their events (builds no bodies, sends no statement) for Config.NoTargetsFor
+// after that answer; see untargeted for why no event of a client with a
+// target is skipped, and the bound on a newly registered one.
 package forwarder
 
 import (
@@ -35,9 +42,13 @@ const ConsumerGroup = "pitboss.forwarder.v1"
 
 // Defaults of Config.
 const (
-	DefaultMaxBatch   = 256
-	retryFirstBackoff = 100 * time.Millisecond
-	retryMaxBackoff   = 5 * time.Second
+	DefaultMaxBatch = 256
+	// DefaultNoTargetsFor is how long the store's answer "this client has
+	// no target for this kind" is used. A target registered at T receives
+	// every event that occurs from T+DefaultNoTargetsFor on.
+	DefaultNoTargetsFor = 2 * time.Second
+	retryFirstBackoff   = 100 * time.Millisecond
+	retryMaxBackoff     = 5 * time.Second
 )
 
 // Config configures a Forwarder.
@@ -50,7 +61,13 @@ type Config struct {
 	// MaxBatch bounds the records of one partition enqueued in one
 	// transaction; DefaultMaxBatch when zero.
 	MaxBatch int
-	Logger   *slog.Logger
+	// NoTargetsFor is how long the events of a (client, kind) pair the
+	// store said has no target are skipped without asking it again: a
+	// target registered at T receives every event that occurs from
+	// T+NoTargetsFor on (and those before it may be skipped).
+	// DefaultNoTargetsFor when zero; negative asks the store every time.
+	NoTargetsFor time.Duration
+	Logger       *slog.Logger
 }
 
 // Stats counts what a forwarder did.
@@ -58,16 +75,20 @@ type Stats struct {
 	Events   int64 // records read that make deliveries
 	Enqueued int64 // deliveries added
 	Skipped  int64 // records that make none: unknown types and undecodable ones
-	Retries  int64 // failed enqueue transactions, retried
+	// Untargeted counts the records skipped because their client had no
+	// target for their kind (no statement sent for them).
+	Untargeted int64
+	Retries    int64 // failed enqueue transactions, retried
 }
 
 // Forwarder consumes the ledger topic and enqueues deliveries.
 type Forwarder struct {
-	store gateway.DeliveryEnqueuer
-	cfg   Config
-	log   *slog.Logger
+	store      gateway.DeliveryEnqueuer
+	cfg        Config
+	log        *slog.Logger
+	untargeted *untargeted
 
-	events, enqueued, skipped, retries atomic.Int64
+	events, enqueued, skipped, untargetedN, retries atomic.Int64
 }
 
 // New returns a forwarder.
@@ -81,6 +102,9 @@ func New(store gateway.DeliveryEnqueuer, cfg Config) (*Forwarder, error) {
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = DefaultMaxBatch
 	}
+	if cfg.NoTargetsFor == 0 {
+		cfg.NoTargetsFor = DefaultNoTargetsFor
+	}
 	if cfg.MaxBatch < 1 {
 		return nil, fmt.Errorf("forwarder: max batch %d < 1", cfg.MaxBatch)
 	}
@@ -90,13 +114,14 @@ func New(store gateway.DeliveryEnqueuer, cfg Config) (*Forwarder, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Forwarder{store: store, cfg: cfg,
+	return &Forwarder{store: store, cfg: cfg, untargeted: newUntargeted(cfg.NoTargetsFor),
 		log: cfg.Logger.With("component", "forwarder", "topic", cfg.Topic, "group", cfg.Group)}, nil
 }
 
 // Stats returns the forwarder's counters.
 func (f *Forwarder) Stats() Stats {
-	return Stats{Events: f.events.Load(), Enqueued: f.enqueued.Load(), Skipped: f.skipped.Load(), Retries: f.retries.Load()}
+	return Stats{Events: f.events.Load(), Enqueued: f.enqueued.Load(), Skipped: f.skipped.Load(),
+		Untargeted: f.untargetedN.Load(), Retries: f.retries.Load()}
 }
 
 // Run consumes until ctx ends, then returns nil. It keeps trying when Kafka
@@ -119,14 +144,25 @@ func (f *Forwarder) Run(ctx context.Context) error {
 
 // handleBatch enqueues the deliveries of one partition's batch of records
 // in one transaction and reports whether it did (false: ctx ended first,
-// and the batch is consumed again). A record that cannot be decoded is
+// and the batch is consumed again). Records of (client, kind) pairs known
+// to have no target are skipped (see untargeted); when every record is,
+// nothing is sent. A record that cannot be decoded is
 // logged and skipped: holding the partition on it would stop every later
 // event of its streams. A failing store is retried until it works or ctx
 // ends.
 func (f *Forwarder) handleBatch(ctx context.Context, batch []*sarama.ConsumerMessage) bool {
 	outs := make([]gateway.Outgoing, 0, len(batch))
 	for _, m := range batch {
-		out, ok, err := Prepare(m.Value)
+		e, out, ok, err := decodeRecord(m.Value)
+		if ok && f.untargeted.skips(&out) {
+			f.untargetedN.Add(1)
+			continue
+		}
+		if ok {
+			if err = buildBodies(e, m.Value, &out); err != nil {
+				ok = false
+			}
+		}
 		if err != nil {
 			f.log.ErrorContext(ctx, "ledger record skipped: it does not make deliveries", "event_id",
 				header(m, kafka.HeaderEventID), "event_type", header(m, kafka.HeaderEventType),
@@ -143,11 +179,12 @@ func (f *Forwarder) handleBatch(ctx context.Context, batch []*sarama.ConsumerMes
 	}
 	backoff := retryFirstBackoff
 	for {
-		n, err := f.store.EnqueueBatch(ctx, outs)
+		r, err := f.store.EnqueueBatch(ctx, outs)
 		if err == nil {
+			f.untargeted.learn(outs, r)
 			f.events.Add(int64(len(outs)))
-			f.enqueued.Add(int64(n))
-			f.log.DebugContext(ctx, "deliveries enqueued", "events", len(outs), "deliveries", n)
+			f.enqueued.Add(int64(r.Added))
+			f.log.DebugContext(ctx, "deliveries enqueued", "events", len(outs), "deliveries", r.Added)
 			return true
 		}
 		if ctx.Err() != nil {

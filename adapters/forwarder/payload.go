@@ -173,24 +173,44 @@ func BuildWebhook(e domain.Event, kind string, raw []byte) ([]byte, error) {
 // deliveries to enqueue. ok is false for an event type this build does not
 // know: nothing to deliver.
 func Prepare(raw []byte) (out gateway.Outgoing, ok bool, err error) {
-	e, err := domain.DecodeBody(raw)
-	if err != nil {
-		return gateway.Outgoing{}, false, fmt.Errorf("decode event: %w", err)
+	e, out, ok, err := decodeRecord(raw)
+	if !ok || err != nil {
+		return gateway.Outgoing{}, ok, err
 	}
-	kind, known := gateway.KindOfEvent(e.Type)
-	if !known {
-		return gateway.Outgoing{}, false, nil
-	}
-	if e.ID == "" || e.Data.ClientID == "" || e.StreamID == "" {
-		return gateway.Outgoing{}, false, fmt.Errorf("event %q of type %s lacks id, client or stream", e.ID, e.Type)
-	}
-	out = gateway.Outgoing{EventID: e.ID, EventType: string(e.Type), Kind: kind, ClientID: e.Data.ClientID,
-		StreamID: string(e.StreamID), StreamVersion: e.Version, Position: e.Position, OccurredAt: e.OccurredAt}
-	if out.Callback, err = BuildCallback(e); err != nil {
-		return gateway.Outgoing{}, false, fmt.Errorf("event %s: callback: %w", e.ID, err)
-	}
-	if out.Webhook, err = BuildWebhook(e, kind, raw); err != nil {
+	if err := buildBodies(e, raw, &out); err != nil {
 		return gateway.Outgoing{}, false, err
 	}
 	return out, true, nil
+}
+
+// decodeRecord is the first half of Prepare: the event and its Outgoing
+// without the bodies, which the forwarder builds only for the clients it
+// does not skip.
+func decodeRecord(raw []byte) (e domain.Event, out gateway.Outgoing, ok bool, err error) {
+	e, err = domain.DecodeBody(raw)
+	if err != nil {
+		return e, out, false, fmt.Errorf("decode event: %w", err)
+	}
+	kind, known := gateway.KindOfEvent(e.Type)
+	if !known {
+		return e, out, false, nil
+	}
+	if e.ID == "" || e.Data.ClientID == "" || e.StreamID == "" {
+		return e, out, false, fmt.Errorf("event %q of type %s lacks id, client or stream", e.ID, e.Type)
+	}
+	out = gateway.Outgoing{EventID: e.ID, EventType: string(e.Type), Kind: kind, ClientID: e.Data.ClientID,
+		StreamID: string(e.StreamID), StreamVersion: e.Version, Position: e.Position, OccurredAt: e.OccurredAt}
+	return e, out, true, nil
+}
+
+// buildBodies is the second half of Prepare: out's callback and webhook
+// bodies.
+func buildBodies(e domain.Event, raw []byte, out *gateway.Outgoing) (err error) {
+	if out.Callback, err = BuildCallback(e); err != nil {
+		return fmt.Errorf("event %s: callback: %w", e.ID, err)
+	}
+	if out.Webhook, err = BuildWebhook(e, out.Kind, raw); err != nil {
+		return err
+	}
+	return nil
 }

@@ -88,34 +88,131 @@ func webhookSecretContext(id string) string        { return "webhook_secret:" + 
 
 // ---- forwarder side -------------------------------------------------------
 
-// enqueueRow is one delivery to insert: event o to endpointID.
-type enqueueRow struct {
-	o                  *gateway.Outgoing
-	target, endpointID string
-	key                string // queue key
-	payload            []byte
-}
+// targetsLockClass is the first key of the two-key advisory locks on a
+// client's delivery targets ("PLVT"): anything that adds a target (a
+// forward callback URL, a webhook endpoint, an endpoint enabled or
+// subscribed to more kinds) holds it exclusively until it commits, and
+// EnqueueBatch holds it shared for the batch's clients. So the targets an
+// enqueue reads cannot grow between its statements, and the queues it
+// locks are exactly the ones it inserts into.
+const targetsLockClass int32 = 0x504C5654
 
-// webhookEndpoint is what Enqueue needs of an endpoint.
-type webhookEndpoint struct {
-	id, clientID string
-	createdAt    time.Time
-	kinds        []string
-}
-
-// takes reports whether the endpoint gets o: it existed when o occurred
-// and subscribes to o.Kind or "*".
-func (w webhookEndpoint) takes(o *gateway.Outgoing) bool {
-	// Postgres keeps microseconds; compare as the SQL filter did.
-	if w.createdAt.After(o.OccurredAt.Truncate(time.Microsecond)) {
-		return false
+func lockTargets(ctx context.Context, tx pgx.Tx, clientID string) error {
+	if _, err := tx.Exec(ctx, postgres.KeyedLockSQL, targetsLockClass, clientID); err != nil {
+		return fmt.Errorf("lock delivery targets of %s: %w", clientID, err)
 	}
-	return slices.Contains(w.kinds, o.Kind) || slices.Contains(w.kinds, "*")
+	return nil
 }
+
+// enqueueEvents is the batch as columns: the statements take it as arrays.
+type enqueueEvents struct {
+	clients, kinds, streams, eventIDs, eventTypes, callbacks, webhooks []string
+	occurred                                                           []time.Time
+	hasCallback                                                        []bool
+	versions, positions                                                []int64
+}
+
+func columns(outs []gateway.Outgoing) enqueueEvents {
+	n := len(outs)
+	c := enqueueEvents{clients: make([]string, n), kinds: make([]string, n), streams: make([]string, n),
+		eventIDs: make([]string, n), eventTypes: make([]string, n), callbacks: make([]string, n),
+		webhooks: make([]string, n), occurred: make([]time.Time, n), hasCallback: make([]bool, n),
+		versions: make([]int64, n), positions: make([]int64, n)}
+	for i, o := range outs {
+		c.clients[i], c.kinds[i], c.streams[i] = o.ClientID, o.Kind, o.StreamID
+		c.eventIDs[i], c.eventTypes[i] = o.EventID, o.EventType
+		c.callbacks[i], c.webhooks[i] = string(o.Callback), string(o.Webhook)
+		c.occurred[i], c.hasCallback[i] = o.OccurredAt, o.Callback != nil
+		c.versions[i], c.positions[i] = o.StreamVersion, o.Position
+	}
+	return c
+}
+
+// The three statements of EnqueueBatch, sent in one pipeline: one round
+// trip, one implicit transaction. Each statement of a pipeline takes its
+// own snapshot, so the queue locks of the second are held before the third
+// reads the queues it inserts into.
+//
+// lockTargetsSQL takes the batch's clients' target locks, shared.
+const lockTargetsSQL = `SELECT pg_advisory_xact_lock_shared($1, hashtext(c)) FROM unnest($2::text[]) AS c ORDER BY c`
+
+// lockQueuesSQL takes the lock of every queue the batch adds to, in key
+// order, holds the client's enabled webhook endpoints FOR SHARE (a
+// concurrent delete or disable, which parks the endpoint's deliveries,
+// waits for this enqueue), and reports which (client, kind) pairs have a
+// target at all and the transaction's start.
+const lockQueuesSQL = `
+	WITH ev AS (
+		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::bool[], $5::text[])
+			AS e(client_id, kind, occurred_at, has_callback, stream_id)
+	),
+	cb AS (SELECT id FROM clients WHERE id = ANY($6) AND forward_callback_url <> ''),
+	eps AS (
+		SELECT id, client_id, created_at, kinds FROM webhook_endpoints
+		WHERE client_id = ANY($6) AND deleted_at IS NULL AND enabled ORDER BY id FOR SHARE
+	),
+	keys AS (
+		SELECT $8 || '|' || e.stream_id AS k FROM ev e JOIN cb ON cb.id = e.client_id WHERE e.has_callback
+		UNION
+		SELECT w.id || '|' || e.stream_id FROM ev e JOIN eps w ON w.client_id = e.client_id
+		WHERE w.created_at <= e.occurred_at AND (e.kind = ANY(w.kinds) OR '*' = ANY(w.kinds))
+	),
+	locked AS (SELECT k, pg_advisory_xact_lock($7, hashtext(k)) FROM keys ORDER BY k),
+	targeted AS (
+		SELECT DISTINCT e.client_id, e.kind FROM ev e
+		WHERE EXISTS (SELECT 1 FROM cb WHERE cb.id = e.client_id)
+		   OR EXISTS (SELECT 1 FROM eps w WHERE w.client_id = e.client_id AND (e.kind = ANY(w.kinds) OR '*' = ANY(w.kinds)))
+	)
+	SELECT now(), (SELECT count(*) FROM locked),
+		coalesce(array_agg(client_id), '{}'), coalesce(array_agg(kind), '{}') FROM targeted`
+
+// insertSQL inserts the deliveries: the forwarded callback of each event
+// that has one when the client has a callback URL, and one per enabled
+// webhook endpoint of the client subscribed to the event's kind (or "*")
+// that existed when the event occurred; none that exists already (same
+// event and endpoint). In each queue, the first new delivery is the head
+// ('pending') unless the queue has one waiting already, and the others
+// queue behind it in the order of outs.
+const insertSQL = `
+	WITH ev AS (
+		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::bool[], $5::text[], $6::uuid[],
+				$7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
+			WITH ORDINALITY AS e(client_id, kind, occurred_at, has_callback, stream_id, event_id, event_type,
+				stream_version, position, callback, webhook, ord)
+	),
+	todo AS (
+		SELECT e.client_id, e.kind, e.stream_id, e.event_id, e.event_type, e.stream_version, e.position, e.ord,
+			$12 AS target, $13 AS endpoint_id, e.callback AS payload
+		FROM ev e
+		WHERE e.has_callback AND EXISTS (SELECT 1 FROM clients c WHERE c.id = e.client_id AND c.forward_callback_url <> '')
+		UNION ALL
+		SELECT e.client_id, e.kind, e.stream_id, e.event_id, e.event_type, e.stream_version, e.position, e.ord,
+			$14, w.id, e.webhook
+		FROM ev e JOIN webhook_endpoints w ON w.client_id = e.client_id
+		WHERE w.deleted_at IS NULL AND w.enabled AND w.created_at <= e.occurred_at
+		  AND (e.kind = ANY(w.kinds) OR '*' = ANY(w.kinds))
+	),
+	fresh AS (
+		SELECT t.*, t.endpoint_id || '|' || t.stream_id AS queue_key,
+			row_number() OVER (PARTITION BY t.endpoint_id, t.stream_id ORDER BY t.ord) AS rn
+		FROM todo t
+		-- a subplan, not an anti join: one probe of the unique key per row,
+		-- never a scan of the table
+		WHERE (SELECT true FROM deliveries d WHERE d.event_id = t.event_id AND d.endpoint_id = t.endpoint_id) IS NULL
+	)
+	INSERT INTO deliveries (id, client_id, target, endpoint_id, queue_key, event_id, event_type, kind,
+		stream_id, stream_version, position, payload, state)
+	SELECT 'dl_' || left(replace(gen_random_uuid()::text, '-', ''), 24), f.client_id, f.target, f.endpoint_id,
+		f.queue_key, f.event_id, f.event_type, f.kind, f.stream_id, f.stream_version, f.position, f.payload::json,
+		CASE WHEN f.rn > 1 OR EXISTS (SELECT 1 FROM deliveries d WHERE d.queue_key = f.queue_key AND d.state IN ('queued', 'pending'))
+		THEN 'queued' ELSE 'pending' END
+	FROM fresh f ORDER BY f.queue_key, f.ord
+	ON CONFLICT (event_id, endpoint_id) DO NOTHING`
 
 // Enqueue inserts o's deliveries; see EnqueueBatch.
 func (d *Deliveries) Enqueue(ctx context.Context, o gateway.Outgoing) (int, error) {
-	return d.EnqueueBatch(ctx, []gateway.Outgoing{o})
+	r, err := d.EnqueueBatch(ctx, []gateway.Outgoing{o})
+	return r.Added, err
 }
 
 // EnqueueBatch inserts, in one transaction, each event's deliveries: the
@@ -124,15 +221,15 @@ func (d *Deliveries) Enqueue(ctx context.Context, o gateway.Outgoing) (int, erro
 // (or "*") that existed when the event occurred. A delivery that exists
 // already (same event and endpoint) is left alone. Deliveries of one queue
 // (endpoint and stream) are inserted in the order of outs, so a partition's
-// batch keeps each stream's order.
+// batch keeps each stream's order. It also reports which (client, kind)
+// pairs of outs have a target at all (gateway.Enqueued).
 //
-// Round trips: begin, one pipelined lookup of the clients' callback URLs and
-// endpoints, one pipelined insert (queue locks, in one global order, then
-// the rows), commit — whatever the batch's size. With nothing to deliver,
-// the insert is skipped.
-func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) (int, error) {
+// Round trips: one, whatever the batch's size and its mix of clients —
+// three statements in one pipeline (lockTargetsSQL, lockQueuesSQL,
+// insertSQL), which Postgres runs as one implicit transaction.
+func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) (gateway.Enqueued, error) {
 	if len(outs) == 0 {
-		return 0, nil
+		return gateway.Enqueued{}, nil
 	}
 	var clients []string
 	for i := range outs {
@@ -140,101 +237,35 @@ func (d *Deliveries) EnqueueBatch(ctx context.Context, outs []gateway.Outgoing) 
 			clients = append(clients, outs[i].ClientID)
 		}
 	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("enqueue %d events: %w", len(outs), err)
-	}
-	defer tx.Rollback(ctx)
-
-	callbackURL := map[string]bool{}
-	var endpoints []webhookEndpoint
-	lookup := &pgx.Batch{}
-	lookup.Queue(`SELECT id FROM clients WHERE id = ANY($1) AND forward_callback_url <> ''`, clients).
-		Query(func(rows pgx.Rows) error {
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			for _, id := range ids {
-				callbackURL[id] = true
-			}
+	slices.Sort(clients)
+	c := columns(outs)
+	res := gateway.Enqueued{Targeted: map[gateway.TargetKey]bool{}}
+	b := &pgx.Batch{}
+	b.Queue(lockTargetsSQL, targetsLockClass, clients)
+	b.Queue(lockQueuesSQL, c.clients, c.kinds, c.occurred, c.hasCallback, c.streams, clients, queueLockClass,
+		gateway.CallbackEndpointID).QueryRow(func(row pgx.Row) error {
+		var (
+			locked           int64
+			tClients, tKinds []string
+		)
+		if err := row.Scan(&res.AsOf, &locked, &tClients, &tKinds); err != nil {
 			return err
-		})
-	// FOR SHARE: a concurrent delete or disable (which parks the endpoint's
-	// deliveries) waits for this insert, or this one no longer sees the
-	// endpoint. Either way no delivery is left behind for a gone endpoint.
-	lookup.Queue(`
-		SELECT id, client_id, created_at, kinds FROM webhook_endpoints
-		WHERE client_id = ANY($1) AND deleted_at IS NULL AND enabled
-		ORDER BY id FOR SHARE`, clients).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhookEndpoint, error) {
-				var w webhookEndpoint
-				return w, r.Scan(&w.id, &w.clientID, &w.createdAt, &w.kinds)
-			})
-			return err
-		})
-	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
-		return 0, fmt.Errorf("enqueue: callback URLs and webhook endpoints of %v: %w", clients, err)
-	}
-
-	var todo []enqueueRow
-	for i := range outs {
-		o := &outs[i]
-		if o.Callback != nil && callbackURL[o.ClientID] {
-			todo = append(todo, enqueueRow{o: o, target: gateway.TargetCallback, endpointID: gateway.CallbackEndpointID,
-				key: queueKey(gateway.CallbackEndpointID, o.StreamID), payload: o.Callback})
 		}
-		for _, w := range endpoints {
-			if w.clientID == o.ClientID && w.takes(o) {
-				todo = append(todo, enqueueRow{o: o, target: gateway.TargetWebhook, endpointID: w.id,
-					key: queueKey(w.id, o.StreamID), payload: o.Webhook})
-			}
+		for i := range tClients {
+			res.Targeted[gateway.TargetKey{ClientID: tClients[i], Kind: tKinds[i]}] = true
 		}
+		return nil
+	})
+	b.Queue(insertSQL, c.clients, c.kinds, c.occurred, c.hasCallback, c.streams, c.eventIDs, c.eventTypes,
+		c.versions, c.positions, c.callbacks, c.webhooks, gateway.TargetCallback, gateway.CallbackEndpointID,
+		gateway.TargetWebhook).Exec(func(tag pgconn.CommandTag) error {
+		res.Added = int(tag.RowsAffected())
+		return nil
+	})
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return gateway.Enqueued{}, fmt.Errorf("enqueue %d events of %d clients: %w", len(outs), len(clients), err)
 	}
-	if len(todo) == 0 {
-		return 0, tx.Commit(ctx)
-	}
-	// One lock order for every transaction that takes several queue locks;
-	// within a queue, the order of outs (stable sort).
-	slices.SortStableFunc(todo, func(a, b enqueueRow) int { return compareStrings(a.key, b.key) })
-
-	added := 0
-	insert := &pgx.Batch{}
-	for i, r := range todo {
-		if i == 0 || todo[i-1].key != r.key {
-			insert.Queue(postgres.KeyedLockSQL, queueLockClass, r.key)
-		}
-		o := r.o
-		insert.Queue(`
-			INSERT INTO deliveries (id, client_id, target, endpoint_id, queue_key, event_id, event_type, kind,
-				stream_id, stream_version, position, payload, state)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-				CASE WHEN EXISTS (SELECT 1 FROM deliveries WHERE queue_key = $5 AND state IN ('queued', 'pending'))
-				THEN 'queued' ELSE 'pending' END
-			ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
-			newStoreID("dl_"), o.ClientID, r.target, r.endpointID, r.key, o.EventID, o.EventType, o.Kind,
-			o.StreamID, o.StreamVersion, o.Position, string(r.payload)).
-			Exec(func(tag pgconn.CommandTag) error {
-				added += int(tag.RowsAffected())
-				return nil
-			})
-	}
-	if err := tx.SendBatch(ctx, insert).Close(); err != nil {
-		return 0, fmt.Errorf("enqueue %d deliveries of %d events: %w", len(todo), len(outs), err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("enqueue %d events: commit: %w", len(outs), err)
-	}
-	return added, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return res, nil
 }
 
 // ---- worker side ----------------------------------------------------------

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
@@ -183,13 +185,24 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 
 	// when it is enqueued, then again (a redelivered batch), then a part of it
 	for i, want := range []int{2 + 0 + 2 + 1 + 1 + 2 + 1, 0} {
-		n, err := e.store.EnqueueBatch(e.ctx, batch)
-		if err != nil || n != want {
-			t.Fatalf("round %d: %d added, %v; want %d", i, n, err, want)
+		r, err := e.store.EnqueueBatch(e.ctx, batch)
+		if err != nil || r.Added != want {
+			t.Fatalf("round %d: %d added, %v; want %d", i, r.Added, err, want)
+		}
+		// and it reports which (client, kind) pairs have a target: every
+		// one of acme (a callback URL), nocb's deposits (its hook) but not
+		// its bets
+		wantTargeted := map[gateway.TargetKey]bool{
+			{ClientID: "acme", Kind: gateway.KindBet}: true, {ClientID: "acme", Kind: gateway.KindWin}: true,
+			{ClientID: "acme", Kind: gateway.KindGameLaunched}: true, {ClientID: "acme", Kind: gateway.KindRollback}: true,
+			{ClientID: "nocb", Kind: gateway.KindDeposit}: true,
+		}
+		if !maps.Equal(r.Targeted, wantTargeted) || r.AsOf.IsZero() {
+			t.Fatalf("round %d: targeted %v as of %v; want %v", i, r.Targeted, r.AsOf, wantTargeted)
 		}
 	}
-	if n, err := e.store.EnqueueBatch(e.ctx, batch[2:4]); err != nil || n != 0 {
-		t.Fatalf("a part again: %d added, %v", n, err)
+	if r, err := e.store.EnqueueBatch(e.ctx, batch[2:4]); err != nil || r.Added != 0 {
+		t.Fatalf("a part again: %d added, %v", r.Added, err)
 	}
 	// then each endpoint's queue of a stream holds its events in batch
 	// order, only the first one pending
@@ -223,12 +236,13 @@ func TestDeliveriesEnqueueBatch(t *testing.T) {
 	}
 
 	// and an empty batch, or one of clients with nothing to deliver, adds nothing
-	if n, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || n != 0 {
-		t.Fatalf("empty batch: %d, %v", n, err)
+	if r, err := e.store.EnqueueBatch(e.ctx, nil); err != nil || r.Added != 0 || len(r.Targeted) != 0 {
+		t.Fatalf("empty batch: %d, %v", r.Added, err)
 	}
 	ghost := outgoing("ghost", "player:ghost:p:EUR", gateway.KindBet)
-	if n, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", gateway.KindWin)}); err != nil || n != 0 {
-		t.Fatalf("nothing to deliver: %d, %v", n, err)
+	r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{ghost, outgoing("nocb", "player:nocb:x:EUR", gateway.KindWin)})
+	if err != nil || r.Added != 0 || len(r.Targeted) != 0 {
+		t.Fatalf("nothing to deliver: %d added, targeted %v, %v", r.Added, r.Targeted, err)
 	}
 }
 
@@ -590,4 +604,98 @@ func findJob(t *testing.T, jobs []gateway.DeliveryJob, eventID string) gateway.D
 	}
 	t.Fatalf("event %s not among the claimed %v", eventID, eventIDs(jobs))
 	return gateway.DeliveryJob{}
+}
+
+// TestRegisteringATargetWaitsForEnqueuesInFlight: an enqueue holds its
+// clients' target locks shared (EnqueueBatch's first statement); setting a
+// callback URL, creating an endpoint and enabling one wait for it, so the
+// targets an enqueue reads cannot grow between its statements.
+func TestRegisteringATargetWaitsForEnqueuesInFlight(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "")
+	off := e.webhook(t, "acme", gateway.KindBet)
+	disabled := false
+	if _, err := e.store.UpdateWebhook(e.ctx, "acme", off.ID, gateway.WebhookChange{Enabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	enabled := true
+	for name, register := range map[string]func() error{
+		"callback URL": func() error { return e.store.SetForwardCallbackURL(e.ctx, "acme", "https://acme.example/cb") },
+		"new endpoint": func() error {
+			_, _, err := e.store.CreateWebhook(e.ctx, gateway.WebhookEndpoint{ClientID: "acme",
+				URL: "https://acme.example/wh", Kinds: []string{gateway.KindBet}, Enabled: true})
+			return err
+		},
+		"endpoint enabled": func() error {
+			_, err := e.store.UpdateWebhook(e.ctx, "acme", off.ID, gateway.WebhookChange{Enabled: &enabled})
+			return err
+		},
+	} {
+		// given an enqueue of acme's events in flight
+		tx, err := e.pool.Begin(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (a failing test ends the enqueue, or the database cannot be dropped)
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		if _, err := tx.Exec(e.ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`,
+			int32(0x504C5654), "acme"); err != nil {
+			t.Fatal(err)
+		}
+		// when a target is registered
+		done := make(chan error, 1)
+		go func() { done <- register() }()
+		// then the registration waits for the enqueue's lock
+		for waiting := false; !waiting; {
+			select {
+			case err := <-done:
+				t.Fatalf("%s: registered (%v) while an enqueue held the client's target lock", name, err)
+			default:
+			}
+			if err := e.pool.QueryRow(e.ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+				WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).
+				Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// and completes once the enqueue ends
+		_ = tx.Rollback(e.ctx)
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestRedeliveredBatchWithNewEventsAfterDoneOnes: a batch redelivered with
+// new records after ones whose deliveries are done already (Kafka batches
+// are cut differently the second time) makes the first new one the head of
+// its queue, not a queued delivery behind nothing.
+func TestRedeliveredBatchWithNewEventsAfterDoneOnes(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.client(t, "acme", "https://acme.example/cb")
+	a1 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	a2 := outgoing("acme", "player:acme:a:EUR", gateway.KindWin)
+	a3 := outgoing("acme", "player:acme:a:EUR", gateway.KindBet)
+	if r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{a1}); err != nil || r.Added != 1 {
+		t.Fatalf("first batch: %+v, %v", r, err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE deliveries SET state = 'succeeded' WHERE event_id = $1`, a1.EventID); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.store.EnqueueBatch(e.ctx, []gateway.Outgoing{a1, a2, a3}); err != nil || r.Added != 2 {
+		t.Fatalf("redelivered batch: %+v, %v", r, err)
+	}
+	states := map[string]string{}
+	rows, _ := e.pool.Query(e.ctx, `SELECT event_id::text, state FROM deliveries`)
+	var id, state string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error { states[id] = state; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{a1.EventID: gateway.DeliverySucceeded, a2.EventID: gateway.DeliveryPending,
+		a3.EventID: gateway.DeliveryQueued}
+	if !maps.Equal(states, want) {
+		t.Fatalf("states %v, want %v", states, want)
+	}
 }

@@ -25,7 +25,15 @@ func scanWebhook(r pgx.CollectableRow) (gateway.WebhookEndpoint, error) {
 func (d *Deliveries) CreateWebhook(ctx context.Context, e gateway.WebhookEndpoint) (gateway.WebhookEndpoint, string, error) {
 	e.ID = newStoreID("wh_")
 	secret := gateway.NewSigningSecret()
-	rows, _ := d.pool.Query(ctx, `
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return gateway.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if err := lockTargets(ctx, tx, e.ClientID); err != nil {
+		return gateway.WebhookEndpoint{}, "", err
+	}
+	rows, _ := tx.Query(ctx, `
 		INSERT INTO webhook_endpoints (id, client_id, url, kinds, description, enabled, secret)
 		SELECT $1, $2, $3, $4, $5, $6, $7
 		WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $2 AND deleted_at IS NULL) < $8
@@ -42,6 +50,9 @@ func (d *Deliveries) CreateWebhook(ctx context.Context, e gateway.WebhookEndpoin
 		return gateway.WebhookEndpoint{}, "", fmt.Errorf("client %s: %w", e.ClientID, domain.ErrNotFound)
 	case err != nil:
 		return gateway.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return gateway.WebhookEndpoint{}, "", fmt.Errorf("create webhook endpoint: commit: %w", err)
 	}
 	return out, secret, nil
 }
@@ -80,6 +91,10 @@ func (d *Deliveries) UpdateWebhook(ctx context.Context, clientID, id string, ch 
 		return gateway.WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
 	}
 	defer tx.Rollback(ctx)
+	// Enabling or subscribing to more kinds adds a target.
+	if err := lockTargets(ctx, tx, clientID); err != nil {
+		return gateway.WebhookEndpoint{}, err
+	}
 	rows, _ := tx.Query(ctx, `
 		UPDATE webhook_endpoints SET url = coalesce($3, url), kinds = coalesce($4, kinds),
 			description = coalesce($5, description), enabled = coalesce($6, enabled), updated_at = now()
@@ -211,12 +226,23 @@ func (d *Deliveries) RotateCallbackSecret(ctx context.Context, clientID string) 
 // (gateway.CheckCallbackURL); the delivery client checks the address again at
 // every connection.
 func (d *Deliveries) SetForwardCallbackURL(ctx context.Context, clientID, url string) error {
-	tag, err := d.pool.Exec(ctx, `UPDATE clients SET forward_callback_url = $2 WHERE id = $1`, clientID, url)
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("set forward callback url of %s: %w", clientID, err)
+	}
+	defer tx.Rollback(ctx)
+	if err := lockTargets(ctx, tx, clientID); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `UPDATE clients SET forward_callback_url = $2 WHERE id = $1`, clientID, url)
 	if err != nil {
 		return fmt.Errorf("set forward callback url of %s: %w", clientID, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("client %s: %w", clientID, domain.ErrNotFound)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("set forward callback url of %s: commit: %w", clientID, err)
 	}
 	return nil
 }
