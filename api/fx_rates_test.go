@@ -179,3 +179,59 @@ func TestGGRInAReportingCurrencyOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestCommissionInAReportingCurrency: a commission row in the reporting
+// currency owes max(0, the sum over its days of deal rate × GGR × that
+// day's exchange rate), beside the row's own; a day without a rate is a gap.
+func TestCommissionInAReportingCurrency(t *testing.T) {
+	t.Parallel()
+	h := newRQHarness(t)
+	const days = "from=2025-03-01&to=2025-03-02"
+	get := func(t *testing.T, query string) []json.RawMessage {
+		t.Helper()
+		rec := h.get("/api/v1/reports/commission?"+query, h.full, "")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		rows := apitest.Data[[]struct {
+			Reporting json.RawMessage `json:"reporting"`
+		}](t, rec)
+		out := make([]json.RawMessage, len(rows))
+		for i, r := range rows {
+			out[i] = r.Reporting
+		}
+		return out
+	}
+	putRates(t, h, fxRate("EUR", "USD", "2025-03-01", "1.10"))
+	t.Run("a month with a day without a rate", func(t *testing.T) {
+		got := get(t, days+"&reporting_currency=USD")
+		want := `{"currency":"USD","complete":false,"ggr":null,"commission":null,"missing_rate_days":["2025-03-02"]}`
+		if len(got) != 1 || string(got[0]) != want {
+			t.Fatalf("reporting %s, want %s", got, want)
+		}
+	})
+	putRates(t, h, fxRate("EUR", "USD", "2025-03-02", "1.25"))
+	t.Run("a month at each day's rate", func(t *testing.T) {
+		// GGR -5.00 at 1.10 and 32.00 at 1.25; owed 0.10 × -5.00 × 1.10 + 0.20 × 32.00 × 1.25 = -0.55 + 8.00.
+		got := get(t, days+"&reporting_currency=USD")
+		want := `{"currency":"USD","complete":true,"ggr":34.50,"commission":7.45}`
+		if len(got) != 1 || string(got[0]) != want {
+			t.Fatalf("reporting %s, want %s", got, want)
+		}
+	})
+	t.Run("by day: a negative day owes nothing", func(t *testing.T) {
+		got := get(t, days+"&group_by=day,provider&reporting_currency=USD")
+		if len(got) != 2 || string(got[0]) != `{"currency":"USD","complete":true,"ggr":-5.50,"commission":0.00}` ||
+			string(got[1]) != `{"currency":"USD","complete":true,"ggr":40.00,"commission":8.00}` {
+			t.Fatalf("reporting %s", got)
+		}
+	})
+	t.Run("CSV", func(t *testing.T) {
+		rec := h.get("/api/v1/reports/commission?"+days+"&reporting_currency=USD", h.full, "text/csv")
+		want := "month,provider,currency,ggr,rate,rate_changed,commission,reporting_currency,reporting_ggr,reporting_commission,missing_rate_days\n" +
+			"2025-03,prov-a,EUR,27.00,0.2,true,5.90,USD,34.50,7.45,\n"
+		if rec.Code != http.StatusOK || rec.Body.String() != want {
+			t.Fatalf("status %d\n%s\nwant\n%s", rec.Code, rec.Body, want)
+		}
+	})
+}

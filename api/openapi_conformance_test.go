@@ -808,6 +808,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=month", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?group_by=day,provider&reporting_currency=USD", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/ggr?reporting_currency=usd", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/reports/commission?reporting_currency=USD", auth: full, want: oaWant()})
 	do(oaReq{method: "POST", path: "/api/v1/reconciliations?day=2025-03-01&currency=EUR", auth: full, want: oaWant(),
 		header: map[string]string{"Content-Type": "text/csv"}, body: "transaction_id,amount,status\nb1,10.00,settled\nzz,1.00,settled\n"})
 	do(oaReq{method: "POST", path: "/api/v1/reconciliations?currency=EUR", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest,

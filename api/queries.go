@@ -582,6 +582,8 @@ type commissionItem struct {
 	Rate        wire.Number `json:"rate"`
 	RateChanged bool        `json:"rate_changed"`
 	Commission  wire.Number `json:"commission"`
+	// Reporting is the row in ?reporting_currency=, when asked.
+	Reporting *commissionReporting `json:"reporting,omitempty"`
 }
 
 // commissionReport answers GET /api/v1/reports/commission: per provider,
@@ -605,23 +607,49 @@ func (s *Server) commissionReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, pos, err := q.Commission(c.Request().Context(), rq, minPos)
+	to, converted, err := s.reportingCurrency(c)
+	if err != nil {
+		return err
+	}
+	var (
+		rows      []projections.CommissionRow
+		reporting []projections.ReportingCommission
+		pos       int64
+	)
+	if converted {
+		rows, reporting, pos, err = q.CommissionIn(c.Request().Context(), rq, minPos, to, s.deps.FXRates)
+	} else {
+		rows, pos, err = q.Commission(c.Request().Context(), rq, minPos)
+	}
 	if err != nil {
 		return err
 	}
 	setPosition(c, pos)
 	if wantsCSV(c) {
 		name, _ := periodColumn(rq, time.Time{})
-		out := make([][]string, 0, len(rows))
-		for _, r := range rows {
-			_, p := periodColumn(rq, r.Period)
-			out = append(out, []string{p, r.Provider, r.Currency, domain.FormatMinor(r.GGR, r.Scale), r.Rate,
-				strconv.FormatBool(r.RateChanged), domain.FormatMinor(r.Commission, r.Scale)})
+		header := []string{name, "provider", "currency", "ggr", "rate", "rate_changed", "commission"}
+		if converted {
+			header = append(header, "reporting_currency", "reporting_ggr", "reporting_commission", "missing_rate_days")
 		}
-		return writeCSV(c, "commission", []string{name, "provider", "currency", "ggr", "rate", "rate_changed", "commission"}, out)
+		out := make([][]string, 0, len(rows))
+		for i, r := range rows {
+			_, p := periodColumn(rq, r.Period)
+			rec := []string{p, r.Provider, r.Currency, domain.FormatMinor(r.GGR, r.Scale), r.Rate,
+				strconv.FormatBool(r.RateChanged), domain.FormatMinor(r.Commission, r.Scale)}
+			if converted {
+				v := viewOfCommissionReporting(reporting[i])
+				ggr, commission := "", ""
+				if v.Complete {
+					ggr, commission = string(*v.GGR), string(*v.Commission)
+				}
+				rec = append(rec, v.Currency, ggr, commission, strings.Join(v.MissingRateDays, ";"))
+			}
+			out = append(out, rec)
+		}
+		return writeCSV(c, "commission", header, out)
 	}
 	items := make([]commissionItem, 0, len(rows))
-	for _, r := range rows {
+	for i, r := range rows {
 		it := commissionItem{Provider: r.Provider, Currency: r.Currency, GGR: wire.Number(domain.FormatMinor(r.GGR, r.Scale)),
 			Rate: wire.Number(r.Rate), RateChanged: r.RateChanged, Commission: wire.Number(domain.FormatMinor(r.Commission, r.Scale))}
 		switch name, v := periodColumn(rq, r.Period); name {
@@ -630,7 +658,32 @@ func (s *Server) commissionReport(c echo.Context) error {
 		case "month":
 			it.Month = &v
 		}
+		if converted {
+			it.Reporting = viewOfCommissionReporting(reporting[i])
+		}
 		items = append(items, it)
 	}
 	return wire.OK(c, items)
+}
+
+// commissionReporting is a commission row in the reporting currency; its
+// amounts are null when a day had no rate (a gap, never a zero).
+type commissionReporting struct {
+	Currency        string       `json:"currency"`
+	Complete        bool         `json:"complete"`
+	GGR             *wire.Number `json:"ggr"`
+	Commission      *wire.Number `json:"commission"`
+	MissingRateDays []string     `json:"missing_rate_days,omitempty"`
+}
+
+func viewOfCommissionReporting(r projections.ReportingCommission) *commissionReporting {
+	v := &commissionReporting{Currency: r.Currency, Complete: r.Complete}
+	if len(r.MissingDays) > 0 {
+		v.MissingRateDays = days(r.MissingDays)
+	}
+	if r.Complete {
+		g, c := wire.Number(domain.FormatMinor(r.GGR, r.Scale)), wire.Number(domain.FormatMinor(r.Commission, r.Scale))
+		v.GGR, v.Commission = &g, &c
+	}
+	return v
 }

@@ -126,3 +126,10 @@ func NewFXRate(base, quote, day, rate string) (FXRate, error) {
 	}
 	return FXRate{Base: base, Quote: quote, Day: d, Rate: FormatRate(v)}, nil
 }
+
+// RoundRat rounds v half away from zero to an integer; ok is false when it
+// does not fit int64.
+func RoundRat(v *big.Rat) (n int64, ok bool) {
+	r := roundHalfAway(v)
+	return r.Int64(), r.IsInt64()
+}

@@ -252,3 +252,124 @@ func totalGGR(r ReportQuery, rows []GGRRow, reporting []ReportingGGR, to domain.
 	}
 	return out
 }
+
+// ReportingCommission is a commission row in the reporting currency: its
+// GGR converted day by day (as ReportingGGR's), and its commission as
+// max(0, the sum over the days of deal rate × GGR × exchange rate),
+// rounded once, half away from zero — the row's own rule with each day's
+// GGR at that day's exchange rate. Incomplete (zero amounts, the days
+// named) when a day had no exchange rate.
+type ReportingCommission struct {
+	Currency        string
+	Scale           int
+	Complete        bool
+	MissingDays     []time.Time
+	GGR, Commission int64
+}
+
+// CommissionIn is the commission report r with each row in to beside it.
+func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition int64, to domain.Currency, fx FXRates) (
+	[]CommissionRow, []ReportingCommission, int64, error) {
+	if fx == nil {
+		return nil, nil, 0, ErrNoRates
+	}
+	rows, pos, err := q.Commission(ctx, r, minPosition)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	daily := r
+	daily.GroupBy = slices.DeleteFunc(slices.Clone(r.GroupBy), func(d Dimension) bool { return d == DimMonth })
+	if !daily.Has(DimDay) {
+		daily.GroupBy = append(daily.GroupBy, DimDay)
+	}
+	days, err := q.Reports.Commission(ctx, daily)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var bases []string
+	for _, d := range days {
+		if d.Currency != to.Code() && !slices.Contains(bases, d.Currency) {
+			bases = append(bases, d.Currency)
+		}
+	}
+	rates := map[rateKey]*big.Rat{}
+	if len(bases) > 0 {
+		list, err := fx.FXRatesBetween(ctx, to.Code(), bases, r.From, r.To)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("read exchange rates: %w", err)
+		}
+		if rates, err = rateTable(list, to.Code()); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	key := func(c CommissionRow, monthly bool) string {
+		p := c.Period
+		if monthly {
+			p = time.Date(p.Year(), p.Month(), 1, 0, 0, 0, 0, time.UTC)
+		}
+		return p.Format(time.DateOnly) + "\x00" + c.Provider + "\x00" + c.Currency
+	}
+	monthly := r.Has(DimMonth)
+	index := make(map[string]int, len(rows))
+	out := make([]ReportingCommission, len(rows))
+	owed := make([]*big.Rat, len(rows))
+	for i, row := range rows {
+		index[key(row, false)] = i
+		out[i] = ReportingCommission{Currency: to.Code(), Scale: to.Exponent(), Complete: true}
+		owed[i] = new(big.Rat)
+	}
+	for _, d := range days {
+		i, ok := index[key(d, monthly)]
+		if !ok {
+			continue
+		}
+		rc := &out[i]
+		from, err := domain.ParseCurrency(d.Currency)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("report currency %s: %w", d.Currency, err)
+		}
+		rate := big.NewRat(1, 1)
+		if d.Currency != to.Code() {
+			var found bool
+			if rate, found = rates[rateKey{d.Currency, d.Period}]; !found {
+				rc.Complete = false
+				rc.MissingDays = append(rc.MissingDays, d.Period)
+				continue
+			}
+		}
+		g, err := domain.ConvertMinor(d.GGR, from, rate, to)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		rc.GGR += g
+		if d.Rate == "" {
+			continue // no deal that day: nothing owed
+		}
+		deal, ok := new(big.Rat).SetString(d.Rate)
+		if !ok {
+			return nil, nil, 0, fmt.Errorf("commission rate %q of %s on %s is not a decimal", d.Rate, d.Provider, d.Period.Format(time.DateOnly))
+		}
+		// deal × GGR (minor units of from) × rate, in minor units of to.
+		v := new(big.Rat).SetInt64(d.GGR)
+		v.Mul(v, deal).Mul(v, rate).Mul(v, new(big.Rat).SetFrac(pow10(to.Exponent()), pow10(from.Exponent())))
+		owed[i].Add(owed[i], v)
+	}
+	for i := range out {
+		rc := &out[i]
+		if !rc.Complete {
+			rc.GGR = 0
+			slices.SortFunc(rc.MissingDays, func(a, b time.Time) int { return a.Compare(b) })
+			continue
+		}
+		if owed[i].Sign() > 0 {
+			n, ok := domain.RoundRat(owed[i])
+			if !ok {
+				return nil, nil, 0, fmt.Errorf("%w: commission in %s", domain.ErrConversionOverflow, to.Code())
+			}
+			rc.Commission = n
+		}
+	}
+	return rows, out, pos, nil
+}
+
+func pow10(exp int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil) }
