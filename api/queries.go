@@ -400,6 +400,24 @@ func viewOfReporting(r projections.ReportingGGR) *reportingView {
 	return v
 }
 
+// groupColumns are a GGR group's day or month, provider and game as the
+// report is grouped (nil when not).
+func groupColumns(rq projections.ReportQuery, period time.Time, provider, game string) (day, month, prov, gm *string) {
+	switch name, v := periodColumn(rq, period); name {
+	case "day":
+		day = &v
+	case "month":
+		month = &v
+	}
+	if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
+		prov = &provider
+	}
+	if rq.Has(projections.DimGame) {
+		gm = &game
+	}
+	return day, month, prov, gm
+}
+
 // ggrTotalItem is one total of a report in a reporting currency: a group
 // over every currency.
 type ggrTotalItem struct {
@@ -532,18 +550,7 @@ func (s *Server) ggrReport(c echo.Context) error {
 			Wins: wire.Number(a[3]), WinReversals: wire.Number(a[4]), NetWins: wire.Number(a[5]), GGR: wire.Number(a[6]),
 			PromoBets: wire.Number(a[7]), PromoBetRefunds: wire.Number(a[8]), PromoWins: wire.Number(a[9]),
 			PromoWinReversals: wire.Number(a[10]), PromoGGR: wire.Number(a[11]), Rounds: r.Rounds, Players: r.Players}
-		switch name, v := periodColumn(rq, r.Period); name {
-		case "day":
-			it.Day = &v
-		case "month":
-			it.Month = &v
-		}
-		if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
-			it.Provider = &r.Provider
-		}
-		if rq.Has(projections.DimGame) {
-			it.Game = &r.Game
-		}
+		it.Day, it.Month, it.Provider, it.Game = groupColumns(rq, r.Period, r.Provider, r.Game)
 		if converted {
 			it.Reporting = viewOfReporting(reporting[i])
 		}
@@ -555,18 +562,7 @@ func (s *Server) ggrReport(c echo.Context) error {
 	page := ggrInPage{Success: true, Data: items, Totals: make([]ggrTotalItem, 0, len(totals))}
 	for _, t := range totals {
 		ti := ggrTotalItem{Currencies: t.Currencies, Reporting: viewOfReporting(t.Reporting)}
-		switch name, v := periodColumn(rq, t.Period); name {
-		case "day":
-			ti.Day = &v
-		case "month":
-			ti.Month = &v
-		}
-		if rq.Has(projections.DimProvider) || rq.Has(projections.DimGame) {
-			ti.Provider = &t.Provider
-		}
-		if rq.Has(projections.DimGame) {
-			ti.Game = &t.Game
-		}
+		ti.Day, ti.Month, ti.Provider, ti.Game = groupColumns(rq, t.Period, t.Provider, t.Game)
 		page.Totals = append(page.Totals, ti)
 	}
 	return c.JSON(http.StatusOK, page)

@@ -75,36 +75,52 @@ func (q *Queries) GGRIn(ctx context.Context, r ReportQuery, minPosition int64, t
 	}
 	// The same report by day (the rate is a day's), read after the rows:
 	// it reflects at least their position.
-	daily := r
-	daily.GroupBy = slices.DeleteFunc(slices.Clone(r.GroupBy), func(d Dimension) bool { return d == DimMonth })
-	if !daily.Has(DimDay) {
-		daily.GroupBy = append(daily.GroupBy, DimDay)
-	}
-	days, err := q.Reports.GGR(ctx, daily)
+	days, err := q.Reports.GGR(ctx, byDay(r))
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	var bases []string
-	for _, d := range days {
-		if d.Currency != to.Code() && !slices.Contains(bases, d.Currency) {
-			bases = append(bases, d.Currency)
-		}
+	currencies := make([]string, len(days))
+	for i, d := range days {
+		currencies[i] = d.Currency
 	}
-	rates := map[rateKey]*big.Rat{}
-	if len(bases) > 0 {
-		list, err := fx.FXRatesBetween(ctx, to.Code(), bases, r.From, r.To)
-		if err != nil {
-			return nil, nil, nil, 0, fmt.Errorf("read exchange rates: %w", err)
-		}
-		if rates, err = rateTable(list, to.Code()); err != nil {
-			return nil, nil, nil, 0, err
-		}
+	rates, err := dailyRates(ctx, fx, to, currencies, r)
+	if err != nil {
+		return nil, nil, nil, 0, err
 	}
 	reporting, err := convertGGR(r, rows, days, rates, to)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
 	return rows, reporting, totalGGR(r, rows, reporting, to), pos, nil
+}
+
+// byDay is r grouped by day instead of month (the rate is a day's).
+func byDay(r ReportQuery) ReportQuery {
+	daily := r
+	daily.GroupBy = slices.DeleteFunc(slices.Clone(r.GroupBy), func(d Dimension) bool { return d == DimMonth })
+	if !daily.Has(DimDay) {
+		daily.GroupBy = append(daily.GroupBy, DimDay)
+	}
+	return daily
+}
+
+// dailyRates reads the rates to to of the currencies (other than to) over
+// r's days, indexed by rateTable.
+func dailyRates(ctx context.Context, fx FXRates, to domain.Currency, currencies []string, r ReportQuery) (map[rateKey]*big.Rat, error) {
+	var bases []string
+	for _, c := range currencies {
+		if c != to.Code() && !slices.Contains(bases, c) {
+			bases = append(bases, c)
+		}
+	}
+	if len(bases) == 0 {
+		return map[rateKey]*big.Rat{}, nil
+	}
+	list, err := fx.FXRatesBetween(ctx, to.Code(), bases, r.From, r.To)
+	if err != nil {
+		return nil, fmt.Errorf("read exchange rates: %w", err)
+	}
+	return rateTable(list, to.Code())
 }
 
 type rateKey struct {
@@ -277,30 +293,17 @@ func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition i
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	daily := r
-	daily.GroupBy = slices.DeleteFunc(slices.Clone(r.GroupBy), func(d Dimension) bool { return d == DimMonth })
-	if !daily.Has(DimDay) {
-		daily.GroupBy = append(daily.GroupBy, DimDay)
-	}
-	days, err := q.Reports.Commission(ctx, daily)
+	days, err := q.Reports.Commission(ctx, byDay(r))
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	var bases []string
-	for _, d := range days {
-		if d.Currency != to.Code() && !slices.Contains(bases, d.Currency) {
-			bases = append(bases, d.Currency)
-		}
+	currencies := make([]string, len(days))
+	for i, d := range days {
+		currencies[i] = d.Currency
 	}
-	rates := map[rateKey]*big.Rat{}
-	if len(bases) > 0 {
-		list, err := fx.FXRatesBetween(ctx, to.Code(), bases, r.From, r.To)
-		if err != nil {
-			return nil, nil, 0, fmt.Errorf("read exchange rates: %w", err)
-		}
-		if rates, err = rateTable(list, to.Code()); err != nil {
-			return nil, nil, 0, err
-		}
+	rates, err := dailyRates(ctx, fx, to, currencies, r)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	key := func(c CommissionRow, monthly bool) string {
 		p := c.Period

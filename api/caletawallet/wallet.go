@@ -308,21 +308,8 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 		return raw, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.Token)
-	if err != nil {
-		return raw, err
-	}
-	if b.Currency != cl.sess.Currency {
-		return raw, refuse(StatusWrongCurrency, "currency is not the session's")
-	}
-	if err := unsupported(b.IsFree, b.CampaignUUID, b.RewardUUID, nil); err != nil {
-		return raw, err
-	}
-	amount, err := toMoney("amount", b.Amount, cl.cur)
-	if err != nil {
-		return raw, err
-	}
-	game, err := h.game(ctx, cl, b.GameCode)
+	cl, amount, game, err := h.moneyCall(ctx, prov, moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount,
+		gameCode: b.GameCode, isFree: b.IsFree, campaign: b.CampaignUUID, reward: b.RewardUUID})
 	if err != nil {
 		return raw, err
 	}
@@ -332,6 +319,40 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 		return raw, err
 	}
 	return raw, h.ok(c, cl, b.RequestUUID, res.BalanceAfter)
+}
+
+// moneyFields are what a bet and a win both carry.
+type moneyFields struct {
+	token, currency, gameCode string
+	amount                    *int64
+	isFree                    bool
+	campaign, reward          string
+	jackpot                   *int64
+}
+
+// moneyCall checks what a bet and a win share, in the document's order:
+// the session of the token, its currency, the fields we do not book yet,
+// the amount at the currency's precision, the game.
+func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f moneyFields) (call, domain.Money, string, error) {
+	cl, err := h.session(ctx, prov, f.token)
+	if err != nil {
+		return call{}, domain.Money{}, "", err
+	}
+	if f.currency != cl.sess.Currency {
+		return call{}, domain.Money{}, "", refuse(StatusWrongCurrency, "currency is not the session's")
+	}
+	if err := unsupported(f.isFree, f.campaign, f.reward, f.jackpot); err != nil {
+		return call{}, domain.Money{}, "", err
+	}
+	amount, err := toMoney("amount", f.amount, cl.cur)
+	if err != nil {
+		return call{}, domain.Money{}, "", err
+	}
+	game, err := h.game(ctx, cl, f.gameCode)
+	if err != nil {
+		return call{}, domain.Money{}, "", err
+	}
+	return cl, amount, game, nil
 }
 
 // Win answers POST .../wallet/win: a win credited at once, on the bet
@@ -356,21 +377,8 @@ func (h *Handlers) win(c echo.Context, b *winCall) ([]byte, error) {
 		return raw, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.Token)
-	if err != nil {
-		return raw, err
-	}
-	if b.Currency != cl.sess.Currency {
-		return raw, refuse(StatusWrongCurrency, "currency is not the session's")
-	}
-	if err := unsupported(b.IsFree, b.CampaignUUID, b.RewardUUID, b.JackpotWin); err != nil {
-		return raw, err
-	}
-	amount, err := toMoney("amount", b.Amount, cl.cur)
-	if err != nil {
-		return raw, err
-	}
-	game, err := h.game(ctx, cl, b.GameCode)
+	cl, amount, game, err := h.moneyCall(ctx, prov, moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount,
+		gameCode: b.GameCode, isFree: b.IsFree, campaign: b.CampaignUUID, reward: b.RewardUUID, jackpot: b.JackpotWin})
 	if err != nil {
 		return raw, err
 	}
