@@ -715,6 +715,9 @@ func (h *oaHarness) session() {
 	h.wallet("bet", map[string]any{"session_id": session, "transaction_id": "bet-4", "amount": "1", "player_id": "p9"},
 		409, wire.CodePlayerMismatch)
 	h.wallet("balance", map[string]any{"session_id": "gs_unknown"}, 404, wire.CodeNotFound)
+	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "bet-1"}, 200, "")
+	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "never-sent"}, 200, "")
+	h.wallet("status", map[string]any{"session_id": session}, 400, wire.CodeInvalidRequest)
 	h.wallet("balance", map[string]any{"session": session}, 400, wire.CodeInvalidRequest)
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
 		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},

@@ -114,6 +114,9 @@ type Deps struct {
 	// Queries answer the read-model routes (transactions, reports) and the
 	// ledger position of reads; without it those routes answer 503.
 	Queries *projections.Queries
+	// TxRecords reads the ledger's idempotency records for the provider
+	// wallet's status query; without it that call answers 503.
+	TxRecords providerwallet.TxRecords
 	// FXRates are the exchange rates a report in a reporting currency
 	// (?reporting_currency=) converts with; without them that parameter
 	// answers 503.
@@ -182,8 +185,9 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
 	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock})
+		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords})
 	p.POST("/balance", pw.Balance)
+	p.POST("/status", pw.Status)
 	p.POST("/bet", pw.Bet)
 	p.POST("/win", pw.Win)
 	p.POST("/rollback", pw.Rollback)

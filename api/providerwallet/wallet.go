@@ -40,6 +40,14 @@ type Deps struct {
 	// Clock is the server's time, which a v2 signature's t must be near
 	// (gateway.ProviderSignatureWindow).
 	Clock commands.Clock
+	// Records reads the ledger's record of a transaction for the status
+	// query; without it that call answers 503.
+	Records TxRecords
+}
+
+// TxRecords reads idempotency records by key (domain.GameTxKey).
+type TxRecords interface {
+	TxRecord(ctx context.Context, key string) (domain.TxRecord, bool, error)
 }
 
 // Handlers answer the protocol's calls. Package api registers them on the
@@ -265,4 +273,70 @@ func (h *Handlers) Rollback(c echo.Context) error {
 		return err
 	}
 	return answer(c, call, res)
+}
+
+// The states of a transaction the status query reports.
+const (
+	TxFound      = "found"
+	TxRolledBack = "rolled_back"
+	TxNotFound   = "not_found"
+)
+
+type statusAnswer struct {
+	Status      string       `json:"status"`
+	Transaction txStatusView `json:"transaction"`
+}
+
+type txStatusView struct {
+	ExternalTxID string       `json:"external_transaction_id"`
+	State        string       `json:"state"`
+	Kind         string       `json:"kind,omitempty"`
+	EventID      string       `json:"transaction_id,omitempty"`
+	Amount       *wire.Number `json:"amount,omitempty"`
+	Currency     string       `json:"currency,omitempty"`
+	RoundID      string       `json:"round_id,omitempty"`
+	Position     int64        `json:"position,omitempty"`
+	CreatedAt    string       `json:"created_at,omitempty"`
+}
+
+// Status answers POST /provider/v1/wallet/status: what the ledger holds of
+// the provider's transaction_id in the session's client — found (with our
+// event id, kind and amount), rolled_back, or not_found. It moves nothing;
+// a provider asks it to reconcile a call whose answer it never received.
+func (h *Handlers) Status(c echo.Context) error {
+	if h.deps.Records == nil {
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the transaction status query is not configured")
+	}
+	call, sess, _, err := h.providerCall(c)
+	if err != nil {
+		return err
+	}
+	if err := wire.RequireField("transaction_id", call.ExternalTxID); err != nil {
+		return err
+	}
+	if err := domain.ValidateID("transaction_id", call.ExternalTxID); err != nil {
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
+			Details: map[string]any{"field": "transaction_id"}}
+	}
+	rec, found, err := h.deps.Records.TxRecord(c.Request().Context(),
+		domain.GameTxKey(sess.ClientID, sess.ProviderID, call.ExternalTxID))
+	if err != nil {
+		return err
+	}
+	v := txStatusView{ExternalTxID: call.ExternalTxID, State: TxNotFound}
+	if found {
+		v.State = TxFound
+		if rec.RolledBack {
+			v.State = TxRolledBack
+		}
+		v.Kind, v.EventID, v.Currency, v.RoundID, v.Position = string(rec.Kind), rec.EventID, rec.Currency, rec.RoundID, rec.Position
+		if cur, err := domain.ParseCurrency(rec.Currency); err == nil {
+			n := wire.Number(domain.FromMinor(rec.Amount, cur).String())
+			v.Amount = &n
+		}
+		if !rec.CreatedAt.IsZero() {
+			v.CreatedAt = wire.FormatTime(rec.CreatedAt)
+		}
+	}
+	return c.JSON(http.StatusOK, statusAnswer{Status: "OK", Transaction: v})
 }

@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -77,4 +78,21 @@ func (a *Accounts) ClientHead(ctx context.Context, clientID string, atMost int64
 		return 0, fmt.Errorf("read the head of client %s: %w", clientID, err)
 	}
 	return position, nil
+}
+
+// TxRecord reads the idempotency record of key (domain.GameTxKey,
+// domain.ClientTxKey); found is false when there is none.
+func (a *Accounts) TxRecord(ctx context.Context, key string) (rec domain.TxRecord, found bool, err error) {
+	var raw []byte
+	err = a.pool.QueryRow(ctx, `SELECT record FROM tx_records WHERE key = $1`, key).Scan(&raw)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return rec, false, nil
+	case err != nil:
+		return rec, false, fmt.Errorf("read the record of %s: %w", key, err)
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, false, fmt.Errorf("decode the record of %s: %w", key, err)
+	}
+	return rec, true, nil
 }
