@@ -242,15 +242,11 @@ func (s *Server) listTransactions(c echo.Context) error {
 func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (projections.ReportQuery, error) {
 	q := projections.ReportQuery{ClientID: wire.Principal(c).ClientID}
 	day := func(name string, def time.Time) (time.Time, error) {
-		v, ok := wire.QueryValue(c, name)
+		t, ok, err := wire.QueryDay(c, name)
 		if !ok {
-			return def, nil
+			return def, err
 		}
-		t, err := time.Parse(time.DateOnly, v)
-		if err != nil {
-			return time.Time{}, queryParamError(name, "%s must be a UTC day such as 2025-01-31", name)
-		}
-		return t, wire.CheckTimeRange(name, t)
+		return t, err
 	}
 	now := time.Now()
 	if s.deps.Clock != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -69,16 +70,12 @@ func (s *Server) reconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	dayText, ok := wire.QueryValue(c, "day")
+	day, ok, err := wire.QueryDay(c, "day")
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return queryParamError("day", "day is required: the file's UTC day, such as 2026-11-25")
-	}
-	day, err := time.Parse(time.DateOnly, dayText)
-	if err != nil {
-		return queryParamError("day", "day must be a UTC day such as 2026-11-25")
-	}
-	if err := wire.CheckTimeRange("day", day); err != nil {
-		return err
 	}
 	provider, _ := wire.QueryValue(c, "provider")
 	if provider != "" {
@@ -121,7 +118,7 @@ func (s *Server) reconcile(c echo.Context) error {
 	}
 	rep := reconcile.Compare(file, ledger, m)
 	setPosition(c, pos)
-	return wire.OK(c, viewOfReconciliation(rep, dayText, provider))
+	return wire.OK(c, viewOfReconciliation(rep, day.Format(time.DateOnly), provider))
 }
 
 // ledgerOfDay reads the client's history rows of day (of provider, if
@@ -184,15 +181,7 @@ func totalsView(m map[string]int64) []currencyAmount {
 	for cur, v := range m {
 		out = append(out, currencyAmount{Currency: cur, Amount: wire.Number(formatIn(v, cur))})
 	}
-	slices.SortFunc(out, func(a, b currencyAmount) int {
-		if a.Currency < b.Currency {
-			return -1
-		}
-		if a.Currency > b.Currency {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b currencyAmount) int { return strings.Compare(a.Currency, b.Currency) })
 	return out
 }
 

@@ -188,7 +188,7 @@ type Chain struct {
 	entries *tally
 	anchors *tally
 	wanted  map[int64][]byte // anchors still to meet
-	totals  map[string]*total
+	totals  currencyTotals
 	clients map[string]*clientSpan
 }
 
@@ -203,6 +203,39 @@ type total struct {
 	postings int64
 	sum      big.Int
 	debits   big.Int
+}
+
+// currencyTotals are postings tallied per currency code: the chain's
+// double-entry totals and a checkpoint's alike.
+type currencyTotals map[string]*total
+
+// add tallies postings postings of code summing to sum, of which debits
+// (the negative ones, negated).
+func (m currencyTotals) add(code string, postings, sum, debits int64) {
+	t := m[code]
+	if t == nil {
+		t = &total{}
+		m[code] = t
+	}
+	t.postings += postings
+	t.sum.Add(&t.sum, big.NewInt(sum))
+	t.debits.Add(&t.debits, big.NewInt(debits))
+}
+
+// list is the totals in currency order, as decimal text at each
+// currency's precision.
+func (m currencyTotals) list() []CurrencyTotal {
+	codes := make([]string, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	out := make([]CurrencyTotal, 0, len(codes))
+	for _, c := range codes {
+		t, exp := m[c], currencyExp(c)
+		out = append(out, CurrencyTotal{Currency: c, Postings: t.postings, Sum: formatBig(&t.sum, exp), Debits: formatBig(&t.debits, exp)})
+	}
+	return out
 }
 
 // Anchor is a hash recorded earlier at a position (for example the head
@@ -239,7 +272,7 @@ func NewChain(examples int, anchors ...Anchor) *Chain {
 		next: 1, prev: domain.GenesisHash,
 		hash: newTally(CheckHashChain, examples), bodies: newTally(CheckEventBodies, examples),
 		entries: newTally(CheckDoubleEntry, examples), anchors: newTally(CheckAnchors, examples),
-		wanted: map[int64][]byte{}, totals: map[string]*total{}, clients: map[string]*clientSpan{},
+		wanted: map[int64][]byte{}, totals: currencyTotals{}, clients: map[string]*clientSpan{},
 	}
 	for _, a := range anchors {
 		c.wanted[a.Position] = a.Hash
@@ -304,14 +337,7 @@ func (c *Chain) Add(r Record, ex Examined) {
 		c.entries.fail(*ex.Entry)
 	}
 	for _, s := range ex.Postings {
-		t := c.totals[s.Currency]
-		if t == nil {
-			t = &total{}
-			c.totals[s.Currency] = t
-		}
-		t.postings += s.Count
-		t.sum.Add(&t.sum, big.NewInt(s.Sum))
-		t.debits.Add(&t.debits, big.NewInt(s.Debits))
+		c.totals.add(s.Currency, s.Count, s.Sum, s.Debits)
 	}
 	if client := StreamClient(r.StreamID); client != "" {
 		cs := c.clients[client]
@@ -364,23 +390,11 @@ func (c *Chain) Events() int64 { return c.events }
 // were given) and the per-currency totals. A currency whose postings do not
 // sum to zero fails double entry even if every event was flagged already.
 func (c *Chain) Results() ([]CheckResult, []CurrencyTotal) {
-	codes := make([]string, 0, len(c.totals))
-	for code := range c.totals {
-		codes = append(codes, code)
-	}
-	slices.Sort(codes)
-	totals := make([]CurrencyTotal, 0, len(codes))
-	for _, code := range codes {
-		t := c.totals[code]
-		exp := 0
-		if cur, err := domain.ParseCurrency(code); err == nil {
-			exp = cur.Exponent()
-		}
-		ct := CurrencyTotal{Currency: code, Postings: t.postings, Sum: formatBig(&t.sum, exp), Debits: formatBig(&t.debits, exp)}
-		totals = append(totals, ct)
-		if t.sum.Sign() != 0 {
+	totals := c.totals.list()
+	for _, ct := range totals {
+		if c.totals[ct.Currency].sum.Sign() != 0 {
 			c.entries.fail(Finding{Field: "sum", Stored: ct.Sum, Recomputed: "0",
-				Message: fmt.Sprintf("all %d postings in %s sum to %s, not zero", t.postings, code, ct.Sum)})
+				Message: fmt.Sprintf("all %d postings in %s sum to %s, not zero", ct.Postings, ct.Currency, ct.Sum)})
 		}
 	}
 	results := []CheckResult{c.hash.result(), c.bodies.result(), c.entries.result()}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -261,7 +260,7 @@ func currencyExp(code string) int {
 // client's own for a client) and the last such row's position.
 type CheckpointTally struct {
 	client   string // "" for the platform
-	totals   map[string]*total
+	totals   currencyTotals
 	position int64
 	hash     []byte
 	bad      []string
@@ -269,7 +268,7 @@ type CheckpointTally struct {
 
 // NewCheckpointTally tallies for client ("" for the platform).
 func NewCheckpointTally(client string) *CheckpointTally {
-	return &CheckpointTally{client: client, totals: map[string]*total{}}
+	return &CheckpointTally{client: client, totals: currencyTotals{}}
 }
 
 // Add counts r if the checkpoint covers it.
@@ -297,34 +296,16 @@ func (t *CheckpointTally) Add(r Record) {
 			t.bad = append(t.bad, fmt.Sprintf("position %d: posting %s %q: %v", r.Position, p.Account, p.Amount, err))
 			continue
 		}
-		tt := t.totals[code]
-		if tt == nil {
-			tt = &total{}
-			t.totals[code] = tt
-		}
-		tt.postings++
-		tt.sum.Add(&tt.sum, big.NewInt(m.Minor()))
+		debit := int64(0)
 		if m.Minor() < 0 {
-			tt.debits.Sub(&tt.debits, big.NewInt(m.Minor()))
+			debit = -m.Minor()
 		}
+		t.totals.add(code, 1, m.Minor(), debit)
 	}
 }
 
 // Totals returns the tallied totals in currency order.
-func (t *CheckpointTally) Totals() []CurrencyTotal {
-	codes := make([]string, 0, len(t.totals))
-	for c := range t.totals {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
-	out := make([]CurrencyTotal, 0, len(codes))
-	for _, c := range codes {
-		tt := t.totals[c]
-		exp := currencyExp(c)
-		out = append(out, CurrencyTotal{Currency: c, Postings: tt.postings, Sum: formatBig(&tt.sum, exp), Debits: formatBig(&tt.debits, exp)})
-	}
-	return out
-}
+func (t *CheckpointTally) Totals() []CurrencyTotal { return t.totals.list() }
 
 // Last is the position and stored hash of the last row counted (0 and nil
 // when none was).

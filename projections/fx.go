@@ -123,6 +123,15 @@ func dailyRates(ctx context.Context, fx FXRates, to domain.Currency, currencies 
 	return rateTable(list, to.Code())
 }
 
+// dayRate is the rate of currency to to on day: 1 for to itself.
+func dayRate(rates map[rateKey]*big.Rat, currency string, day time.Time, to domain.Currency) (*big.Rat, bool) {
+	if currency == to.Code() {
+		return big.NewRat(1, 1), true
+	}
+	r, ok := rates[rateKey{currency, day}]
+	return r, ok
+}
+
 type rateKey struct {
 	currency string
 	day      time.Time
@@ -195,14 +204,11 @@ func convertGGR(r ReportQuery, rows, days []GGRRow, rates map[rateKey]*big.Rat, 
 		if err != nil {
 			return nil, fmt.Errorf("report currency %s: %w", d.Currency, err)
 		}
-		rate := big.NewRat(1, 1)
-		if d.Currency != to.Code() {
-			var found bool
-			if rate, found = rates[rateKey{d.Currency, d.Period}]; !found {
-				rg.Complete = false
-				rg.MissingDays = append(rg.MissingDays, d.Period)
-				continue
-			}
+		rate, found := dayRate(rates, d.Currency, d.Period, to)
+		if !found {
+			rg.Complete = false
+			rg.MissingDays = append(rg.MissingDays, d.Period)
+			continue
 		}
 		for _, a := range []struct {
 			dst *int64
@@ -331,14 +337,11 @@ func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition i
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("report currency %s: %w", d.Currency, err)
 		}
-		rate := big.NewRat(1, 1)
-		if d.Currency != to.Code() {
-			var found bool
-			if rate, found = rates[rateKey{d.Currency, d.Period}]; !found {
-				rc.Complete = false
-				rc.MissingDays = append(rc.MissingDays, d.Period)
-				continue
-			}
+		rate, found := dayRate(rates, d.Currency, d.Period, to)
+		if !found {
+			rc.Complete = false
+			rc.MissingDays = append(rc.MissingDays, d.Period)
+			continue
 		}
 		g, err := domain.ConvertMinor(d.GGR, from, rate, to)
 		if err != nil {

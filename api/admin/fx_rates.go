@@ -93,20 +93,11 @@ func (s *server) listFXRates(c echo.Context) error {
 	var f gateway.FXRateFilter
 	f.Base, _ = wire.QueryValue(c, "base")
 	f.Quote, _ = wire.QueryValue(c, "quote")
-	for _, d := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		v, ok := wire.QueryValue(c, d.name)
-		if !ok {
-			continue
-		}
-		t, err := time.Parse(time.DateOnly, v)
-		if err != nil || t.Year() < 1 {
-			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-				Message: d.name + " must be a UTC day such as 2026-11-25", Details: map[string]any{"field": d.name}}
-		}
-		*d.dst = t
+	if f.From, _, err = wire.QueryDay(c, "from"); err != nil {
+		return err
+	}
+	if f.To, _, err = wire.QueryDay(c, "to"); err != nil {
+		return err
 	}
 	list, total, err := s.deps.FX.ListFXRates(c.Request().Context(), f, page, perPage)
 	if err != nil {

@@ -37,6 +37,22 @@ func QueryInt(c echo.Context, name string, def, max int) (int, error) {
 	return n, nil
 }
 
+// QueryDay reads an optional query parameter that is a UTC day
+// (2025-01-31) the service can keep (CheckTimeRange); ok is false when it
+// is not given. Anything else is a 400 naming it.
+func QueryDay(c echo.Context, name string) (day time.Time, ok bool, err error) {
+	v, ok := QueryValue(c, name)
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	day, err = time.Parse(time.DateOnly, v)
+	if err != nil {
+		return time.Time{}, false, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Message: name + " must be a UTC day such as 2025-01-31", Details: map[string]any{"field": name}}
+	}
+	return day, true, CheckTimeRange(name, day)
+}
+
 // CheckTimeRange refuses a time the service cannot keep: outside years 1
 // to 9999 in UTC. Every answer writes times in RFC 3339, whose years have
 // four digits, and PostgreSQL has no year 0, so 0001-01-01T00:00:00+01:00
