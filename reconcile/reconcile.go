@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
 )
 
 // The fields a file row has, as the mapping names them.
@@ -70,7 +71,7 @@ func ParseMapping(columns, statuses, currency string, signed bool) (Mapping, err
 		for pair := range strings.SplitSeq(statuses, ",") {
 			theirs, ours, ok := strings.Cut(pair, "=")
 			theirs, ours = strings.ToLower(strings.TrimSpace(theirs)), strings.TrimSpace(ours)
-			if !ok || theirs == "" || !slices.Contains([]string{"settled", "rolled_back", "pending", "failed"}, ours) {
+			if !ok || theirs == "" || !slices.Contains(projections.Statuses, projections.Status(ours)) {
 				return m, &domain.FieldError{Field: "statuses",
 					Message: fmt.Sprintf("statuses: %q is not THEIRS=ours with ours one of settled, rolled_back, pending, failed", domain.ClipText(pair))}
 			}
