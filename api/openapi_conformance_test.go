@@ -718,6 +718,18 @@ func (h *oaHarness) session() {
 	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "bet-1"}, 200, "")
 	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "never-sent"}, 200, "")
 	h.wallet("status", map[string]any{"session_id": session}, 400, wire.CodeInvalidRequest)
+	for _, r := range []struct {
+		day  string
+		want int
+		code string
+	}{{h.Clock.Now().UTC().Format(time.DateOnly), 200, ""}, {"2025-02-30", 400, wire.CodeInvalidRequest}} {
+		path := "/provider/v1/reports/rounds/" + r.day
+		h.do(oaReq{method: "GET", path: path, header: map[string]string{"X-Provider-Id": "demo",
+			"X-Signature": apitest.SignV2(apitest.ProviderSecret("demo"), h.Clock.Now().Unix(), http.MethodGet, path, nil)},
+			want: oaWant(r.want), code: r.code})
+	}
+	h.do(oaReq{method: "GET", path: "/provider/v1/reports/rounds/2025-01-31", header: map[string]string{"X-Provider-Id": "demo"},
+		want: oaWant(401), code: wire.CodeInvalidSignature})
 	h.wallet("balance", map[string]any{"session": session}, 400, wire.CodeInvalidRequest)
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
 		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},

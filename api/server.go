@@ -117,6 +117,10 @@ type Deps struct {
 	// TxRecords reads the ledger's idempotency records for the provider
 	// wallet's status query; without it that call answers 503.
 	TxRecords providerwallet.TxRecords
+	// ProviderRounds reads a provider's rounds of a day for its daily
+	// round export (GET /provider/v1/reports/rounds/{day}); without it that
+	// route answers 503.
+	ProviderRounds providerwallet.RoundExport
 	// FXRates are the exchange rates a report in a reporting currency
 	// (?reporting_currency=) converts with; without them that parameter
 	// answers 503.
@@ -185,12 +189,14 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
 	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords})
+		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords,
+		Rounds: deps.ProviderRounds})
 	p.POST("/balance", pw.Balance)
 	p.POST("/status", pw.Status)
 	p.POST("/bet", pw.Bet)
 	p.POST("/win", pw.Win)
 	p.POST("/rollback", pw.Rollback)
+	e.Group("/provider/v1/reports", withRetryable).GET("/rounds/:day", pw.Rounds)
 
 	// The Caleta wallet (docs/protocols/caleta.md): every answer is 200
 	// with the document's status, so no error body of ours is sent.

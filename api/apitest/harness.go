@@ -263,7 +263,7 @@ func New(t testing.TB, o Options) *Harness {
 		Games: gw, Launcher: registry,
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
-		FXRates: gw, TxRecords: h.Accounts,
+		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: h.ReadModels,
 		Clock: h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
