@@ -22,7 +22,7 @@ import (
 // out. The player is that of the round's first event of the day.
 const roundsSQL = `
 WITH clients AS (
-	SELECT DISTINCT client_id FROM %[1]s WHERE provider = $1 AND day = $2::timestamptz::date
+	SELECT DISTINCT client_id FROM %[1]s WHERE provider = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
 ), r AS (
 	SELECT t.client_id, t.seq, t.type, t.amount, t.created_at, t.currency, t.scale, t.player_id,
 	       coalesce(o.type, t.type) AS kind,
