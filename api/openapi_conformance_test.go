@@ -838,6 +838,27 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=day&from=" + time.Now().UTC().AddDate(0, 0, -60).Format(time.DateOnly), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	// Statements (docs/statements.md): close last month, read it every way.
+	h.Pump()
+	month := h.Clock.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
+	stmt := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(201),
+		body: map[string]any{"provider": "demo", "period": "month", "start": month, "reporting_currency": "USD"}})
+	stmtID := stmt.str("data", "id")
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(409), code: wire.CodePeriodClosed,
+		body: map[string]any{"provider": "demo", "period": "month", "start": month}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"provider": "demo", "period": "week", "start": month}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/nobody/statements", auth: admin, want: oaWant(404), code: wire.CodeNotFound,
+		body: map[string]any{"provider": "demo", "period": "month", "start": month}})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/statements?provider=demo", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/statements/" + stmtID, auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements?per_page=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant(), header: map[string]string{"Accept": "text/html"}})
+	do(oaReq{method: "GET", path: "/api/v1/statements/00000000-0000-7000-8000-000000000000", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/statements", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(400),
 		code: wire.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
@@ -847,7 +868,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
-	makeCheckpoint(h.t, h.Pool)
+	makeCheckpoint(h.t, h.Harness)
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=0&limit=5", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=-1", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})

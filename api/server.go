@@ -24,6 +24,7 @@ import (
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/caletawallet"
 	"github.com/pitboss/pitboss/api/providerwallet"
+	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
@@ -121,6 +122,10 @@ type Deps struct {
 	// round export (GET /provider/v1/reports/rounds/{day}); without it that
 	// route answers 503.
 	ProviderRounds providerwallet.RoundExport
+	// Statements reads the closed periods' statements (GET
+	// /api/v1/statements and the admin routes); without it those routes
+	// answer 503.
+	Statements statements.Reader
 	// FXRates are the exchange rates a report in a reporting currency
 	// (?reporting_currency=) converts with; without them that parameter
 	// answers 503.
@@ -185,6 +190,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerDeliveryRoutes(v1)
 	s.registerQueryRoutes(v1)
 	s.registerAuditRoutes(v1)
+	s.registerStatementRoutes(v1)
 	s.registerConsoleRoutes(e, v1)
 
 	p := e.Group("/provider/v1/wallet", withRetryable)

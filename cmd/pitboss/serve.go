@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/statement"
 )
 
 var allRoles = []string{"api", "relay", "forwarder", "projector"}
@@ -189,8 +190,11 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
-		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw},
-		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
+		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
+			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
+				Signer: auditstore.NewCheckpoints(pool, box), FX: gw, IDs: system.IDs{}, Now: time.Now}},
+		Statements: auditstore.NewStatements(pool),
+		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
