@@ -5,6 +5,7 @@ import (
 
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/redtigerwallet"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -40,4 +41,21 @@ func (s *Server) adminDeps() admin.Deps {
 		Callbacks: s.deps.Admin.Callbacks, Reveals: s.deps.Admin.Reveals, FX: s.deps.Admin.FX, ClientIP: s.clientIP, Webhooks: s.deps.Webhooks,
 		Usage: s.deps.Usage, Keys: s.deps.Keys,
 		RateLimits: s.cfg.RateLimits, PrivateCallbacks: s.cfg.PrivateCallbacks, Now: s.now, Logger: s.log}
+}
+
+// registerRedTigerRoutes adds the Red Tiger wallet (package
+// redtigerwallet, docs/protocols/redtiger.md) under a base path per
+// provider, to which Red Tiger appends its calls' paths. Its answers are
+// the protocol's envelope, never an error body of ours.
+func (s *Server) registerRedTigerRoutes(e *echo.Echo) {
+	rt := redtigerwallet.New(redtigerwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
+		Commands: s.deps.Commands, Balances: s.deps.Balances, Records: s.deps.TxRecords, Logger: s.deps.Logger})
+	g := e.Group("/provider/redtiger/:provider/wallet")
+	g.POST("/auth", rt.Auth)
+	g.POST("/stake", rt.Stake)
+	g.POST("/payout", rt.Payout)
+	g.POST("/refund", rt.Refund)
+	g.POST("/promo/buyin", rt.PromoBuyin)
+	g.POST("/promo/settle", rt.PromoSettle)
+	g.POST("/promo/refund", rt.PromoRefund)
 }
