@@ -795,15 +795,15 @@ func (h *oaHarness) session() {
 	rtStake := func(id, stake, round string) map[string]any {
 		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
 			"transaction": map[string]any{"id": id, "stake": stake, "stakePromo": "0.00",
-			"details": map[string]any{"game": stake, "jackpot": "0.00"}},
+				"details": map[string]any{"game": stake, "jackpot": "0.00"}},
 			"round": map[string]any{"id": round, "starts": true, "ends": false},
 			"promo": map[string]any{"type": "", "instanceCode": "", "campaignCode": "", "instanceId": 0, "campaignId": 0}})
 	}
 	rtPayout := func(id, payout, round string) map[string]any {
 		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
 			"transaction": map[string]any{"id": id, "payout": payout, "payoutPromo": "0.00",
-			"details": map[string]any{"game": payout, "jackpot": "0.000000"},
-			"sources": map[string]any{"jackpot": map[string]any{}, "lines": payout, "features": "0.00"}},
+				"details": map[string]any{"game": payout, "jackpot": "0.000000"},
+				"sources": map[string]any{"jackpot": map[string]any{}, "lines": payout, "features": "0.00"}},
 			"round": map[string]any{"id": round, "starts": false, "ends": true}, "retry": false,
 			"jackpot": map[string]any{"group": "", "contribution": "0.00", "pots": []string{}}})
 	}

@@ -44,7 +44,7 @@ func TestClassify(t *testing.T) {
 	// Auth refusals and faults say no more than their code's message.
 	for err, want := range map[error]string{
 		refuse(CodeAPIAuth, "provider is on the caleta wallet protocol"): "API authentication error",
-		refuse(CodeNotAuthorized, "userId is not the session's player"): "Not authorized",
+		refuse(CodeNotAuthorized, "userId is not the session's player"):  "Not authorized",
 		errors.New("dial tcp 10.0.0.3:5432: refused"):                    "Internal server error",
 	} {
 		if _, msg, _ := classify(err); msg != want {
