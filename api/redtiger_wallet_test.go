@@ -526,3 +526,23 @@ func TestRedTigerWalletAPIKey(t *testing.T) {
 	a := decodeRT(t, h.rtPost(h.provider, "auth", s.body("auth", nil), h.providerSecret))
 	wantRTCode(t, a, http.StatusUnauthorized, 100)
 }
+
+// TestRedTigerWalletFault: a fault of ours (here a process without the
+// ledger's stores) is HTTP 500 with code 500 in the protocol's envelope,
+// saying nothing of the fault, and carrying the request id.
+func TestRedTigerWalletFault(t *testing.T) {
+	srv := apitest.EmptyServer(t, "")
+	for _, op := range []string{"auth", "stake", "payout", "refund", "promo/buyin", "promo/settle", "promo/refund"} {
+		req := httptest.NewRequest(http.MethodPost, "/provider/redtiger/rt/wallet/"+op, strings.NewReader(`{"token":"t"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "k")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		a := decodeRT(t, rec)
+		wantRTCode(t, a, http.StatusInternalServerError, 500)
+		rid := rec.Header().Get("X-Request-Id")
+		if a.Error.Message != "Internal server error" || rid == "" || !strings.Contains(rec.Body.String(), `"request_id":"`+rid+`"`) {
+			t.Fatalf("%s: %s", op, rec.Body)
+		}
+	}
+}
