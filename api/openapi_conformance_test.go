@@ -183,7 +183,35 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Provider "redtiger" launches as the demo kind and calls the Red
+	// Tiger wallet with its secret as the API key.
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "redtiger", Name: "Provider redtiger", Secret: "rt-key", Enabled: true,
+		WalletProtocol: gateway.WalletProtocolRedTiger}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: "redtiger", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second, BreakerFailures: 3, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "redtiger-slot", ProviderID: "redtiger", Name: "Game redtiger-slot", Category: "slots",
+		Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 	return h
+}
+
+// redTiger calls the Red Tiger wallet as provider "redtiger" with key and
+// checks the HTTP status and, for a refusal, the protocol's code.
+func (h *oaHarness) redTiger(call, key string, body any, status, code int) oaResp {
+	h.t.Helper()
+	r := h.do(oaReq{method: "POST", path: "/provider/redtiger/redtiger/wallet/" + call, body: body,
+		header: map[string]string{"Authorization": key}, want: oaWant(status)})
+	if status != 200 {
+		if got := r.str("error", "code"); got != strconv.Itoa(code) {
+			h.t.Fatalf("redtiger %s: code %s, want %d: %s", call, got, code, r.body)
+		}
+	}
+	return r
 }
 
 // caleta calls the Caleta wallet as provider "caleta", signed with its
@@ -765,6 +793,45 @@ func (h *oaHarness) session() {
 		"reference_transaction_uuid": "cb-1", "round": "cr-1", "currency": "EUR", "amount": 1}, "RS_ERROR_INVALID_TOKEN")
 	h.do(oaReq{method: "POST", path: "/provider/caleta/caleta/wallet/balance", body: `{"token":"` + cs + `","request_uuid":"rq-7"}`,
 		header: map[string]string{"X-Auth-Signature": "c2lnbmF0dXJl"}, want: oaWant()})
+
+	// The Red Tiger wallet, as provider "redtiger" in a session of its game.
+	rs := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(),
+		body: map[string]any{"provider": "redtiger", "game_id": "redtiger-slot", "player_id": "p1", "currency": "EUR"}}).str("data", "session_id")
+	rtBase := func(more map[string]any) map[string]any {
+		b := map[string]any{"token": rs, "userId": "p1", "casino": "c", "currency": "EUR", "ip": "192.0.2.1"}
+		for k, v := range more {
+			b[k] = v
+		}
+		return b
+	}
+	rtStake := func(id, stake, round string) map[string]any {
+		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
+			"transaction": map[string]any{"id": id, "stake": stake, "stakePromo": "0.00",
+				"details": map[string]any{"game": stake, "jackpot": "0.00"}},
+			"round": map[string]any{"id": round, "starts": true, "ends": false},
+			"promo": map[string]any{"type": "", "instanceCode": "", "campaignCode": "", "instanceId": 0, "campaignId": 0}})
+	}
+	rtPayout := func(id, payout, round string) map[string]any {
+		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
+			"transaction": map[string]any{"id": id, "payout": payout, "payoutPromo": "0.00",
+				"details": map[string]any{"game": payout, "jackpot": "0.000000"},
+				"sources": map[string]any{"jackpot": map[string]any{}, "lines": payout, "features": "0.00"}},
+			"round": map[string]any{"id": round, "starts": false, "ends": true}, "retry": false,
+			"jackpot": map[string]any{"group": "", "contribution": "0.00", "pots": []string{}}})
+	}
+	h.redTiger("auth", "rt-key", rtBase(map[string]any{"channel": "D", "affiliate": "", "extras": ""}), 200, 0)
+	h.redTiger("stake", "Basic rt-key", rtStake("rs-1", "1.00", "rr-1"), 200, 0)
+	h.redTiger("stake", "rt-key", rtStake("rs-1", "2.00", "rr-1"), 400, 401)
+	h.redTiger("payout", "rt-key", rtPayout("rp-1", "2.50", "rr-1"), 200, 0)
+	h.redTiger("stake", "rt-key", rtStake("rs-2", "1.00", "rr-2"), 200, 0)
+	h.redTiger("refund", "rt-key", rtStake("rs-2", "1.00", "rr-2"), 200, 0)
+	h.redTiger("promo/buyin", "rt-key", rtStake("rb-1", "1.00", "rt-1"), 200, 0)
+	h.redTiger("promo/settle", "rt-key", rtPayout("rb-1-win", "3.00", "rt-1"), 200, 0)
+	h.redTiger("promo/buyin", "rt-key", rtStake("rb-2", "1.00", "rt-2"), 200, 0)
+	h.redTiger("promo/refund", "rt-key", rtStake("rb-2", "1.00", "rt-2"), 200, 0)
+	h.redTiger("payout", "rt-key", rtPayout("rp-2", "0.001", "rr-1"), 400, 200)
+	h.redTiger("stake", "wrong-key", rtStake("rs-3", "1.00", "rr-3"), 401, 100)
+	h.redTiger("stake", "rt-key", `{"token":`, 400, 200)
 
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/redtigerwallet"
 	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
@@ -60,4 +61,21 @@ func (s *Server) providers() admin.Providers {
 		return nil
 	}
 	return s.deps.Catalog
+}
+
+// registerRedTigerRoutes adds the Red Tiger wallet (package
+// redtigerwallet, docs/protocols/redtiger.md) under a base path per
+// provider, to which Red Tiger appends its calls' paths. Its answers are
+// the protocol's envelope, never an error body of ours.
+func (s *Server) registerRedTigerRoutes(e *echo.Echo) {
+	rt := redtigerwallet.New(redtigerwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
+		Commands: s.deps.Commands, Balances: s.deps.Balances, Records: s.deps.TxRecords, Logger: s.deps.Logger})
+	g := e.Group("/provider/redtiger/:provider/wallet")
+	g.POST("/auth", rt.Auth)
+	g.POST("/stake", rt.Stake)
+	g.POST("/payout", rt.Payout)
+	g.POST("/refund", rt.Refund)
+	g.POST("/promo/buyin", rt.PromoBuyin)
+	g.POST("/promo/settle", rt.PromoSettle)
+	g.POST("/promo/refund", rt.PromoRefund)
 }

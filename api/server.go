@@ -5,7 +5,8 @@
 // and the console. Handler packages under it serve the rest — admin
 // (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
 // providerwallet (/provider/v1), caletawallet (/provider/caleta, the
-// Caleta wallet protocol), usage (usage reports) — and package wire
+// Caleta wallet protocol), redtigerwallet (/provider/redtiger, the Red
+// Tiger wallet protocol), usage (usage reports) — and package wire
 // holds the answer shapes and the error mapping they all share. It turns
 // requests into commands and queries; it never touches SQL.
 package api
@@ -214,6 +215,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	cg.POST("/bet", cw.Bet)
 	cg.POST("/win", cw.Win)
 	cg.POST("/rollback", cw.Rollback)
+	s.registerRedTigerRoutes(e)
 
 	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)
