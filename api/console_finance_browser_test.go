@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pitboss/pitboss/api/apitest"
@@ -139,6 +141,36 @@ func TestConsoleFinancePagesInABrowser(t *testing.T) {
 		t.Fatalf("the bad file stored %v", stored)
 	}
 
+	// Statements: the admin closes last month (no play: an empty but
+	// signed statement), the row is listed, its printable page downloads.
+	provider := apitest.UID("prov")
+	h.AddProvider(provider, "Statement provider", gateway.ProviderKindDemo)
+	month := time.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
+	show("statements")
+	if got := eval(`String(document.querySelector('#st-close').hidden)`); got != "false" {
+		t.Fatal("the admin has no close form")
+	}
+	run("close last month", chromedp.SendKeys(chromedp.CSS(`#st-close input[name=provider]`), provider),
+		chromedp.SendKeys(chromedp.CSS(`#st-close input[name=start]`), month),
+		chromedp.Click(chromedp.CSS(`#st-close button[type=submit]`)))
+	wait("the statement closed", `document.querySelector('#st-close-status').textContent.startsWith('✔') && document.body.dataset.busy === 'no'`)
+	wait("the statement listed", `!!document.querySelector('#st-table tbody tr[data-provider="`+provider+`"]')`)
+	run("close it again", chromedp.Click(chromedp.CSS(`#st-close button[type=submit]`)))
+	wait("refused", `document.querySelector('#st-close-status').textContent.includes('PERIOD_CLOSED') && document.body.dataset.busy === 'no'`)
+	downloads := t.TempDir()
+	if _, err := chromedp.Run(tab.Ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads})
+		return err
+	})); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	run("download the printable page", chromedp.Click(chromedp.CSS(`#st-table tbody tr[data-provider="`+provider+`"] button`)))
+	if page := waitDownload(t, downloads, ".html"); !strings.Contains(page, "Statement — month "+month+"-01") || !strings.Contains(page, provider) {
+		t.Fatalf("the printable page: %s", page)
+	}
+	tab.Screenshot(t, shots, "13-statements.png")
+
 	// An API key's session: it reconciles, but the rates page is not its.
 	run("sign out", chromedp.Click(chromedp.ID("signout")))
 	wait("signed out", `document.body.dataset.state === 'signin'`)
@@ -148,6 +180,11 @@ func TestConsoleFinancePagesInABrowser(t *testing.T) {
 		t.Fatal("a key's session shows the Rates tab")
 	}
 	reconcile()
+	show("statements")
+	if got := eval(`String(document.querySelector('#st-close').hidden)`); got != "true" {
+		t.Fatal("a key's session shows the close form")
+	}
+	wait("its statement listed", `!!document.querySelector('#st-table tbody tr[data-provider="`+provider+`"]')`)
 	run("open #rates", chromedp.Evaluate[chromedp.Void](`location.hash = '#rates'; dispatchEvent(new HashChangeEvent('hashchange'))`))
 	wait("refused", `!document.querySelector('#denied').hidden && document.querySelector('#page-rates').hidden`)
 	requests, problems := tab.Recorded()

@@ -14,6 +14,7 @@ const PAGES = {
   tokens: null, // the admin token's pages (tokens, rates): no scope opens them
   reconcile: 'reports:read',
   rates: null,
+  statements: 'reports:read',
 };
 const ADMIN_PAGES = ['tokens', 'rates'];
 const ORDER = Object.keys(PAGES);
@@ -71,7 +72,7 @@ async function call(path, { method = 'GET', secret = store.getItem('pitboss.secr
   if (accept) headers.Accept = accept;
   const sent = raw !== undefined ? raw : body === undefined ? undefined : JSON.stringify(body);
   const res = await fetch(path, { method, headers, body: sent, cache: 'no-store' });
-  if (accept === 'text/csv' && res.ok) return res;
+  if (accept && res.ok) return res; // a file (CSV, a printable page): the caller reads it
   const answer = await res.text();
   let json = null;
   try { json = parseExact(answer); } catch { /* not JSON */ }
@@ -159,8 +160,9 @@ async function signOut() {
   history.replaceState(null, '', location.pathname);
   for (const s of document.querySelectorAll('.page')) { s.hidden = true; delete s.dataset.loaded; }
   for (const id of ['#overview', '#audit', '#tx-table tbody', '#del-table tbody', '#rep-table thead', '#rep-table tbody', '#tx-detail-body',
-    '#tok-keys tbody', '#tok-trail tbody', '#tok-client', '#rec-report', '#rates-table tbody']) $(id).replaceChildren();
-  for (const id of ['#rec-status', '#rates-status', '#rates-import-status']) $(id).textContent = '';
+    '#tok-keys tbody', '#tok-trail tbody', '#tok-client', '#rec-report', '#rates-table tbody', '#st-table tbody']) $(id).replaceChildren();
+  for (const id of ['#rec-status', '#rates-status', '#rates-import-status', '#st-status', '#st-close-status']) $(id).textContent = '';
+  $('#st-close').reset();
   $('#rec-form').reset();
   $('#rates-import').reset();
   resetTokens();
@@ -697,7 +699,7 @@ async function loadTrail() {
 }
 
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
-  reconcile: loadReconcile, tokens: loadTokens, rates: loadRates };
+  reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements };
 
 // ---- Reconcile: a daily file against the ledger (POST /api/v1/reconciliations) ----
 const RECONCILE_KINDS = [
@@ -799,6 +801,61 @@ async function importRates(ev) {
   } finally { setBusy(false); }
 }
 
+// ---- Statements: closed periods (GET /api/v1/statements; closing is the admin's) ----
+const st = { page: 1, perPage: 20 };
+async function loadStatements() {
+  await loaded('statements', async () => {
+    $('#st-close').hidden = !isAdmin();
+    const f = new FormData($('#st-filter'));
+    const q = new URLSearchParams({ page: String(st.page), per_page: String(st.perPage) });
+    if (String(f.get('provider') || '').trim()) q.set('provider', String(f.get('provider')).trim());
+    const body = $('#st-table tbody');
+    let r;
+    try { r = await call('/api/v1/statements?' + q); } catch (e) { $('#st-status').textContent = errorText(e); body.replaceChildren(); return; }
+    const pages = Math.max(1, Math.ceil(r.pagination.total / st.perPage));
+    $('#st-status').textContent = `${r.pagination.total} statements`;
+    $('#st-page').textContent = `Page ${st.page} of ${pages}`;
+    $('#st-prev').disabled = st.page <= 1;
+    $('#st-next').disabled = st.page >= pages;
+    body.replaceChildren(...r.data.map((v) => {
+      const p = v.statement;
+      const totals = p.totals.length ? p.totals.map((t) => `${t.currency} GGR ${t.ggr} · commission ${t.commission}`).join('; ') : 'no play';
+      const file = (accept, ext) => el('button', { type: 'button', text: ext, onclick: () => statementFile(v, accept, ext) });
+      return el('tr', { dataset: { id: v.id, provider: v.provider } },
+        el('td', { text: v.period === 'day' ? v.from : v.from.slice(0, 7) }), el('td', { text: v.provider }),
+        whenCell(v.closed_at), el('td', { text: totals }),
+        el('td', { text: p.late.length ? `${p.late.length} late change(s)` : '—' }),
+        el('td', { class: 'actions' }, file('text/html', 'Printable page'), ' ', file('text/csv', 'CSV'), ' ',
+          el('button', { type: 'button', text: 'Signed JSON', onclick: () => download(`statement-${v.id}.json`,
+            new Blob([JSON.stringify({ success: true, data: v }, null, 2)], { type: 'application/json' })) })));
+    }));
+  });
+}
+async function statementFile(v, accept, what) {
+  const status = $('#st-status');
+  try {
+    const res = await call(`/api/v1/statements/${encodeURIComponent(v.id)}`, { accept });
+    download(`statement-${v.id}.${accept === 'text/csv' ? 'csv' : 'html'}`, await res.blob());
+    status.textContent = `${what} of ${v.provider} ${v.from} downloaded.`;
+  } catch (e) { status.textContent = errorText(e); }
+}
+async function closeStatement(ev) {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const status = $('#st-close-status');
+  const body = { provider: String(f.get('provider')).trim(), period: f.get('period'), start: String(f.get('start')).trim() };
+  if (String(f.get('reporting_currency') || '').trim()) body.reporting_currency = String(f.get('reporting_currency')).trim();
+  setBusy(true);
+  try {
+    const r = await adminCall(`${clientPath(me.client_id)}/statements`, { method: 'POST', body });
+    status.textContent = `✔ Closed ${r.data.provider} ${r.data.from} to ${r.data.to}: statement ${r.data.id}.`;
+    st.page = 1;
+    await loadStatements();
+  } catch (e) {
+    status.textContent = `✖ ${errorText(e)}`;
+  } finally { setBusy(false); }
+}
+
 // ---- Wiring ----
 $('#signin-form').addEventListener('submit', (ev) => { ev.preventDefault(); signIn($('#secret').value.trim()); });
 $('#client-form').addEventListener('submit', (ev) => { ev.preventDefault(); actAsClient($('#client').value); });
@@ -814,6 +871,10 @@ $('#rates-filter').addEventListener('submit', (ev) => { ev.preventDefault(); rat
 $('#rates-prev').addEventListener('click', () => { rates.page = Math.max(1, rates.page - 1); loadRates(); });
 $('#rates-next').addEventListener('click', () => { rates.page += 1; loadRates(); });
 $('#rates-import').addEventListener('submit', importRates);
+$('#st-filter').addEventListener('submit', (ev) => { ev.preventDefault(); st.page = 1; loadStatements(); });
+$('#st-prev').addEventListener('click', () => { st.page = Math.max(1, st.page - 1); loadStatements(); });
+$('#st-next').addEventListener('click', () => { st.page += 1; loadStatements(); });
+$('#st-close').addEventListener('submit', closeStatement);
 $('#del-filter').addEventListener('submit', (ev) => { ev.preventDefault(); del.page = 1; loadDeliveries(); });
 $('#del-prev').addEventListener('click', () => { del.page = Math.max(1, del.page - 1); loadDeliveries(); });
 $('#del-next').addEventListener('click', () => { del.page += 1; loadDeliveries(); });
