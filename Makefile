@@ -5,6 +5,8 @@
 #   make down    stop the PostgreSQL/Kafka our scripts started (data is kept)
 #   make chaos   the full fault-injection suite (SOAK_MINUTES=10 adds a soak)
 #   make bench   the benchmark, report in out/bench/<time>/ (BENCH_QUICK=1: 3 s steps)
+#   make cluster three Kafka brokers, a PostgreSQL primary + standby, the roles as processes
+#   make cluster-down   stop it (data in .data/cluster is kept)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := build
@@ -17,7 +19,7 @@ ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 PKGS ?= ./...
 
-.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench
+.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench cluster cluster-down chaos-cluster
 
 all: build
 
@@ -72,6 +74,16 @@ bench: ensure-go infra
 
 down:
 	bash $(SCRIPTS)/infra-down.sh
+
+# A local cluster (docs/operations.md): three KRaft brokers (19092-19094),
+# a PostgreSQL primary (5434) with a synchronous streaming standby (5435),
+# and Pitboss as five processes (two api,relay on 18080/18081, two
+# projectors, a forwarder). Prints the settings; logs in .data/cluster/.
+cluster: ensure-go ensure-console-assets
+	bash $(SCRIPTS)/cluster.sh up
+
+cluster-down:
+	bash $(SCRIPTS)/cluster.sh down
 
 fmt:
 	$(ENV) && go fmt $(PKGS)
