@@ -166,7 +166,7 @@ func (p *BatchPublisher) producerOpts(topic string) []kgo.Opt {
 		kgo.TransactionTimeout(transactionTimeout),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(publishTimeout-5*time.Second),
+		kgo.RecordDeliveryTimeout(publishTimeout - 5*time.Second),
 		kgo.RetryBackoffFn(retryBackoff),
 		// ProducerBatchMaxBytes stays at franz-go's default (about 1 MB,
 		// the broker's default message.max.bytes): a larger record batch
