@@ -63,7 +63,7 @@ test: ensure-go ensure-chromium ensure-console-assets ensure-schemathesis infra 
 # The whole fault-injection suite (docs/reliability.md); `go test` runs its
 # short form. SOAK_MINUTES=N adds an N-minute soak at half the peak rate.
 chaos: ensure-go infra
-	bash $(SCRIPTS)/chaos.sh
+	bash $(SCRIPTS)/chaos.sh $(if $(filter 1,$(CHAOS_CLUSTER)),cluster,run)
 
 # The reproducible benchmark (docs/benchmarks.md): wallet throughput and
 # latency against pgbench on the same Postgres, relay and projection lag,
@@ -84,6 +84,14 @@ cluster: ensure-go ensure-console-assets
 
 cluster-down:
 	bash $(SCRIPTS)/cluster.sh down
+
+# The cluster form of the fault-injection suite (docs/reliability.md): its
+# own cluster on free ports through scripts/cluster.sh, every cluster fault
+# (broker kill -9, primary kill -9 + promotion, a broker SIGSTOPped, the
+# relay standby taking over), report in .data/chaos-cluster-report.txt.
+# `make chaos CHAOS_CLUSTER=1` is the same.
+chaos-cluster: ensure-go
+	bash $(SCRIPTS)/chaos.sh cluster
 
 fmt:
 	$(ENV) && go fmt $(PKGS)

@@ -222,7 +222,7 @@ func (e *env) run(t *testing.T, f fault) row {
 	}
 	check(true, "balances", diffs, &problems)
 
-	kr, err := stack.KafkaCoverage(ctx, e.kafka.Brokers(), e.topic, events, 2*time.Minute)
+	kr, err := stack.KafkaCoverage(ctx, e.brokers, e.topic, events, 2*time.Minute)
 	kafkaDone := time.Now()
 	r.kafkaDups = kr.Duplicates
 	if err != nil {
