@@ -369,3 +369,37 @@ func (c *Cluster) Close() {
 		_ = os.RemoveAll(c.Dir)
 	}
 }
+
+// HoldsLocalPort reports whether the process has a TCP socket whose local
+// port is port: which process is at the other end of a PostgreSQL backend
+// (pg_stat_activity.client_port).
+func (p *Proc) HoldsLocalPort(port int) bool {
+	pid := p.Pid()
+	if pid == 0 {
+		return false
+	}
+	inodes := map[string]bool{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 10 {
+				continue
+			}
+			_, hexPort, ok := strings.Cut(fs[1], ":")
+			if n, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil && int(n) == port {
+				inodes["socket:["+fs[9]+"]"] = true
+			}
+		}
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && inodes[l] {
+			return true
+		}
+	}
+	return false
+}
