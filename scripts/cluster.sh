@@ -217,13 +217,22 @@ kafka_start() { # N
   ( cd "$d" && daemon "$d/kafka.pid" "$CDIR/kafka-$n.log" "$JAVA" "${KJVM[@]}" -cp "$KAFKA_LIBS/*" kafka.Kafka "$d/server.properties" )
 }
 
-# kafka_wait_brokers COUNT SECONDS : until a metadata request lists COUNT brokers.
+# kafka_wait_brokers SECONDS : until each of the three brokers answers a
+# metadata request itself, listing all three. Asking one broker is not
+# enough: after an unclean stop the controllers still list a broker whose
+# old registration has not expired (broker.session.timeout.ms) while the
+# restarted process waits to register again, not yet listening.
 kafka_wait_brokers() {
-  local want="$1" deadline=$(( $(date +%s) + $2 )) out n
+  local deadline=$(( $(date +%s) + $1 )) out n i ok
   while [ "$(date +%s)" -lt "$deadline" ]; do
-    out="$(timeout 10 kcat -b "$(brokers)" -L -m 5 2>/dev/null </dev/null || true)"
-    n="$(grep -cE '^ +broker [0-9]+ at ' <<<"$out" || true)"
-    [ "${n:-0}" -ge "$want" ] && return 0
+    ok=1
+    for i in 0 1 2; do
+      if ! tcp_open "$H" "${KPORTS[$i]}"; then ok=0; break; fi
+      out="$(timeout 10 kcat -b "$H:${KPORTS[$i]}" -L -m 5 2>/dev/null </dev/null || true)"
+      n="$(grep -cE '^ +broker [0-9]+ at ' <<<"$out" || true)"
+      if [ "${n:-0}" -lt 3 ]; then ok=0; break; fi
+    done
+    [ "$ok" = 1 ] && return 0
     sleep 0.5
   done
   return 1
@@ -235,7 +244,7 @@ kafka_up() {
   ensure_libs
   local n
   for n in 1 2 3; do kafka_start "$n"; done
-  kafka_wait_brokers 3 120 || { for n in 1 2 3; do show_log_tail "$CDIR/kafka-$n.log" 15; done; die "the three brokers did not all answer within 120 s"; }
+  kafka_wait_brokers 120 || { for n in 1 2 3; do show_log_tail "$CDIR/kafka-$n.log" 15; done; die "the three brokers did not all answer within 120 s"; }
   log "Kafka: 3 brokers at $(brokers)"
 }
 
@@ -560,6 +569,7 @@ case "${1:-up}" in
   kafka-start)
     [[ "${2:-}" =~ ^[123]$ ]] || die "usage: scripts/cluster.sh kafka-start 1|2|3"
     ensure_java; kafka_start "$2"
+    kafka_wait_brokers 120 || die "broker $2 did not come back within 120 s"
     ;;
   pg-promote) pg_promote ;;
   pg-rebuild) pg_rebuild ;;
