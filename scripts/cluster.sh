@@ -493,7 +493,7 @@ export PITBOSS_DATA_DIR='$CDIR/pitboss'
 # API (two api,relay processes; either answers, one relay is active):
 #   http://$H:${HTTPPORTS[0]}   http://$H:${HTTPPORTS[1]}
 # Logs: $CDIR/*.log   Sandbox key: $CDIR/pitboss/sandbox.key
-# e.g. curl -s -H "Authorization: Bearer \$(cat $CDIR/pitboss/sandbox.key)" http://$H:${HTTPPORTS[0]}/v1/players
+# e.g. curl -s -H "Authorization: Bearer \$(cat $CDIR/pitboss/sandbox.key)" http://$H:${HTTPPORTS[0]}/api/v1/wallet/balance
 EOF
 }
 
