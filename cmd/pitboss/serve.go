@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "relay") {
-		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
+		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, kafka.BrokerDefaultReplication); err != nil {
 			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
 		// The batching publisher: one Kafka transaction per relay batch
@@ -246,7 +246,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 // store's advisory lock lets one at a time do it.
 func startCheckpointJob(ctx, gctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, pub message.Publisher, log *slog.Logger) error {
 	topic := cfg.Topic + checkpointjob.TopicSuffix
-	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, topic, 3, 1); err != nil {
+	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, topic, 3, kafka.BrokerDefaultReplication); err != nil {
 		return fmt.Errorf("kafka topic %s at %s: %w", topic, strings.Join(cfg.KafkaBrokers, ","), err)
 	}
 	box, err := cfg.secretBox(log)
