@@ -266,6 +266,12 @@ func TestMonthEndStatements(t *testing.T) {
 		}
 		apitest.WantError(t, h.Admin(http.MethodPost, "/admin/v1/clients/no-such-client/statements",
 			map[string]any{"provider": h.provider, "period": "month", "start": "2026-10"}), http.StatusNotFound, wire.CodeNotFound)
+		for _, q := range []string{"provider=%00", "provider=a%20b", "per_page=0"} {
+			e := apitest.WantError(t, h.Get("/api/v1/statements?"+q, w.client.Key), http.StatusBadRequest, wire.CodeInvalidRequest)
+			if e.Error.Details["field"] == nil {
+				t.Errorf("%s: details %v", q, e.Error.Details)
+			}
+		}
 		apitest.WantError(t, h.Get("/api/v1/statements/"+"00000000-0000-7000-8000-000000000000", w.client.Key), http.StatusNotFound, wire.CodeNotFound)
 		other := newRoundsWallet(t, h.slHarness, "1")
 		apitest.WantError(t, h.Get("/api/v1/statements/"+oct.ID, other.client.Key), http.StatusNotFound, wire.CodeNotFound)

@@ -83,6 +83,12 @@ func (h Handlers) List(c echo.Context, client string) error {
 		return err
 	}
 	provider, _ := wire.QueryValue(c, "provider")
+	if provider != "" {
+		if err := domain.ValidateID("provider", provider); err != nil {
+			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
+				Details: map[string]any{"field": "provider"}}
+		}
+	}
 	list, total, err := h.Store.List(c.Request().Context(), client, provider, page, perPage)
 	if err != nil {
 		return err
