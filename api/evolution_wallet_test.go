@@ -204,12 +204,25 @@ func TestEvolutionWallet(t *testing.T) {
 		wantEvo(t, s.call("debit", "ref-4", "2", map[string]any{"game": map[string]any{"id": "R2"}}), "OK", "107.50")
 		wantEvo(t, s.call("credit", "ref-4", "4", map[string]any{"game": map[string]any{"id": "R2"}}), "OK", "111.50")
 		wantEvo(t, s.call("credit", "ref-3", "0", map[string]any{"game": map[string]any{"id": "R2"}}), "OK", "111.50")
-		// A table the catalog does not list is booked under the session's game.
-		wantEvo(t, s.call("debit", "ref-5", "1", map[string]any{"game": map[string]any{"id": "R3",
-			"details": map[string]any{"table": map[string]any{"id": "unlisted-table"}}}}), "OK", "110.50")
-		if g := h.Events(s.wallet, domain.EventBetPlaced)[4].Data.GameID; g != h.game {
-			t.Fatalf("bet at an unlisted table booked under %q, want %q", g, h.game)
+		// Another table of the provider books under that game; a table the
+		// catalog does not list, or another provider's, is refused.
+		other := apitest.UID("table")
+		h.AddGame(other, h.provider, "Another table", "live", true)
+		at := func(table string) map[string]any {
+			return map[string]any{"game": map[string]any{"id": "R3", "details": map[string]any{"table": map[string]any{"id": table}}}}
 		}
+		wantEvo(t, s.call("debit", "ref-5", "1", at(other)), "OK", "110.50")
+		if g := h.Events(s.wallet, domain.EventBetPlaced)[4].Data.GameID; g != other {
+			t.Fatalf("bet at table %s booked under %q", other, g)
+		}
+		foreign := apitest.UID("foreign")
+		if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: foreign, Name: foreign, Secret: "s", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		foreignGame := apitest.UID("fgame")
+		h.AddGame(foreignGame, foreign, "Foreign", "live", true)
+		wantEvo(t, s.call("debit", "ref-6", "1", at("unlisted-table")), "INVALID_PARAMETER", "110.50")
+		wantEvo(t, s.call("debit", "ref-7", "1", at(foreignGame)), "INVALID_PARAMETER", "110.50")
 	})
 
 	t.Run("history, balances and GGR read the calls as native ones; a promo payout is promo money", func(t *testing.T) {
@@ -450,6 +463,19 @@ func TestEvolutionWalletAuthToken(t *testing.T) {
 		Body: s.body("balance", "", "", nil), Header: map[string]string{"authToken": h.providerSecret}})
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "INVALID_TOKEN_ID") {
 		t.Fatalf("the token as a header: %d %s", rec.Code, rec.Body)
+	}
+	// Another evolution provider, with its own secret, cannot play this
+	// provider's session: the sid is not its own.
+	second, secondSecret := apitest.UID("evo2"), "second-secret-"+apitest.UID("s")
+	if err := h.Gateway.UpsertProvider(context.Background(), gateway.Provider{ID: second, Name: second,
+		Secret: secondSecret, Enabled: true, WalletProtocol: gateway.WalletProtocolEvolution}); err != nil {
+		t.Fatal(err)
+	}
+	if a := decodeEvo(t, h.evoPost(second, "debit", h.providerSecret, raw), raw, http.StatusUnauthorized); a.Status != "INVALID_TOKEN_ID" {
+		t.Fatalf("the first provider's secret at the second's path: %+v", a)
+	}
+	if a := decodeEvo(t, h.evoPost(second, "debit", secondSecret, raw), raw, http.StatusOK); a.Status != "INVALID_SID" || a.Balance.String() != "0" {
+		t.Fatalf("the first provider's sid at the second's path: %+v, want INVALID_SID", a)
 	}
 	if n := len(h.Events(s.wallet, domain.EventBetPlaced)); n != 0 {
 		t.Fatalf("%d bets booked without the right authToken", n)

@@ -205,11 +205,12 @@ func sameCurrency(cl *call, currency string) error {
 	return nil
 }
 
-// game is the game the ledger books a call under: the game the table id
-// names when it is a game of the session's provider (by the provider's
-// code, games.provider_game_code, or our id), else the session's. A live
-// casino session is a lobby: the player moves between tables, some of
-// which the catalog may not list, and a call is never refused for that
+// game is the game the ledger books a call under: the session's, or the
+// game the table id names, which must be a game of the session's provider
+// (as in our protocol and Caleta's: a live session is a lobby, the player
+// moves between tables, and each table's money is that table's GGR). The
+// table id is the session game's provider code (games.provider_game_code)
+// or our game id; a table the catalog does not list is INVALID_PARAMETER
 // (docs/protocols/evolution.md#tables-and-games).
 func (h *Handlers) game(ctx context.Context, cl *call, tableID string) (string, error) {
 	if tableID == "" || tableID == cl.sess.GameID {
@@ -223,10 +224,9 @@ func (h *Handlers) game(ctx context.Context, cl *call, tableID string) (string, 
 		return own.ID, nil
 	}
 	g, err := h.deps.Catalog.Game(ctx, tableID)
-	switch {
-	case errors.Is(err, domain.ErrNotFound), err == nil && g.ProviderID != cl.sess.ProviderID:
-		return cl.sess.GameID, nil
-	case err != nil:
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && g.ProviderID != cl.sess.ProviderID) {
+		return "", refuse(StatusInvalidParameter, "game.details.table.id is not a game of the session's provider")
+	} else if err != nil {
 		return "", fmt.Errorf("look up game of an evolution call: %w", err)
 	}
 	return g.ID, nil
