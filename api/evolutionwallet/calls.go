@@ -1,10 +1,12 @@
 package evolutionwallet
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -47,8 +49,8 @@ func (h *Handlers) Balance(c echo.Context) error {
 }
 
 // money is a debit, credit or cancel decoded and checked up to the
-// ledger: its session, the bet's refId, the amount (nil when the call may
-// leave it out) and the game it is booked under.
+// ledger: its session, its transaction, the amount (zero when a cancel
+// leaves it out), the game it is booked under and its round.
 type money struct {
 	cl     *call
 	tx     transaction
@@ -163,31 +165,37 @@ func (h *Handlers) PromoPayout(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	cl, err := h.session(ctx, c.Param("provider"), b.base)
-	var amount domain.Money
-	var game string
-	switch {
-	case err != nil:
-	case sameCurrency(cl, b.Currency) != nil:
-		err = sameCurrency(cl, b.Currency)
-	case b.PromoTransaction == nil:
-		err = refuse(StatusInvalidParameter, "promoTransaction is required")
-	default:
-		err = required([2]string{"promoTransaction.id", b.PromoTransaction.ID})
-		if err == nil {
-			amount, err = toMoney("promoTransaction.amount", b.PromoTransaction.Amount, cl.cur)
-		}
-		if err == nil {
-			game, err = h.game(ctx, cl, b.Game.tableID())
+	if err == nil {
+		var res commands.Result
+		if res, err = h.promoPayout(ctx, cl, b); err == nil {
+			return h.reply(c, raw, cl, res.BalanceAfter, "", nil)
 		}
 	}
+	return h.reply(c, raw, cl, domain.Money{}, StatusBetAlreadyExist, err)
+}
+
+// promoPayout checks a promo payout of cl's session, in this order: the
+// currency, the promoTransaction's id, its amount, the game; and books it.
+func (h *Handlers) promoPayout(ctx context.Context, cl *call, b promoCall) (commands.Result, error) {
+	if err := sameCurrency(cl, b.Currency); err != nil {
+		return commands.Result{}, err
+	}
+	p := b.PromoTransaction
+	if p == nil {
+		return commands.Result{}, refuse(StatusInvalidParameter, "promoTransaction is required")
+	}
+	if err := required([2]string{"promoTransaction.id", p.ID}); err != nil {
+		return commands.Result{}, err
+	}
+	amount, err := toMoney("promoTransaction.amount", p.Amount, cl.cur)
 	if err != nil {
-		return h.reply(c, raw, cl, domain.Money{}, StatusBetAlreadyExist, err)
+		return commands.Result{}, err
 	}
-	g := cl.gameTx(game, promoID(b.PromoTransaction.ID), "")
+	game, err := h.game(ctx, cl, b.Game.tableID())
+	if err != nil {
+		return commands.Result{}, err
+	}
+	g := cl.gameTx(game, promoID(p.ID), "")
 	g.Promo = true
-	res, err := h.deps.Commands.CreditWin(ctx, g, amount, "")
-	if err != nil {
-		return h.reply(c, raw, cl, domain.Money{}, StatusBetAlreadyExist, err)
-	}
-	return h.reply(c, raw, cl, res.BalanceAfter, "", nil)
+	return h.deps.Commands.CreditWin(ctx, g, amount, "")
 }
