@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -151,4 +152,41 @@ func TestNoLedger(t *testing.T) {
 			t.Errorf("%s: %d %s, want 200 UNKNOWN_ERROR echoing the uuid", path, rec.Code, rec.Body)
 		}
 	}
+}
+
+// FuzzMoneyCall: any body either is refused by the strict decoder or
+// decodes; a decoded amount converts to EUR exactly or is refused, never
+// rounded (its text, read back, is the same money) and never negative.
+func FuzzMoneyCall(f *testing.F) {
+	for _, s := range []string{
+		`{"sid":"s","userId":"u","uuid":"q","currency":"EUR","transaction":{"id":"t","refId":"r","amount":12.50}}`,
+		`{"sid":"s","transaction":{"amount":-0.0}}`,
+		`{"transaction":{"amount":1e400}}`,
+		`{"transaction":{"amount":"1"}}`,
+		`{"game":{"details":{"table":null}},"transaction":{"amount":0.000000000000000000001}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	eur := domain.MustCurrency("EUR")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v moneyCall
+		if wire.DecodeJSON(b, &v) != nil || v.Transaction == nil || v.Transaction.Amount == nil {
+			return
+		}
+		_ = v.Game.tableID()
+		m, err := toMoney("amount", v.Transaction.Amount, eur)
+		if err != nil {
+			if s, _ := classify(err, ""); s != StatusInvalidParameter {
+				t.Fatalf("amount %s: %v answered %s", *v.Transaction.Amount, err, s)
+			}
+			return
+		}
+		back, err := domain.ParseMoney(m.String(), eur)
+		if err != nil || back != m || m.IsNegative() {
+			t.Fatalf("amount %s became %s (%v)", *v.Transaction.Amount, m, err)
+		}
+		if want, err := domain.ParseMoney(string(*v.Transaction.Amount), eur); err != nil || want != m {
+			t.Fatalf("amount %s became %s, not %s", *v.Transaction.Amount, m, want)
+		}
+	})
 }
