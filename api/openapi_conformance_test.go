@@ -197,6 +197,20 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Provider "evolution" launches as the demo kind and calls Evolution's
+	// wallet with its secret as the authToken.
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "evolution", Name: "Provider evolution", Secret: oaEvolutionSecret,
+		Enabled: true, WalletProtocol: gateway.WalletProtocolEvolution}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: "evolution", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second, BreakerFailures: 3, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "evo-table", ProviderID: "evolution", Name: "Game evo-table", Category: "live",
+		Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 
@@ -210,6 +224,23 @@ func (h *oaHarness) redTiger(call, key string, body any, status, code int) oaRes
 		if got := r.str("error", "code"); got != strconv.Itoa(code) {
 			h.t.Fatalf("redtiger %s: code %s, want %d: %s", call, got, code, r.body)
 		}
+	}
+	return r
+}
+
+// oaEvolutionSecret is provider "evolution"'s secret: the authToken of its
+// calls (docs/protocols/evolution.md).
+const oaEvolutionSecret = "evolution-secret"
+
+// evolution calls Evolution's wallet as provider "evolution" with token
+// as the authToken, and checks the answer's HTTP and protocol status.
+func (h *oaHarness) evolution(call, token string, body map[string]any, code int, status string) oaResp {
+	h.t.Helper()
+	b, _ := json.Marshal(body)
+	r := h.do(oaReq{method: "POST", path: "/provider/evolution/evolution/wallet/" + call + "?authToken=" + token, body: b,
+		want: oaWant(code)})
+	if got := r.str("status"); got != status {
+		h.t.Fatalf("evolution %s: status %q, want %s: %s", call, got, status, r.body)
 	}
 	return r
 }
@@ -833,6 +864,32 @@ func (h *oaHarness) session() {
 	h.redTiger("stake", "wrong-key", rtStake("rs-3", "1.00", "rr-3"), 401, 100)
 	h.redTiger("stake", "rt-key", `{"token":`, 400, 200)
 
+	// Evolution's wallet, as provider "evolution" in a session of its table.
+	es := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(),
+		body: map[string]any{"provider": "evolution", "game_id": "evo-table", "player_id": "p1", "currency": "EUR"}}).str("data", "session_id")
+	tok := oaEvolutionSecret
+	eb := func(extra map[string]any) map[string]any {
+		b := map[string]any{"sid": es, "userId": "p1", "uuid": "eq-" + strconv.Itoa(len(extra)), "currency": "EUR",
+			"game": map[string]any{"id": "er-1", "type": "blackjack", "details": map[string]any{"table": map[string]any{"id": "evo-table", "vid": "v"}}}}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	h.evolution("check", tok, map[string]any{"sid": es, "userId": "p1", "uuid": "eq-c", "channel": map[string]any{"type": "P"}}, 200, "OK")
+	h.evolution("balance", tok, eb(nil), 200, "OK")
+	h.evolution("debit", tok, eb(map[string]any{"transaction": map[string]any{"id": "ed-1", "refId": "er-1", "amount": 10}}), 200, "OK")
+	h.evolution("debit", tok, eb(map[string]any{"transaction": map[string]any{"id": "ed-1", "refId": "er-1", "amount": 11}}), 200, "BET_ALREADY_EXIST")
+	h.evolution("credit", tok, eb(map[string]any{"transaction": map[string]any{"id": "ec-1", "refId": "er-1", "amount": 25.5}}), 200, "OK")
+	h.evolution("cancel", tok, eb(map[string]any{"transaction": map[string]any{"id": "ed-1", "refId": "er-1", "amount": 10}}), 200, "BET_ALREADY_SETTLED")
+	h.evolution("debit", tok, eb(map[string]any{"transaction": map[string]any{"id": "ed-2", "refId": "er-2", "amount": 5}}), 200, "OK")
+	h.evolution("cancel", tok, eb(map[string]any{"transaction": map[string]any{"id": "ed-2", "refId": "er-2"}}), 200, "OK")
+	h.evolution("credit", tok, eb(map[string]any{"transaction": map[string]any{"id": "ec-9", "refId": "er-9", "amount": 1}}), 200, "BET_DOES_NOT_EXIST")
+	h.evolution("promo_payout", tok, eb(map[string]any{"promoTransaction": map[string]any{"type": "FromTournament", "id": "ep-1",
+		"amount": 3, "voucherId": "v-1", "remainingRounds": 0}}), 200, "OK")
+	h.evolution("debit", tok, eb(map[string]any{"sid": "gs_unknown", "transaction": map[string]any{"id": "ed-3", "refId": "er-3", "amount": 1}}), 200, "INVALID_SID")
+	h.evolution("balance", "wrong", eb(nil), 401, "INVALID_TOKEN_ID")
+
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {
 		tsText := strconv.FormatInt(ts, 10)
@@ -1064,6 +1121,19 @@ func (h *oaHarness) bareSweep(key string) {
 					r.body = `{"token":"t","request_uuid":"r","transaction_uuid":"x","reference_transaction_uuid":"y"}`
 				}
 				r.header = map[string]string{"X-Auth-Signature": "c2lnbmF0dXJl"}
+			case scheme["EvolutionAuthToken"] != nil:
+				// A valid body: every Evolution answer but a refused token
+				// is 200, which the sweep holds to the document's request.
+				r.path += "?authToken=x"
+				r.body = `{"sid":"s","userId":"u","uuid":"q","currency":"EUR","transaction":{"id":"t","refId":"r","amount":1}}`
+				switch {
+				case strings.HasSuffix(tmpl, "/check"):
+					r.body = `{"sid":"s","userId":"u","uuid":"q"}`
+				case strings.HasSuffix(tmpl, "/balance"):
+					r.body = `{"sid":"s","userId":"u","uuid":"q","currency":"EUR"}`
+				case strings.HasSuffix(tmpl, "/promo_payout"):
+					r.body = `{"sid":"s","userId":"u","uuid":"q","currency":"EUR","promoTransaction":{"id":"p","amount":1}}`
+				}
 			case scheme["ProviderId"] != nil:
 				r.header = map[string]string{"X-Provider-Id": "demo", "X-Signature": h.walletSignature(strings.TrimPrefix(tmpl, "/provider/v1/wallet/"), "{}")}
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/evolutionwallet"
 	"github.com/pitboss/pitboss/api/redtigerwallet"
 	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
@@ -35,6 +36,23 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 	v1.POST("/webhooks/:id/rotate-secret", d.RotateWebhookSecret, write...)
 	v1.GET("/forward-callback", d.ForwardCallback, read...)
 	v1.POST("/forward-callback/rotate-secret", d.RotateForwardCallbackSecret, write...)
+}
+
+// registerEvolutionRoutes adds Evolution's One Wallet
+// (docs/protocols/evolution.md) under a base path per provider, as Caleta's:
+// the provider is known before the body is read. Every answer is the
+// protocol's (200, or 401 INVALID_TOKEN_ID), so no error body of ours is
+// sent.
+func (s *Server) registerEvolutionRoutes(e *echo.Echo) {
+	ew := evolutionwallet.New(evolutionwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
+		Commands: s.deps.Commands, Balances: s.deps.Balances, Logger: s.deps.Logger})
+	g := e.Group("/provider/evolution/:provider/wallet")
+	g.POST("/check", ew.Check)
+	g.POST("/balance", ew.Balance)
+	g.POST("/debit", ew.Debit)
+	g.POST("/credit", ew.Credit)
+	g.POST("/cancel", ew.Cancel)
+	g.POST("/promo_payout", ew.PromoPayout)
 }
 
 // adminDeps are the admin API's (package admin) dependencies.

@@ -6,7 +6,8 @@
 // (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
 // providerwallet (/provider/v1), caletawallet (/provider/caleta, the
 // Caleta wallet protocol), redtigerwallet (/provider/redtiger, the Red
-// Tiger wallet protocol), usage (usage reports) — and package wire
+// Tiger wallet protocol), evolutionwallet (/provider/evolution, Evolution's
+// One Wallet), usage (usage reports) — and package wire
 // holds the answer shapes and the error mapping they all share. It turns
 // requests into commands and queries; it never touches SQL.
 package api
@@ -216,6 +217,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	cg.POST("/win", cw.Win)
 	cg.POST("/rollback", cw.Rollback)
 	s.registerRedTigerRoutes(e)
+	s.registerEvolutionRoutes(e)
 
 	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)

@@ -203,3 +203,42 @@ func BenchmarkCaletaBet(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 }
+
+// BenchmarkEvolutionDebit is BenchmarkProviderBet in Evolution's dialect
+// (docs/protocols/evolution.md): the same server, ledger and sessions, the
+// debit authenticated by the provider's secret as the authToken:
+//
+//	go test -run '^$' -bench 'ProviderBet|CaletaBet|EvolutionDebit' -benchtime 5000x ./api/
+func BenchmarkEvolutionDebit(b *testing.B) {
+	const provider, secret = "bench-evolution", "bench-evolution-secret"
+	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench Evolution", Secret: secret, Enabled: true,
+		WalletProtocol: gateway.WalletProtocolEvolution})
+	run := make([]byte, 4)
+	_, _ = rand.Read(run)
+	prefix := hex.EncodeToString(run)
+	path := "/provider/evolution/" + provider + "/wallet/debit?authToken=" + secret
+	var seq atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := int(seq.Add(1) - 1)
+			i := n % len(sessions)
+			body := fmt.Sprintf(`{"sid":%q,"userId":"player-%d","uuid":"q-%d","currency":"EUR",`+
+				`"game":{"id":"r-%s-%d","type":"slots","details":{"table":{"id":"bench-slot"}}},`+
+				`"transaction":{"id":"t-%s-%d","refId":"bet-%s-%d","amount":1.00}}`,
+				sessions[i], i, n, prefix, n, prefix, n, prefix, n)
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"status":"OK"`)) {
+				b.Errorf("status %d: %s", rec.Code, rec.Body)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
+}

@@ -30,12 +30,17 @@ const (
 	// /provider/redtiger/{provider}/wallet (docs/protocols/redtiger.md):
 	// the provider's secret is its API key, sent in Authorization.
 	WalletProtocolRedTiger = "redtiger"
+	// WalletProtocolEvolution is Evolution's One Wallet,
+	// /provider/evolution/{provider}/wallet (docs/protocols/evolution.md):
+	// every request carries the provider's shared secret as the authToken
+	// query parameter.
+	WalletProtocolEvolution = "evolution"
 	// DefaultWalletProtocol is the protocol of a provider that names none.
 	DefaultWalletProtocol = WalletProtocolPitboss
 )
 
 // WalletProtocols lists every protocol.
-var WalletProtocols = []string{WalletProtocolPitboss, WalletProtocolCaleta, WalletProtocolRedTiger}
+var WalletProtocols = []string{WalletProtocolPitboss, WalletProtocolCaleta, WalletProtocolRedTiger, WalletProtocolEvolution}
 
 // CheckWalletProtocol refuses a protocol that is not one of
 // WalletProtocols, as a *FieldError on field.

@@ -133,6 +133,13 @@ func TestWalletProtocolRules(t *testing.T) {
 	if err := gateway.CheckWalletCredentials("k", "pitboss", ""); err != nil {
 		t.Fatalf("pitboss without a key: %v", err)
 	}
+	// Evolution authenticates with the provider's secret: no key needed.
+	if err := gateway.CheckWalletProtocol("p", "evolution"); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway.CheckWalletCredentials("k", "evolution", ""); err != nil {
+		t.Fatalf("evolution without a key: %v", err)
+	}
 	if err := gateway.CheckWalletCredentials("k", "pitboss", "junk"); !errors.As(err, &fe) {
 		t.Fatalf("pitboss with a junk key: %v", err)
 	}

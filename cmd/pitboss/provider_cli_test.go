@@ -180,3 +180,32 @@ func TestProviderWalletProtocolRedTiger(t *testing.T) {
 		t.Fatalf("back to pitboss: %+v", back)
 	}
 }
+
+// TestProviderEvolutionProtocolCommand: `pitboss provider set
+// --wallet-protocol evolution` moves a provider to Evolution's One Wallet
+// (migration 00021): no key is needed, its secret is the authToken; the
+// provider keeps its secret and can move back.
+func TestProviderEvolutionProtocolCommand(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	gw := gatewaystore.NewGateway(pool)
+	ctx := t.Context()
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "evo", Name: "Evolution", Secret: "evo-secret", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "evo", "--wallet-protocol", "evolution")
+	if got.WalletProtocol != "evolution" || got.WalletPublicKeySHA256 != "" {
+		t.Fatalf("set %+v, want evolution without a key", got)
+	}
+	p, err := gw.Provider(ctx, "evo")
+	if err != nil || p.Protocol() != gateway.WalletProtocolEvolution || p.Secret != "evo-secret" {
+		t.Fatalf("stored %+v, %v", p, err)
+	}
+	text, err := cli(t, cfg, "provider", "list")
+	if err != nil || !strings.Contains(text, "evolution") {
+		t.Fatalf("list as text: %v\n%s", err, text)
+	}
+	if back := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "evo", "--wallet-protocol", "pitboss"); back.WalletProtocol != "pitboss" {
+		t.Fatalf("after moving back %+v", back)
+	}
+}
