@@ -19,13 +19,16 @@ import (
 // is an event's position, and a game result takes the lowest position of
 // its round's events, which no other round shares — counted per client and
 // type and per client and player, every projections.MarkEvery-th marked.
-// Each statement is independent of the others.
+// Each statement is independent of the others. The partitions are
+// sorted by bytes (COLLATE "C"): they are the same partitions, and a
+// sort of every history row by the database's collation took about twice
+// as long.
 func numberShadowSQL() []string {
 	t := func(name string) string { return pgx.Identifier{ShadowSchema, name}.Sanitize() }
 	numbered := `FROM ` + t("transactions") + ` WHERE seq <= $1`
 	return []string{
 		`INSERT INTO ` + t("tx_order") + ` (client_id, rn, id)
-			SELECT client_id, row_number() OVER (PARTITION BY client_id ORDER BY seq, sub), id ` + numbered,
+			SELECT client_id, row_number() OVER (PARTITION BY client_id COLLATE "C" ORDER BY seq, sub), id ` + numbered,
 		`INSERT INTO ` + t("tx_counts") + ` (client_id, rows)
 			SELECT client_id, count(*) ` + numbered + ` GROUP BY client_id`,
 		`INSERT INTO ` + t("tx_days") + ` (client_id, day, min_seq, max_seq)
@@ -38,10 +41,10 @@ func numberShadowSQL() []string {
 		`INSERT INTO ` + t("tx_filter_marks") + ` (client_id, filter, value, rn, seq, sub)
 			SELECT client_id, filter, value, rn, seq, sub FROM (
 				SELECT client_id, '` + projections.FilterType + `' AS filter, type AS value, seq, sub,
-				       row_number() OVER (PARTITION BY client_id, type ORDER BY seq, sub) AS rn ` + numbered + `
+				       row_number() OVER (PARTITION BY client_id COLLATE "C", type COLLATE "C" ORDER BY seq, sub) AS rn ` + numbered + `
 				UNION ALL
 				SELECT client_id, '` + projections.FilterPlayer + `', player_id, seq, sub,
-				       row_number() OVER (PARTITION BY client_id, player_id ORDER BY seq, sub) ` + numbered + `
+				       row_number() OVER (PARTITION BY client_id COLLATE "C", player_id COLLATE "C" ORDER BY seq, sub) ` + numbered + `
 				  AND player_id IS NOT NULL) ranked
 			WHERE rn % ` + strconv.Itoa(projections.MarkEvery) + ` = 0`,
 	}
@@ -49,7 +52,7 @@ func numberShadowSQL() []string {
 
 // numberShadow fills the shadow schema's numbering tables from its history
 // rows up to position (the history watermark), a few statements at once.
-// Computed in PostgreSQL after the last pass, the numbering costs the
+// Computed in PostgreSQL after the last slice, the numbering costs the
 // rebuild no memory: in memory it was an id per row, a sort of every row
 // and the per-filter counts (projections.Memory.SetWatermark).
 func (m *ReadModels) numberShadow(ctx context.Context, position int64) error {
@@ -57,20 +60,7 @@ func (m *ReadModels) numberShadow(ctx context.Context, position int64) error {
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
 	for _, stmt := range numberShadowSQL() {
 		g.Go(func() error {
-			tx, err := m.pool.Begin(gctx)
-			if err != nil {
-				return fmt.Errorf("begin: %w", err)
-			}
-			defer tx.Rollback(gctx)
-			// The sorts of every history row stay in memory (PostgreSQL's,
-			// per statement) rather than spilling to disk in 4 MB runs.
-			if _, err := tx.Exec(gctx, `SET LOCAL work_mem = '64MB'`); err != nil {
-				return fmt.Errorf("number the shadow history: %w", err)
-			}
-			if _, err := tx.Exec(gctx, stmt, position); err != nil {
-				return fmt.Errorf("number the shadow history: %w", err)
-			}
-			if err := tx.Commit(gctx); err != nil {
+			if err := m.execWithMemory(gctx, stmt, position); err != nil {
 				return fmt.Errorf("number the shadow history: %w", err)
 			}
 			return nil

@@ -250,23 +250,24 @@ func finishSQL() [][]string {
 	// projections.Transaction.AddGameResult adds them: sums, closed once
 	// closed, the highest position, and the rest from the lowest seq (the
 	// first slice's part: a later slice's events have higher positions).
-	first := []string{}
+	// One sort by (id, seq), the sums over each id's partition.
+	cols := []string{}
 	for _, c := range tableNamed("transactions").cols {
 		switch c {
-		case "amount", "open_bets", "rolled_bets", "wins", "closed", "position":
-			first = append(first, "s."+c)
+		case "amount", "open_bets", "rolled_bets", "wins":
+			cols = append(cols, "sum("+c+") OVER w")
+		case "closed":
+			cols = append(cols, "bool_or(closed) OVER w")
+		case "position":
+			cols = append(cols, "max(position) OVER w")
 		default:
-			first = append(first, "f."+c)
+			cols = append(cols, c)
 		}
 	}
 	return [][]string{{
 		`INSERT INTO ` + sh("transactions") + ` (` + txCols + `)
-			SELECT ` + strings.Join(first, ", ") + `
-			FROM (SELECT id, sum(amount)::bigint AS amount, sum(open_bets)::bigint AS open_bets,
-			             sum(rolled_bets)::bigint AS rolled_bets, sum(wins)::bigint AS wins, bool_or(closed) AS closed,
-			             max(position) AS position
-			      FROM ` + st("results") + ` GROUP BY id) s
-			JOIN (SELECT DISTINCT ON (id) * FROM ` + st("results") + ` ORDER BY id, seq) f USING (id)`,
+			SELECT DISTINCT ON (id) ` + strings.Join(cols, ", ") + ` FROM ` + st("results") + `
+			WINDOW w AS (PARTITION BY id) ORDER BY id, seq`,
 		// Rollbacks of bets and wins an earlier slice wrote: the live
 		// projector's markRolledBack, once per row with the last mark.
 		`UPDATE ` + sh("transactions") + ` t SET base_status = 'rolled_back', position = greatest(t.position, m.position)
@@ -278,8 +279,10 @@ func finishSQL() [][]string {
 		// A round starts at its earliest (day, game) (projections.RoundStart)
 		// and is counted in that group of the GGR.
 		`INSERT INTO ` + sh("ggr_rounds") + ` (client_id, provider, currency, round_key, day, game)
-			SELECT DISTINCT ON (client_id, provider, currency, round_key) client_id, provider, currency, round_key, day, game
-			FROM ` + st("rounds") + ` ORDER BY client_id, provider, currency, round_key, day, game COLLATE "C"`,
+			SELECT DISTINCT ON (client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C")
+			       client_id, provider, currency, round_key, day, game
+			FROM ` + st("rounds") + ` ORDER BY client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C",
+			     round_key COLLATE "C", day, game COLLATE "C"`,
 		`UPDATE ` + sh("ggr_daily") + ` g SET rounds = r.n
 			FROM (SELECT client_id, day, provider, game, currency, count(*) AS n FROM ` + sh("ggr_rounds") + `
 			      GROUP BY 1, 2, 3, 4, 5) r
@@ -341,15 +344,16 @@ func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memo
 }
 
 // execWithMemory runs stmt (with args) in a transaction of its own whose
-// sorts and hashes may use 64 MB (PostgreSQL's memory, per statement)
-// rather than spilling to disk in 4 MB runs.
+// sorts and hashes may use 256 MB (PostgreSQL's memory, per statement;
+// Swap's index builds take as much) rather than spilling to disk in 4 MB
+// runs: the numbering sorts every history row, about 70 MB a million.
 func (m *ReadModels) execWithMemory(ctx context.Context, stmt string, args ...any) error {
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, stmt, args...); err != nil {
@@ -366,6 +370,11 @@ func (m *ReadModels) execWithMemory(ctx context.Context, stmt string, args ...an
 // wallets, GGR groups and streams, not by the history.
 func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	rep := ReplayReport{Full: opts.Full, Rebuilt: map[string]int64{}}
+	// The snapshot and the lookups hold a connection each while a slice is
+	// written on others.
+	if n := m.pool.Config().MaxConns; n < 3 {
+		return rep, fmt.Errorf("a rebuild in slices needs at least 3 database connections, the pool has %d (pool_max_conns)", n)
+	}
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("acquire connection: %w", err)
@@ -429,6 +438,7 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	if err := s.wait(); err != nil {
 		return rep, err
 	}
+	lookups.Release() // (again at the end: a no-op)
 	if progress.report != nil {
 		progress.report(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(began), Done: true})
 	}
