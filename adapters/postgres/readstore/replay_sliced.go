@@ -2,6 +2,7 @@ package readstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -131,7 +132,7 @@ func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, errp *error) project
 			typ string
 		)
 		err := conn.QueryRow(ctx, query, k.ClientID, k.Provider, k.ExternalTxID).Scan(&typ, &g.Game, &g.Promo)
-		if err == pgx.ErrNoRows {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return g, false
 		}
 		if err != nil {
