@@ -84,6 +84,15 @@ type Memory struct {
 	FilterCounts map[FilterValue]int64
 	FilterMarks  map[FilterValue][]Mark
 
+	// Earlier, when set, finds a bet or win the history holds outside this
+	// Memory (a rebuild in slices keeps only the current slice's rows):
+	// Lookup asks it for what the Memory does not hold.
+	Earlier Lookup
+	// LateMarks are the rollback marks of bets and wins this Memory does
+	// not hold (rows of an earlier slice), for the caller to apply where
+	// those rows are.
+	LateMarks []RollbackMark
+
 	// The history rows live in chunks that never move, so a rebuild of
 	// millions of rows makes few, large allocations; the maps index them.
 	chunks    [][]Transaction
@@ -186,6 +195,9 @@ func (m *Memory) Skip(p Name, stream string, version, position int64) {
 func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
 	t, ok := m.gameTx[k]
 	if !ok {
+		if m.Earlier != nil {
+			return m.Earlier(k)
+		}
 		return GameTx{}, false
 	}
 	return GameTx{Type: t.Type, Game: t.Game, Promo: t.Promo}, true
@@ -210,6 +222,8 @@ func (m *Memory) ApplyChanges(ch Changes) {
 		if r, ok := m.gameTx[mk.Key]; ok {
 			r.Status = StatusRolledBack
 			r.Position = max(r.Position, mk.Position)
+		} else {
+			m.LateMarks = append(m.LateMarks, mk)
 		}
 	}
 	for _, d := range ch.GameResults {

@@ -291,3 +291,33 @@ func TestPlayerMonthOf(t *testing.T) {
 		t.Errorf("memory: %v months, %d members; want January with days 1 and 31, 3 members", m.PlayerMonths, len(m.Players))
 	}
 }
+
+// A Memory that holds only part of the history (a rebuild's slice) asks
+// Earlier for the bets and wins it lacks, and hands back the rollback
+// marks of rows it does not hold instead of dropping them.
+func TestMemoryEarlierAndLateMarks(t *testing.T) {
+	held := projections.GameTxKey{ClientID: "acme", Provider: "prov", ExternalTxID: "held"}
+	gone := projections.GameTxKey{ClientID: "acme", Provider: "prov", ExternalTxID: "gone"}
+	m := projections.NewMemory()
+	m.ApplyChanges(projections.Changes{Transactions: []projections.Transaction{{ID: "t1", ClientID: "acme",
+		Type: projections.TypeBet, Provider: "prov", ExternalTxID: "held", Game: "g1", Status: projections.StatusSettled, Position: 1}}})
+	if _, ok := m.Lookup(gone); ok {
+		t.Fatal("found a bet the memory does not hold, without Earlier")
+	}
+	m.Earlier = func(k projections.GameTxKey) (projections.GameTx, bool) {
+		return projections.GameTx{Type: projections.TypeBet, Game: "g0", Promo: true}, k == gone
+	}
+	if g, ok := m.Lookup(gone); !ok || g.Game != "g0" || !g.Promo {
+		t.Errorf("Lookup of a bet of an earlier slice = %+v, %v; want Earlier's", g, ok)
+	}
+	if g, ok := m.Lookup(held); !ok || g.Game != "g1" {
+		t.Errorf("Lookup of a bet held = %+v, %v; want the memory's own", g, ok)
+	}
+	m.ApplyChanges(projections.Changes{RolledBack: []projections.RollbackMark{{Key: held, Position: 5}, {Key: gone, Position: 6}}})
+	if len(m.LateMarks) != 1 || m.LateMarks[0].Key != gone || m.LateMarks[0].Position != 6 {
+		t.Errorf("late marks = %+v, want only the mark of the bet not held", m.LateMarks)
+	}
+	if r, _ := m.Row("t1"); r.Status != projections.StatusRolledBack || r.Position != 5 {
+		t.Errorf("held bet after its rollback: %s at %d, want rolled_back at 5", r.Status, r.Position)
+	}
+}

@@ -7,16 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -40,15 +36,10 @@ type ReplayTiming struct {
 	Seconds      float64 `json:"seconds"`           // the whole command: rebuild, compare, swap
 	EventsPerSec float64 `json:"events_per_second"` // as the command reports it: events / (read and apply + write shadow)
 	WallPerSec   float64 `json:"wall_events_per_second"`
-	// LargestPass is the most events rebuilt in memory at once (clients
-	// are rebuilt in passes, docs/read-models.md); PeakRSSMB the command's
-	// peak resident memory.
-	LargestPass int64   `json:"largest_pass_events"`
-	PeakRSSMB   float64 `json:"peak_rss_mb"`
-	// MemLimitMB is the GOMEMLIMIT the benchmark gave the command (0: the
-	// environment's own, or none).
-	MemLimitMB float64 `json:"mem_limit_mb,omitempty"`
-	Summary    string  `json:"summary"`
+	// PeakRSSMB is the command's peak resident memory (its budget:
+	// PITBOSS_REPLAY_MEMORY, default 512 MB; docs/read-models.md).
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	Summary   string  `json:"summary"`
 }
 
 // QueryResult is one endpoint's latency over repeated calls.
@@ -61,26 +52,6 @@ type QueryResult struct {
 }
 
 var replayRate = regexp.MustCompile(`; ([0-9]+) events/s`)
-
-// replayBytesPerEvent is the peak memory of `pitboss replay --full` per
-// event of its largest pass, measured on the generated ledger (1M events
-// in one pass: 2.6 GB; 5M events, largest pass 2.9M: 7.7 GB).
-const replayBytesPerEvent = 2700.0
-
-// memAvailable is MemAvailable from /proc/meminfo, in bytes (0 if unknown).
-func memAvailable() float64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "MemAvailable:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
 
 func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadReport, error) {
 	rep := &ReadReport{Sizes: map[string]float64{}}
@@ -127,34 +98,12 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return nil, err
 	}
 
-	// `pitboss replay` rebuilds the read models in memory, a pass of
-	// clients at a time (docs/read-models.md): about 2.7 GB per million
-	// events of the largest pass. The benchmark shares the machine, so it
-	// does not start a rebuild the machine cannot hold.
-	largest, err := readstore.LargestReplayPass(ctx, pool, readstore.DefaultPassEvents)
-	if err != nil {
-		return nil, err
-	}
-	rep.Replay.LargestPass = largest
-	need := float64(largest) * replayBytesPerEvent
-	avail := memAvailable()
-	if avail > 0 && need > 0.85*avail && !envBool("BENCH_REPLAY_FORCE", false) {
-		return rep, fmt.Errorf("pitboss replay with a largest pass of %d events needs about %.1f GB of memory (%.1f KB per event) "+
-			"and %.1f GB are available: not started (BENCH_REPLAY_FORCE=1 starts it anyway; a smaller BENCH_EVENTS fits)",
-			largest, need/1e9, replayBytesPerEvent/1e3, avail/1e9)
-	}
+	// `pitboss replay` rebuilds in position slices within its memory
+	// budget (docs/read-models.md, default 512 MB, PITBOSS_REPLAY_MEMORY),
+	// whatever the ledger's size: nothing to check against the machine.
 	logf("read: pitboss replay --full --swap")
 	t0 := time.Now()
-	// A memory limit for the rebuild (three quarters of what is available,
-	// unless GOMEMLIMIT is set): with one, `pitboss replay` collects only
-	// as the heap nears it instead of each time it doubles.
-	env := svc.env
-	if os.Getenv("GOMEMLIMIT") == "" && avail > 0 {
-		rep.Replay.MemLimitMB = 0.75 * avail / (1 << 20)
-		svc.env = append(slices.Clone(env), fmt.Sprintf("GOMEMLIMIT=%dMiB", int64(rep.Replay.MemLimitMB)))
-	}
 	out, err := svc.command(ctx, "replay", "--full", "--swap", "--quiet")
-	svc.env = env
 	rep.Replay.Seconds = time.Since(t0).Seconds()
 	if err != nil {
 		return rep, err
@@ -165,8 +114,8 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		rep.Replay.EventsPerSec, _ = strconv.ParseFloat(string(m[1]), 64)
 	}
 	rep.Replay.WallPerSec = float64(seed.Events) / rep.Replay.Seconds
-	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command); largest pass %d events, peak RSS %.0f MB",
-		rep.Replay.Seconds, rep.Replay.EventsPerSec, rep.Replay.WallPerSec, largest, rep.Replay.PeakRSSMB)
+	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command); peak RSS %.0f MB",
+		rep.Replay.Seconds, rep.Replay.EventsPerSec, rep.Replay.WallPerSec, rep.Replay.PeakRSSMB)
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		return nil, err
 	}

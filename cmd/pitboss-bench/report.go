@@ -205,11 +205,8 @@ func markdown(rep Report) string {
 		w("Generated and copied in %s (copy %s, index build %s): %.0f events/s. ",
 			rr.Seed.Took.Round(time.Second), rr.Seed.Copy.Round(time.Second), rr.Seed.Index.Round(time.Second), rr.SeedEventsPerS)
 		if rr.Replay.EventsPerSec > 0 {
-			w("`pitboss replay --full --swap`: %.1f s in all, %.0f events/s by its own count (read, apply, write the shadow), %.0f events/s over the whole command; largest pass in memory %d events, peak RSS %.0f MB.\n\n",
-				rr.Replay.Seconds, rr.Replay.EventsPerSec, rr.Replay.WallPerSec, rr.Replay.LargestPass, rr.Replay.PeakRSSMB)
-			if rr.Replay.MemLimitMB > 0 {
-				w("The rebuild ran with `GOMEMLIMIT=%.0fMiB` (three quarters of the memory available; docs/benchmarks.md).\n\n", rr.Replay.MemLimitMB)
-			}
+			w("`pitboss replay --full --swap`: %.1f s in all, %.0f events/s by its own count (read, apply, write the shadow), %.0f events/s over the whole command; peak RSS %.0f MB (budget 512 MB unless PITBOSS_REPLAY_MEMORY says otherwise).\n\n",
+				rr.Replay.Seconds, rr.Replay.EventsPerSec, rr.Replay.WallPerSec, rr.Replay.PeakRSSMB)
 		} else {
 			w("`pitboss replay --full --swap` did not complete (see Failures), so no read-model query was timed.\n\n")
 		}

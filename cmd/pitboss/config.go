@@ -51,6 +51,9 @@ type config struct {
 	// address on loopback (demo_wallet.go; the game is wired in
 	// demo_game.go).
 	DemoWalletURL string
+	// ReplayMemory is PITBOSS_REPLAY_MEMORY: the memory budget of `pitboss
+	// replay` in bytes (its --memory flag's default; replay.go).
+	ReplayMemory int64
 }
 
 func env(name, def string) string {
@@ -99,6 +102,9 @@ func loadConfig() (config, error) {
 	if c.ProviderCacheTTL, err = time.ParseDuration(env("PITBOSS_PROVIDER_CACHE_TTL", "1s")); err != nil ||
 		c.ProviderCacheTTL < 0 || c.ProviderCacheTTL > time.Minute {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROVIDER_CACHE_TTL must be a duration from 0s to 1m"))
+	}
+	if c.ReplayMemory, err = parseBytes(env("PITBOSS_REPLAY_MEMORY", "512MB")); err != nil {
+		errs = append(errs, fmt.Errorf("PITBOSS_REPLAY_MEMORY: %w", err))
 	}
 	if c.DefaultEnvironment != "sandbox" && c.DefaultEnvironment != "production" {
 		errs = append(errs, fmt.Errorf("PITBOSS_DEFAULT_ENVIRONMENT must be sandbox or production"))

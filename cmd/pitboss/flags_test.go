@@ -46,6 +46,8 @@ func TestSubcommandFlags(t *testing.T) {
 		tc{"client --help", []string{"client", "--help"}, 0, "pitboss client create"},
 		tc{"key -h", []string{"key", "-h"}, 0, "pitboss key issue"},
 		tc{"serve with a bad roles value is not a usage error", []string{"serve", "--roles", "nope"}, 1, ""},
+		tc{"replay with a memory budget that is no size", []string{"replay", "--memory", "lots"}, 2, "usage: pitboss replay"},
+		tc{"replay with a memory budget under 16MiB", []string{"replay", "--memory", "1MB"}, 2, "usage: pitboss replay"},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,5 +78,21 @@ func TestSubcommandFlags(t *testing.T) {
 				t.Errorf("output lacks %q:\nstdout: %s\nstderr: %s", c.usage, stdout.String(), stderr.String())
 			}
 		})
+	}
+}
+
+// A memory budget is a size with a unit, or megabytes without one.
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64 // 0: an error
+	}{
+		{"512MB", 512e6}, {"512", 512e6}, {"2GiB", 2 << 30}, {"768 mib", 768 << 20}, {"1.5GB", 1.5e9},
+		{"16MiB", 16 << 20}, {"1MB", 0}, {"0", 0}, {"-1GB", 0}, {"lots", 0}, {"5TB", 0}, {"", 0},
+	} {
+		got, err := parseBytes(tc.in)
+		if tc.want == 0 && err == nil || tc.want != 0 && (err != nil || got != tc.want) {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,8 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		"differences then include the projectors' lag")
 	examples := fs.Int("diffs", 10, "differences listed per table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	passEvents := fs.Int64("pass-events", readstore.DefaultPassEvents, "most events rebuilt in memory at once "+
-		"(about 1.2 GB of heap per million); clients are rebuilt in passes of at most this many, a larger client alone")
+	memory := fs.String("memory", formatBytes(cfg.ReplayMemory), "memory budget of the rebuild (MB, GB, MiB, GiB; "+
+		"default PITBOSS_REPLAY_MEMORY or 512MB): it rebuilds in position slices of this much, whatever the ledger's size")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
@@ -40,7 +41,12 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("replay: %w", err)
 	}
 	defer stopProfile()
-	rebuildGC()
+	budget, err := parseBytes(*memory)
+	if err != nil {
+		printUsage(fs, stderr)
+		return &exitError{exitUsage, fmt.Errorf("replay: --memory: %w", err)}
+	}
+	rebuildGC(budget)
 	pool, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -48,11 +54,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	defer pool.Close()
 	rm := readstore.NewReadModels(pool)
 	bar := &progressBar{w: stderr}
-	if *passEvents < 1 {
-		printUsage(fs, stderr)
-		return &exitError{exitUsage, errors.New("replay: --pass-events must be at least 1")}
-	}
-	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, PassEvents: *passEvents}
+	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, Memory: budget}
 	var plog *progressLog
 	switch {
 	case *quiet:
@@ -86,24 +88,50 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	return nil
 }
 
-// rebuildGC turns the proportional garbage collector off (GOGC=off) when
-// the operator set a memory limit (GOMEMLIMIT) and no GOGC: nearly all a
-// rebuild allocates stays live until its pass ends, so collecting each time
-// the heap doubles marks the same growing heap again and again; with a
-// limit the collector runs only as the heap nears it. Measured on the
-// 10-million-event benchmark store with GOMEMLIMIT=14GiB: the collector's
-// CPU 81 → 33 s, the same peak memory. Without a limit nothing changes:
-// GOGC=off alone would grow without bound.
-func rebuildGC() {
-	if os.Getenv("GOMEMLIMIT") != "" && os.Getenv("GOGC") == "" {
+// rebuildGC sets the collector for a rebuild of budget bytes. Unless the
+// operator set GOGC or GOMEMLIMIT, the budget becomes the runtime's soft
+// memory limit: the rebuild sizes its slices to it, and the collector then
+// works harder near it instead of letting the heap double past it. With
+// only GOMEMLIMIT set the proportional collector is turned off (GOGC=off)
+// and collects only near that limit, as before the slices.
+func rebuildGC(budget int64) {
+	switch {
+	case os.Getenv("GOMEMLIMIT") != "" && os.Getenv("GOGC") == "":
 		debug.SetGCPercent(-1)
+	case os.Getenv("GOMEMLIMIT") == "" && os.Getenv("GOGC") == "":
+		debug.SetMemoryLimit(budget)
 	}
+}
+
+// parseBytes reads a size: a number of bytes with a unit (KB, MB, GB: powers
+// of 1000; KiB, MiB, GiB: of 1024), or without one a number of megabytes.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, "MB"
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	units := map[string]float64{"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
+	mult, ok := units[strings.ToUpper(unit)]
+	n, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || n <= 0 || n*mult < 16<<20 || n*mult > 1<<50 {
+		return 0, fmt.Errorf("%q is not a size of at least 16MiB (like 512MB, 2GiB)", s)
+	}
+	return int64(n * mult), nil
+}
+
+func formatBytes(n int64) string {
+	if n%1e6 == 0 {
+		return strconv.FormatInt(n/1e6, 10) + "MB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 func printReport(w io.Writer, rep readstore.ReplayReport) {
 	rate := float64(rep.Events) / max(rep.Read+rep.Write, time.Millisecond).Seconds()
-	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %d pass(es), %s: read and apply %s, write shadow %s; %.0f events/s\n",
-		rep.Events, rep.Head, rep.Skipped, rep.Passes, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
+	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %d slice(s) (%d late changes), %s: read and apply %s, write shadow %s; %.0f events/s\n",
+		rep.Events, rep.Head, rep.Skipped, rep.Slices, rep.LateChanges, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
 		rep.Write.Round(time.Millisecond), rate)
 	mode := "as of the live checkpoints"
 	if rep.Full {

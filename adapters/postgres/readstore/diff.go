@@ -13,10 +13,44 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
-// diffTable reads the live table's rows matching cond (with args; "" for
-// all) in key order and merges them with the rebuilt rows.
-func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb tableRows, examples int, cond string, args ...any) (TableDiff, error) {
-	d := TableDiff{Table: tb.name, Rebuilt: int64(rb.n)}
+// rowSource yields a rebuilt table's rows in key order, normalised
+// (normRow): from memory (memoryRows) or from a query (queryRows), so a
+// table rebuilt in PostgreSQL is compared as it streams, never held.
+type rowSource interface {
+	next() (row []any, ok bool, err error)
+}
+
+// memoryRows reads a table rebuilt in memory.
+type memoryRows struct {
+	rows tableRows
+	i    int
+}
+
+func (s *memoryRows) next() ([]any, bool, error) {
+	if s.i >= s.rows.n {
+		return nil, false, nil
+	}
+	s.i++
+	return normRow(s.rows.row(s.i - 1)), true, nil
+}
+
+// queryRows reads a table's rows from a query in key order.
+type queryRows struct{ rows pgx.Rows }
+
+func (s queryRows) next() ([]any, bool, error) {
+	if !s.rows.Next() {
+		return nil, false, s.rows.Err()
+	}
+	vals, err := s.rows.Values()
+	if err != nil {
+		return nil, false, err
+	}
+	return normRow(vals), true, nil
+}
+
+// selectList is the select list the diff reads a table's columns with:
+// ids as text, as the rebuilt rows hold them.
+func selectList(tb rmTable) string {
 	sel := make([]string, len(tb.cols))
 	for i, c := range tb.cols {
 		sel[i] = pgx.Identifier{c}.Sanitize()
@@ -24,6 +58,13 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 			sel[i] = "id::text"
 		}
 	}
+	return strings.Join(sel, ", ")
+}
+
+// diffTable reads the live table's rows matching cond (with args; "" for
+// all) in key order and merges them with the rebuilt rows of rb.
+func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb rowSource, examples int, cond string, args ...any) (TableDiff, error) {
+	d := TableDiff{Table: tb.name}
 	var conds []string
 	for _, c := range []string{tb.where, cond} {
 		if c != "" {
@@ -34,7 +75,7 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
-	rows, err := tx.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+m.t(tb.name)+where+` ORDER BY `+tb.order, args...)
+	rows, err := tx.Query(ctx, `SELECT `+selectList(tb)+` FROM `+m.t(tb.name)+where+` ORDER BY `+tb.order, args...)
 	if err != nil {
 		return d, fmt.Errorf("read live %s: %w", tb.name, err)
 	}
@@ -44,16 +85,24 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 			d.Examples = append(d.Examples, fmt.Sprintf(format, args...))
 		}
 	}
-	i := 0
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return d, fmt.Errorf("read live %s: %w", tb.name, err)
+	want, ok, err := rb.next()
+	advance := func() {
+		if want, ok, err = rb.next(); ok {
+			d.Rebuilt++
+		}
+	}
+	if ok {
+		d.Rebuilt++
+	}
+	for err == nil && rows.Next() {
+		vals, verr := rows.Values()
+		if verr != nil {
+			return d, fmt.Errorf("read live %s: %w", tb.name, verr)
 		}
 		live := normRow(vals)
 		d.Live++
-		for ; i < rb.n; i++ {
-			want := normRow(rb.row(i))
+		matched := false
+		for ok && err == nil {
 			c := cmpKey(want[:tb.key], live[:tb.key])
 			if c > 0 {
 				break
@@ -61,25 +110,34 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ta
 			if c < 0 {
 				d.Missing++
 				note("%s %s: missing from the live table", tb.name, keyText(tb, want))
+				advance()
 				continue
 			}
 			if diffs := changedCols(tb, want, live); diffs != "" {
 				d.Changed++
 				note("%s %s: %s", tb.name, keyText(tb, want), diffs)
 			}
-			i++
-			goto next
+			advance()
+			matched = true
+			break
 		}
-		d.Extra++
-		note("%s %s: in the live table, not in the rebuild", tb.name, keyText(tb, live))
-	next:
+		if !matched {
+			d.Extra++
+			note("%s %s: in the live table, not in the rebuild", tb.name, keyText(tb, live))
+		}
+	}
+	if err != nil {
+		return d, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
 	}
 	if err := rows.Err(); err != nil {
 		return d, fmt.Errorf("read live %s: %w", tb.name, err)
 	}
-	for ; i < rb.n; i++ {
+	for ok {
 		d.Missing++
-		note("%s %s: missing from the live table", tb.name, keyText(tb, normRow(rb.row(i))))
+		note("%s %s: missing from the live table", tb.name, keyText(tb, want))
+		if advance(); err != nil {
+			return d, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
+		}
 	}
 	return d, nil
 }

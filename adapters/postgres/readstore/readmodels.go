@@ -39,6 +39,10 @@ type ReadModels struct {
 	// countBudget bounds the count behind a filtered page's exact total
 	// (boundedCount); DefaultCountBudget unless WithCountBudget.
 	countBudget time.Duration
+	// inMemory makes a rebuild written to the shadow schema run as a
+	// comparison does, in passes held whole in memory: the rebuild as it
+	// was before compareSliced, which the tests hold it to.
+	inMemory bool
 }
 
 var (

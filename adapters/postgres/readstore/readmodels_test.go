@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,8 +211,11 @@ func TestGameResultStatusMatchesTheTable(t *testing.T) {
 	}
 }
 
-// BenchmarkReplay measures a full rebuild written to the shadow schema.
-// PITBOSS_BENCH_EVENTS sets the ledger's size (default 100,000):
+// BenchmarkReplay measures a full rebuild written to the shadow schema,
+// and the process's peak resident memory during it (VmHWM, reset after
+// seeding). PITBOSS_BENCH_EVENTS sets the ledger's size (default 100,000),
+// PITBOSS_BENCH_MEMORY the budget in MB (default 512),
+// PITBOSS_BENCH_IN_MEMORY=1 runs the rebuild held whole in memory instead:
 //
 //	PITBOSS_BENCH_EVENTS=1000000 go test -run XXX -bench Replay -benchtime 1x ./adapters/postgres/readstore
 func BenchmarkReplay(b *testing.B) {
@@ -229,14 +233,34 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	b.Logf("seeded %d events in %s (%.0f events/s)", res.Events, res.Took, float64(res.Events)/res.Took.Seconds())
 	rm := readstore.NewReadModels(pool)
+	inMemory := os.Getenv("PITBOSS_BENCH_IN_MEMORY") == "1"
+	if inMemory {
+		rm = readstore.InMemory(rm)
+	}
+	opts := readstore.ReplayOptions{Full: true, Shadow: true, Memory: readstore.DefaultReplayMemory}
+	if v := os.Getenv("PITBOSS_BENCH_MEMORY"); v != "" {
+		mb, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.Memory = mb << 20
+	}
+	if !inMemory && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(opts.Memory) // as `pitboss replay` does
+	}
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil { // resets VmHWM
+		b.Logf("peak memory not reset: %v", err)
+	}
 	b.ResetTimer()
 	for range b.N {
-		rep, err := rm.Compare(context.Background(), readstore.ReplayOptions{Full: true, Shadow: true})
+		rep, err := rm.Compare(context.Background(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(rep.Events)/(rep.Read+rep.Write).Seconds(), "events/s")
-		b.Logf("read+apply %s, write %s, compare %s", rep.Read, rep.Write, rep.Compare)
+		b.Logf("read+apply %s, write %s (finish %s), compare %s; %d slices, %d late changes; peak RSS %s", rep.Read, rep.Write,
+			rep.Finish, rep.Compare, rep.Slices, rep.LateChanges, peakRSS())
 		start := time.Now()
 		if _, err := rm.Swap(context.Background()); err != nil {
 			b.Fatal(err)
@@ -618,4 +642,18 @@ func TestAdvanceStopsAtTheFirstUnapplied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// peakRSS is the process's VmHWM line from /proc/self/status.
+func peakRSS() string {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err.Error()
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

@@ -28,6 +28,10 @@ type rebuilt struct {
 	rounds       []roundRow
 	checkpoints  []checkpointRow
 	positions    []checkpointRow
+	// A slice's game-result parts, bets and wins, and rollback marks of
+	// rows of earlier slices (replay_sliced.go).
+	results, gameTxs []*projections.Transaction
+	lateMarks        []projections.RollbackMark
 }
 
 type orderRow struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -22,11 +23,20 @@ type ReplayOptions struct {
 	// and never the projector's lag.
 	Full bool
 	// Shadow writes the rebuild into the shadow schema, replacing what is
-	// there, ready for Swap.
+	// there, ready for Swap. Such a rebuild runs in bounded memory: in
+	// position slices of at most Memory's worth of events, each written
+	// out before the next, and compared with the live tables as it is
+	// read back (see docs/read-models.md, "Replay").
 	Shadow bool
+	// Memory is the budget of a rebuild with Shadow, in bytes (default
+	// DefaultReplayMemory): it sets the events of a slice.
+	Memory int64
+	// SliceEvents, when set, is the events of a slice instead (tests).
+	SliceEvents int64
 	// Examples bounds the differences listed per table. Default 10.
 	Examples int
-	// PassEvents bounds the events rebuilt in memory at once (default
+	// PassEvents bounds the events a rebuild without Shadow (a comparison
+	// only) holds in memory at once (default
 	// DefaultPassEvents): clients are rebuilt in passes of at most this
 	// many events, the largest first; a client with more gets a pass of
 	// its own. Memory is about 1.2 GB of live heap per million events in
@@ -48,17 +58,26 @@ type ReplayProgress struct {
 // ReplayReport is the outcome of a rebuild and its comparison with the
 // live read models.
 type ReplayReport struct {
-	Events   int64 // events read
-	Skipped  int64 // events a projection could not apply (dead letters)
-	Head     int64 // position of the last event read
-	Full     bool
-	Read     time.Duration // reading and applying the events
-	Write    time.Duration // writing the shadow schema
-	Compare  time.Duration
-	Tables   []TableDiff
-	Rebuilt  map[string]int64 // rows per rebuilt table
-	Passes   int              // rebuilds in memory, one per group of clients
-	Shadowed bool
+	Events  int64 // events read
+	Skipped int64 // events a projection could not apply (dead letters)
+	Head    int64 // position of the last event read
+	Full    bool
+	Read    time.Duration // reading and applying the events
+	Write   time.Duration // writing the shadow schema
+	// Finish is the part of Write a rebuild in slices spends after the
+	// last slice, in PostgreSQL (game results, marks, rounds, members,
+	// numbering).
+	Finish  time.Duration
+	Compare time.Duration
+	Tables  []TableDiff
+	Rebuilt map[string]int64 // rows per rebuilt table
+	Passes  int              // rebuilds in memory, one per group of clients
+	Slices  int              // position slices of a rebuild with Shadow
+	// LateChanges counts, in a rebuild in slices, the changes to rows an
+	// earlier slice had written: parts of game results of rounds that span
+	// slices, and bets and wins rolled back in a later slice.
+	LateChanges int64
+	Shadowed    bool
 }
 
 // Differences is the number of rows that differ, over every table.
@@ -108,6 +127,9 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	if opts.PassEvents <= 0 {
 		opts.PassEvents = DefaultPassEvents
 	}
+	if opts.Shadow && !m.inMemory {
+		return m.compareSliced(ctx, opts)
+	}
 	rep := ReplayReport{Full: opts.Full, Rebuilt: map[string]int64{}}
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
@@ -127,22 +149,13 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	if err != nil {
 		return rep, err
 	}
-	var live map[projections.StreamKey]int64
-	watermark := map[projections.Name]int64{}
-	for _, p := range projections.All {
-		watermark[p] = head
+	live, watermark, err := m.replayLimits(ctx, snap, opts.Full, head)
+	if err != nil {
+		return rep, err
 	}
-	if !opts.Full {
-		if live, err = m.liveCheckpoints(ctx, snap); err != nil {
-			return rep, err
-		}
-		for _, p := range projections.All {
-			var pos int64
-			if err := snap.QueryRow(ctx, m.sql.position, string(p)).Scan(&pos); err != nil {
-				return rep, fmt.Errorf("watermark of %s: %w", p, err)
-			}
-			watermark[p] = pos
-		}
+	projs, err := replayProjections()
+	if err != nil {
+		return rep, err
 	}
 	if opts.Shadow {
 		if err := m.createShadow(ctx); err != nil {
@@ -175,18 +188,22 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 		if len(pass.clients) == len(clients) {
 			only = nil // every event
 		}
-		if err := replayEvents(ctx, snap, mem, live, &rep, only, &progress); err != nil {
+		err := replayEvents(ctx, snap, only, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
+			applyReplayed(mem, projs, live, r, e, decodeErr, &rep)
+			return nil
+		}, &rep)
+		if err != nil {
 			return rep, err
 		}
-		for _, p := range projections.All {
-			mem.SetWatermark(p, watermark[p])
-		}
-		rb := newRebuilt(mem) // no positions: the store's, written once below
+		// Only the numbering: the watermarks are the store's, written once
+		// below.
+		mem.SetWatermark(projections.History, watermark[projections.History])
+		rb := newRebuilt(mem)
 		rep.Read += time.Since(start)
 
 		start = time.Now()
 		if opts.Shadow {
-			if err := m.copyShadow(ctx, rb, clientTables); err != nil {
+			if err := m.copyTables(ctx, ShadowSchema, rb, clientTables); err != nil {
 				return rep, err
 			}
 		}
@@ -197,12 +214,11 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 			if tb.client == "" {
 				continue
 			}
-			rows := tb.rows(rb)
-			rep.Rebuilt[tb.name] += int64(rows.n)
-			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, tb.client+" = ANY($1)", pass.clients)
+			d, err := m.diffTable(ctx, snap, tb, &memoryRows{rows: tb.rows(rb)}, opts.Examples, tb.client+" = ANY($1)", pass.clients)
 			if err != nil {
 				return rep, err
 			}
+			rep.Rebuilt[tb.name] += d.Rebuilt
 			merge(i, d)
 		}
 		rep.Compare += time.Since(start)
@@ -221,7 +237,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	}
 	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
 	if opts.Shadow {
-		if err := m.copyShadow(ctx, global, globalTables); err != nil {
+		if err := m.copyTables(ctx, ShadowSchema, global, globalTables); err != nil {
 			return rep, err
 		}
 		if err := m.markShadowWritten(ctx); err != nil {
@@ -232,13 +248,13 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	rep.Write += time.Since(start)
 	start = time.Now()
 	for i, tb := range rmTables {
-		rows := tb.rows(global)
+		rows := &memoryRows{rows: tb.rows(global)}
 		if tb.client == "" {
-			rep.Rebuilt[tb.name] += int64(rows.n)
 			d, err := m.diffTable(ctx, snap, tb, rows, opts.Examples, "")
 			if err != nil {
 				return rep, err
 			}
+			rep.Rebuilt[tb.name] += d.Rebuilt
 			merge(i, d)
 			continue
 		}
@@ -251,4 +267,29 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	rep.Compare += time.Since(start)
 	rep.Tables = diffs
 	return rep, snap.Commit(ctx)
+}
+
+// replayLimits are what a rebuild applies: with full every event and the
+// watermarks at head; otherwise, per projection and stream, the versions
+// the live checkpoints hold (live) and the live watermarks, read in snap.
+func (m *ReadModels) replayLimits(ctx context.Context, snap pgx.Tx, full bool, head int64) (
+	live map[projections.StreamKey]int64, watermark map[projections.Name]int64, err error) {
+	watermark = map[projections.Name]int64{}
+	for _, p := range projections.All {
+		watermark[p] = head
+	}
+	if full {
+		return nil, watermark, nil
+	}
+	if live, err = m.liveCheckpoints(ctx, snap); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range projections.All {
+		var pos int64
+		if err := snap.QueryRow(ctx, m.sql.position, string(p)).Scan(&pos); err != nil {
+			return nil, nil, fmt.Errorf("watermark of %s: %w", p, err)
+		}
+		watermark[p] = pos
+	}
+	return live, watermark, nil
 }

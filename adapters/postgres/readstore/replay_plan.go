@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // replayPass is the clients rebuilt together, and their events.
@@ -36,25 +35,6 @@ func replayPasses(clients []eventClient, budget int64) []replayPass {
 		slices.Sort(p.clients)
 	}
 	return passes
-}
-
-// LargestReplayPass is the most events a rebuild with passes of at most
-// budget events holds in memory at once, for the store as it is now.
-func LargestReplayPass(ctx context.Context, pool *pgxpool.Pool, budget int64) (int64, error) {
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return 0, fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	clients, _, _, err := eventClients(ctx, tx)
-	if err != nil {
-		return 0, err
-	}
-	var largest int64
-	for _, p := range replayPasses(clients, budget) {
-		largest = max(largest, p.events)
-	}
-	return largest, nil
 }
 
 // eventClient is one client of the event store and how many events name it.

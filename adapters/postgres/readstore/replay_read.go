@@ -61,21 +61,26 @@ type replayChunk struct {
 
 const replayChunkSize = 1024
 
-// replayEvents reads every event (of the clients' streams, if any are named)
-// in position order (client by client) and applies it to mem:
-// one goroutine reads, the others decode chunks in parallel, and this one
-// applies them in order. live, when not nil, limits each projection to the
-// versions it holds.
-func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live map[projections.StreamKey]int64,
-	rep *ReplayReport, clients []string, progress *replayProgress) error {
+// replayProjections is every projection, in projections.All's order.
+func replayProjections() ([]projections.Projection, error) {
 	projs := make([]projections.Projection, 0, len(projections.All))
 	for _, n := range projections.All {
 		p, err := projections.ByName(n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		projs = append(projs, p)
 	}
+	return projs, nil
+}
+
+// replayEvents reads every event (of the clients' streams, if any are named)
+// in position order (client by client) and hands it to apply, decoded (or
+// with the decoding error): one goroutine reads, the others decode chunks
+// in parallel, and this one applies them in order. An error of apply ends
+// the reading.
+func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, progress *replayProgress,
+	apply func(r rawEvent, e domain.Event, decodeErr error) error, rep *ReplayReport) error {
 	// Every event: the position index, the heap read in order. Some
 	// clients: client by client, each one range of
 	// events_client_position_idx in position order (events of different
@@ -171,7 +176,9 @@ func replayEvents(ctx context.Context, tx pgx.Tx, mem *projections.Memory, live 
 				delete(pending, next)
 				next++
 				for i, r := range c.raws {
-					applyReplayed(mem, projs, live, r, c.events[i], c.errs[i], rep)
+					if err := apply(r, c.events[i], c.errs[i]); err != nil {
+						return err
+					}
 				}
 				progress.tick(rep.Events)
 			}

@@ -1,6 +1,7 @@
 package readstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ const (
 
 // The shadow schema is written in three steps. createShadow replaces it
 // with empty tables: the live tables' columns and checks, UNLOGGED and
-// without keys or indexes. copyShadow appends rebuilt rows by binary COPY,
+// without keys or indexes. copyTables appends rebuilt rows by binary COPY,
 // a few tables at a time (once per client). That is the cheapest way to put
 // millions of rows down; Swap makes them durable and indexes them before
 // they go live. markShadowWritten comes last, so Swap never takes a
@@ -49,8 +50,9 @@ func (m *ReadModels) createShadow(ctx context.Context) error {
 	return nil
 }
 
-// copyShadow appends rb's rows of tables to the shadow schema.
-func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTable) error {
+// copyTables appends rb's rows of tables to their namesakes in schema (the
+// shadow schema), or in the table's own schema if it names one.
+func (m *ReadModels) copyTables(ctx context.Context, schema string, rb *rebuilt, tables []rmTable) error {
 	g, gctx := errgroup.WithContext(ctx)
 	// A few tables at a time, leaving a connection for the snapshot.
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
@@ -61,14 +63,15 @@ func (m *ReadModels) copyShadow(ctx context.Context, rb *rebuilt, tables []rmTab
 				return fmt.Errorf("acquire connection: %w", err)
 			}
 			defer conn.Release()
+			schema := cmp.Or(tb.schema, schema)
 			cols := make([]string, len(tb.cols))
 			for i, c := range tb.cols {
 				cols[i] = pgx.Identifier{c}.Sanitize()
 			}
 			_, err = conn.Conn().PgConn().CopyFrom(gctx, newBinaryCopy(tb.rows(rb), tb.types),
-				`COPY `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
+				`COPY `+pgx.Identifier{schema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
 			if err != nil {
-				return fmt.Errorf("copy shadow %s: %w", tb.name, err)
+				return fmt.Errorf("copy %s.%s: %w", schema, tb.name, err)
 			}
 			return nil
 		})

@@ -11,6 +11,9 @@ type tableRows struct {
 // rmTable describes one read-model table for the shadow copy and the diff.
 type rmTable struct {
 	name string
+	// schema, if set, is where the table is (a staging table); otherwise
+	// the caller says.
+	schema string
 	// cols are the stored columns (generated ones left out), selects the
 	// expressions the diff reads them with.
 	cols, selects []string

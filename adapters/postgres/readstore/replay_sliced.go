@@ -1,0 +1,483 @@
+package readstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/projections"
+)
+
+// DefaultReplayMemory is ReplayOptions.Memory's default: 512 MB.
+const DefaultReplayMemory = 512 << 20
+
+// replayBytesPerEvent is what one event of a slice costs the rebuild at
+// its peak, resident: its history rows, game result, lookups and members
+// in a projections.Memory (about 1.2 KB of live heap), and the Go
+// collector's headroom over that.
+const replayBytesPerEvent = 3 << 10
+
+// minSliceEvents keeps a tiny budget from making a slice of every event.
+const minSliceEvents = 10_000
+
+// StagingSchema holds what a rebuild in slices carries from one slice to
+// the end (game-result parts, late rollback marks, round starts, members):
+// created with the shadow schema, dropped once the shadow schema is
+// written.
+const StagingSchema = "readmodels_replay"
+
+// sliceEvents is how many events one slice of a rebuild holds.
+func (o ReplayOptions) sliceEvents() int64 {
+	if o.SliceEvents > 0 {
+		return o.SliceEvents
+	}
+	mem := o.Memory
+	if mem <= 0 {
+		mem = DefaultReplayMemory
+	}
+	// Two slices are in memory at once: one applied, one written.
+	return max(mem/(2*replayBytesPerEvent), minSliceEvents)
+}
+
+// stagingTables are the tables of StagingSchema, each filled by COPY with
+// the columns of rmTable like.
+var stagingTables = []struct{ name, like string }{
+	{"results", "transactions"}, // every slice's part of its game results
+	{"rounds", "ggr_rounds"},    // every slice's round starts
+	{"players", "ggr_players"},  // every slice's members
+	{"months", "ggr_player_months"},
+}
+
+// Staging tables of their own: the bets and wins (for the rollbacks of a
+// later slice) and the rollback marks of rows of an earlier slice.
+var (
+	gameTxTable = rmTable{name: "gametx", schema: StagingSchema, cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq"},
+		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.gameTxs), row: func(i int) []any {
+				t := rb.gameTxs[i]
+				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq}
+			}}
+		}}
+	marksTable = rmTable{name: "marks", schema: StagingSchema, cols: []string{"client_id", "provider", "external_id", "position"},
+		types: []colType{colText, colText, colText, colInt8},
+		rows: func(rb *rebuilt) tableRows {
+			return tableRows{n: len(rb.lateMarks), row: func(i int) []any {
+				k := rb.lateMarks[i]
+				return []any{k.Key.ClientID, k.Key.Provider, k.Key.ExternalTxID, k.Position}
+			}}
+		}}
+)
+
+func tableNamed(name string) rmTable {
+	i := slices.IndexFunc(rmTables, func(tb rmTable) bool { return tb.name == name })
+	return rmTables[i]
+}
+
+// stagingCopies are the tables a slice appends to StagingSchema.
+func stagingCopies() []rmTable {
+	tx := tableNamed("transactions")
+	results := tx
+	results.name = "results"
+	results.rows = func(rb *rebuilt) tableRows {
+		return tableRows{n: len(rb.results), row: func(i int) []any {
+			args := txArgs(*rb.results[i])
+			args[6] = string(projections.StatusPending) // as transactions' rows does
+			return args
+		}}
+	}
+	results.schema = StagingSchema
+	rename := func(tb rmTable, name string) rmTable { tb.name, tb.schema = name, StagingSchema; return tb }
+	return []rmTable{results, rename(tableNamed("ggr_rounds"), "rounds"), rename(tableNamed("ggr_players"), "players"),
+		rename(tableNamed("ggr_player_months"), "months"), gameTxTable, marksTable}
+}
+
+func (m *ReadModels) createStaging(ctx context.Context) error {
+	staging := pgx.Identifier{StagingSchema}.Sanitize()
+	stmts := []string{`DROP SCHEMA IF EXISTS ` + staging + ` CASCADE`, `CREATE SCHEMA ` + staging}
+	for _, tb := range stagingTables {
+		stmts = append(stmts, `CREATE UNLOGGED TABLE `+pgx.Identifier{StagingSchema, tb.name}.Sanitize()+
+			` (LIKE `+pgx.Identifier{ShadowSchema, tb.like}.Sanitize()+`)`)
+	}
+	stmts = append(stmts,
+		`CREATE UNLOGGED TABLE `+staging+`.gametx (client_id text NOT NULL, provider text NOT NULL,
+			external_id text NOT NULL, type text NOT NULL, game text, promo boolean NOT NULL, seq bigint NOT NULL)`,
+		`CREATE INDEX ON `+staging+`.gametx (client_id, provider, external_id)`,
+		`CREATE UNLOGGED TABLE `+staging+`.marks (client_id text NOT NULL, provider text NOT NULL,
+			external_id text NOT NULL, position bigint NOT NULL)`)
+	for _, stmt := range stmts {
+		if _, err := m.pool.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("create staging tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// earlierGameTx looks up on conn a bet or win that an earlier slice wrote:
+// the last one with the key, as projections.Memory keeps it.
+func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, errp *error) projections.Lookup {
+	query := `SELECT type, coalesce(game, ''), promo FROM ` + pgx.Identifier{StagingSchema, "gametx"}.Sanitize() + `
+		WHERE client_id = $1 AND provider = $2 AND external_id = $3 ORDER BY seq DESC LIMIT 1`
+	return func(k projections.GameTxKey) (projections.GameTx, bool) {
+		var (
+			g   projections.GameTx
+			typ string
+		)
+		err := conn.QueryRow(ctx, query, k.ClientID, k.Provider, k.ExternalTxID).Scan(&typ, &g.Game, &g.Promo)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return g, false
+		}
+		if err != nil {
+			if *errp == nil {
+				*errp = fmt.Errorf("look up %s of an earlier slice: %w", k.ExternalTxID, err)
+			}
+			return g, false
+		}
+		g.Type = projections.TxType(typ)
+		return g, true
+	}
+}
+
+// slicer rebuilds the history in slices of at most size events: the
+// balances, GGR amounts and checkpoints carry over (they are per wallet,
+// group and stream, not per event), everything else of a slice goes to the
+// shadow schema's history or to StagingSchema when the slice ends. A
+// slice is written while the next one is applied (one write at a time):
+// until it is written, its bets and wins are looked up in it (prev).
+type slicer struct {
+	m       *ReadModels
+	size    int64
+	n       int64
+	mem     *projections.Memory
+	prev    *projections.Memory // the slice being written, if any
+	pending chan error          // its write's outcome
+	staged  projections.Lookup  // bets and wins of the slices written
+	slices  int
+}
+
+func (s *slicer) fresh() {
+	next := projections.NewMemorySized(int(s.size))
+	if s.mem != nil {
+		next.Balances, next.GGR, next.Checkpoints = s.mem.Balances, s.mem.GGR, s.mem.Checkpoints
+	}
+	next.Earlier = s.earlier
+	s.mem, s.n = next, 0
+}
+
+// earlier finds a bet or win of an earlier slice: in the one being
+// written, or in the staging table.
+func (s *slicer) earlier(k projections.GameTxKey) (projections.GameTx, bool) {
+	if s.prev != nil {
+		if g, ok := s.prev.Lookup(k); ok {
+			return g, true
+		}
+	}
+	return s.staged(k)
+}
+
+// flush ends the slice: it waits for the previous slice's write, then
+// starts writing this one and starts the next slice.
+func (s *slicer) flush(ctx context.Context) error {
+	if s.n == 0 {
+		return nil
+	}
+	if err := s.wait(); err != nil {
+		return err
+	}
+	s.slices++
+	mem := s.mem
+	mem.Earlier = nil // its own rows only (s.earlier asks the staging table)
+	s.fresh()
+	s.prev = mem
+	done := make(chan error, 1)
+	s.pending = done
+	go func() { done <- s.writeSlice(ctx, mem) }()
+	return nil
+}
+
+// wait waits for the slice being written, if any.
+func (s *slicer) wait() error {
+	if s.pending == nil {
+		return nil
+	}
+	err := <-s.pending
+	s.pending, s.prev = nil, nil
+	return err
+}
+
+// writeSlice writes a slice's rows out: event rows to the shadow history,
+// bets and wins, game-result parts, late marks, round starts and members
+// to the staging tables.
+func (s *slicer) writeSlice(ctx context.Context, mem *projections.Memory) error {
+	rb := &rebuilt{}
+	mem.Transactions(func(t *projections.Transaction) {
+		switch t.Type {
+		case projections.TypeGameResult:
+			rb.results = append(rb.results, t)
+			return
+		case projections.TypeBet, projections.TypeWin:
+			rb.gameTxs = append(rb.gameTxs, t)
+		}
+		rb.txs = append(rb.txs, t)
+	})
+	rb.lateMarks = mem.LateMarks
+	for p := range mem.Players {
+		rb.players = append(rb.players, p)
+	}
+	for k, d := range mem.PlayerMonths {
+		rb.months = append(rb.months, monthRow{key: k, days: d})
+	}
+	for k, st := range mem.Rounds {
+		rb.rounds = append(rb.rounds, roundRow{key: k, start: st})
+	}
+	return s.m.copyTables(ctx, ShadowSchema, rb, append(stagingCopies(), tableNamed("transactions")))
+}
+
+// finishSQL turns the staging tables into the shadow tables' remaining
+// rows, set-based: three independent sequences of statements.
+func finishSQL() [][]string {
+	sh := func(name string) string { return pgx.Identifier{ShadowSchema, name}.Sanitize() }
+	st := func(name string) string { return pgx.Identifier{StagingSchema, name}.Sanitize() }
+	txCols := strings.Join(tableNamed("transactions").cols, ", ")
+	// A game result's parts (one per slice that changed it) add up as
+	// projections.Transaction.AddGameResult adds them: sums, closed once
+	// closed, the highest position, and the rest from the lowest seq (the
+	// first slice's part: a later slice's events have higher positions).
+	// One sort by (id, seq), the sums over each id's partition.
+	cols := []string{}
+	for _, c := range tableNamed("transactions").cols {
+		switch c {
+		case "amount", "open_bets", "rolled_bets", "wins":
+			cols = append(cols, "sum("+c+") OVER w")
+		case "closed":
+			cols = append(cols, "bool_or(closed) OVER w")
+		case "position":
+			cols = append(cols, "max(position) OVER w")
+		default:
+			cols = append(cols, c)
+		}
+	}
+	return [][]string{{
+		`INSERT INTO ` + sh("transactions") + ` (` + txCols + `)
+			SELECT DISTINCT ON (id) ` + strings.Join(cols, ", ") + ` FROM ` + st("results") + `
+			WINDOW w AS (PARTITION BY id) ORDER BY id, seq`,
+		// Rollbacks of bets and wins an earlier slice wrote: the live
+		// projector's markRolledBack, once per row with the last mark.
+		`UPDATE ` + sh("transactions") + ` t SET base_status = 'rolled_back', position = greatest(t.position, m.position)
+			FROM (SELECT client_id, provider, external_id, max(position) AS position FROM ` + st("marks") + `
+			      GROUP BY 1, 2, 3) m
+			WHERE t.client_id = m.client_id AND t.provider = m.provider AND t.external_id = m.external_id
+			  AND t.type IN ('bet', 'win')`,
+	}, {
+		// A round starts at its earliest (day, game) (projections.RoundStart)
+		// and is counted in that group of the GGR.
+		`INSERT INTO ` + sh("ggr_rounds") + ` (client_id, provider, currency, round_key, day, game)
+			SELECT DISTINCT ON (client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C", round_key COLLATE "C")
+			       client_id, provider, currency, round_key, day, game
+			FROM ` + st("rounds") + ` ORDER BY client_id COLLATE "C", provider COLLATE "C", currency COLLATE "C",
+			     round_key COLLATE "C", day, game COLLATE "C"`,
+		`UPDATE ` + sh("ggr_daily") + ` g SET rounds = r.n
+			FROM (SELECT client_id, day, provider, game, currency, count(*) AS n FROM ` + sh("ggr_rounds") + `
+			      GROUP BY 1, 2, 3, 4, 5) r
+			WHERE g.client_id = r.client_id AND g.day = r.day AND g.provider = r.provider AND g.game = r.game
+			  AND g.currency = r.currency`,
+	}, {
+		`INSERT INTO ` + sh("ggr_players") + ` SELECT DISTINCT * FROM ` + st("players"),
+		`INSERT INTO ` + sh("ggr_player_months") + ` (client_id, month, currency, player_id, days)
+			SELECT client_id, month, currency, player_id, bit_or(days) FROM ` + st("months") + ` GROUP BY 1, 2, 3, 4`,
+	}}
+}
+
+// finishShadow writes what the slices carried: the balances, GGR (its
+// rounds counted set-based) and checkpoints from memory, then the staging
+// tables' rows and the numbering, set-based.
+func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memory, history int64, rep *ReplayReport) error {
+	if err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) - count(DISTINCT id) FROM `+
+		pgx.Identifier{StagingSchema, "results"}.Sanitize()+`) + (SELECT count(*) FROM `+
+		pgx.Identifier{StagingSchema, "marks"}.Sanitize()+`)`).Scan(&rep.LateChanges); err != nil {
+		return fmt.Errorf("count late changes: %w", err)
+	}
+	rb := &rebuilt{}
+	for _, b := range carried.Balances {
+		rb.balances = append(rb.balances, b)
+	}
+	for _, g := range carried.GGR {
+		g.Rounds = 0 // counted from ggr_rounds below
+		rb.ggr = append(rb.ggr, g)
+	}
+	for k, c := range carried.Checkpoints {
+		rb.checkpoints = append(rb.checkpoints, checkpointRow{projection: string(k.Projection), stream: k.StreamID,
+			version: c.Version, position: c.Position})
+	}
+	if err := m.copyTables(ctx, ShadowSchema, rb,
+		[]rmTable{tableNamed("balances"), tableNamed("ggr_daily"), tableNamed("checkpoints")}); err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, seq := range finishSQL() {
+		g.Go(func() error {
+			for _, stmt := range seq {
+				if err := m.execWithMemory(gctx, stmt); err != nil {
+					return fmt.Errorf("finish the shadow tables: %w", err)
+				}
+			}
+			if i == 0 { // the history is complete: number it
+				return m.numberShadow(gctx, history)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if _, err := m.pool.Exec(ctx, `DROP SCHEMA `+pgx.Identifier{StagingSchema}.Sanitize()+` CASCADE`); err != nil {
+		return fmt.Errorf("drop staging tables: %w", err)
+	}
+	return nil
+}
+
+// execWithMemory runs stmt (with args) in a transaction of its own whose
+// sorts and hashes may use 256 MB (PostgreSQL's memory, per statement;
+// Swap's index builds take as much) rather than spilling to disk in 4 MB
+// runs: the numbering sorts every history row, about 70 MB a million.
+func (m *ReadModels) execWithMemory(ctx context.Context, stmt string, args ...any) error {
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, stmt, args...); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// compareSliced is Compare with Shadow: the rebuild reads every event in
+// position order, in slices of ReplayOptions.Memory's worth of events,
+// and writes each slice out before the next (see docs/read-models.md,
+// "Replay"); the comparison then reads the shadow tables back in key
+// order beside the live ones. Its memory is bounded by the slice and the
+// wallets, GGR groups and streams, not by the history.
+func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
+	rep := ReplayReport{Full: opts.Full, Rebuilt: map[string]int64{}}
+	// The snapshot and the lookups hold a connection each while a slice is
+	// written on others.
+	if n := m.pool.Config().MaxConns; n < 3 {
+		return rep, fmt.Errorf("a rebuild in slices needs at least 3 database connections, the pool has %d (pool_max_conns)", n)
+	}
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	snap, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return rep, fmt.Errorf("begin snapshot: %w", err)
+	}
+	defer snap.Rollback(ctx)
+	var total, head int64
+	if err := snap.QueryRow(ctx, `SELECT count(*), coalesce(max(position), 0) FROM events`).Scan(&total, &head); err != nil {
+		return rep, fmt.Errorf("count events: %w", err)
+	}
+	live, watermark, err := m.replayLimits(ctx, snap, opts.Full, head)
+	if err != nil {
+		return rep, err
+	}
+	if err := m.createShadow(ctx); err != nil {
+		return rep, err
+	}
+	if err := m.createStaging(ctx); err != nil {
+		return rep, err
+	}
+	lookups, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer lookups.Release()
+	var lookupErr error
+	s := &slicer{m: m, size: opts.sliceEvents(), staged: earlierGameTx(ctx, lookups, &lookupErr)}
+	s.fresh()
+	defer func() { _ = s.wait() }() // on an error: no write outlives the rebuild
+	projs, err := replayProjections()
+	if err != nil {
+		return rep, err
+	}
+
+	began := time.Now()
+	progress := replayProgress{report: opts.Progress, total: total, start: began, last: began}
+	err = replayEvents(ctx, snap, nil, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
+		applyReplayed(s.mem, projs, live, r, e, decodeErr, &rep)
+		if lookupErr != nil {
+			return lookupErr
+		}
+		if s.n++; s.n >= s.size {
+			return s.flush(ctx)
+		}
+		return nil
+	}, &rep)
+	if err != nil {
+		return rep, err
+	}
+	// Read: until the last event is applied (the slices' writes overlap
+	// it); Write: the rest, until the shadow schema is written.
+	rep.Read = time.Since(began)
+	start := time.Now()
+	if err := s.flush(ctx); err != nil {
+		return rep, err
+	}
+	if err := s.wait(); err != nil {
+		return rep, err
+	}
+	lookups.Release() // (again at the end: a no-op)
+	if progress.report != nil {
+		progress.report(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(began), Done: true})
+	}
+	rep.Head = max(rep.Head, head)
+	rep.Passes, rep.Slices = 1, s.slices
+	finish := time.Now()
+	if err := m.finishShadow(ctx, s.mem, watermark[projections.History], &rep); err != nil {
+		return rep, err
+	}
+	rep.Finish = time.Since(finish)
+	global := &rebuilt{}
+	for _, p := range projections.All {
+		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
+	}
+	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
+	if err := m.copyTables(ctx, ShadowSchema, global, globalTables); err != nil {
+		return rep, err
+	}
+	if err := m.markShadowWritten(ctx); err != nil {
+		return rep, err
+	}
+	rep.Shadowed = true
+	rep.Write = time.Since(start)
+
+	start = time.Now()
+	for _, tb := range rmTables {
+		var d TableDiff
+		if tb.client == "" {
+			d, err = m.diffTable(ctx, snap, tb, &memoryRows{rows: tb.rows(global)}, opts.Examples, "")
+		} else {
+			d, err = m.diffShadowTable(ctx, snap, tb, opts.Examples)
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.Rebuilt[tb.name] = d.Rebuilt
+		rep.Tables = append(rep.Tables, d)
+	}
+	rep.Compare = time.Since(start)
+	return rep, snap.Commit(ctx)
+}
