@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
@@ -637,5 +639,53 @@ func TestAuditRuns(t *testing.T) {
 	}
 	if got.HeadHash != rep.HeadHash || got.Events != rep.Events || got.OK != rep.OK || len(got.Checks) != len(rep.Checks) {
 		t.Fatalf("stored %+v, want %+v", got, rep)
+	}
+}
+
+// TestAuditVerifyRebuildsInScratchSchemas: the read-model check rebuilds in
+// bounded memory in scratch schemas of its own, drops them after, and
+// leaves a replay's shadow schema (one an operator may be about to swap
+// in) as it was.
+func TestAuditVerifyRebuildsInScratchSchemas(t *testing.T) {
+	t.Parallel()
+	e := newAudEnv(t)
+	ctx := context.Background()
+	rm := readstore.NewReadModels(e.pool)
+	applyLive(t, rm, storedEvents(t, e.pool, 0), 2)
+	if _, err := rm.Compare(ctx, readstore.ReplayOptions{Shadow: true}); err != nil {
+		t.Fatal(err)
+	}
+	schemas := func() map[string]string {
+		rows, err := e.pool.Query(ctx, `SELECT nspname, coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace
+			WHERE nspname LIKE 'readmodels%'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		var name, note string
+		if _, err := pgx.ForEachRow(rows, []any{&name, &note}, func() error { out[name] = note; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := schemas()
+	var shadowRows int64
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM readmodels_shadow.transactions`).Scan(&shadowRows); err != nil || shadowRows == 0 {
+		t.Fatalf("the replay's shadow history has %d rows (%v)", shadowRows, err)
+	}
+	wantOnly(t, e.verify(t, auditstore.VerifyOptions{}))
+	after := schemas()
+	if _, ok := after[readstore.VerifyShadowSchema]; ok {
+		t.Errorf("the verification left %s behind: %v", readstore.VerifyShadowSchema, after)
+	}
+	if _, ok := after[readstore.VerifyStagingSchema]; ok {
+		t.Errorf("the verification left %s behind: %v", readstore.VerifyStagingSchema, after)
+	}
+	if after[readstore.ShadowSchema] != before[readstore.ShadowSchema] || before[readstore.ShadowSchema] == "" {
+		t.Errorf("the replay's shadow schema went from %q to %q", before[readstore.ShadowSchema], after[readstore.ShadowSchema])
+	}
+	var n int64
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM readmodels_shadow.transactions`).Scan(&n); err != nil || n != shadowRows {
+		t.Errorf("the replay's shadow history went from %d to %d rows (%v)", shadowRows, n, err)
 	}
 }

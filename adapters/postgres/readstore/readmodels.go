@@ -43,6 +43,9 @@ type ReadModels struct {
 	// comparison does, in passes held whole in memory: the rebuild as it
 	// was before compareSliced, which the tests hold it to.
 	inMemory bool
+	// shadow and staging are the schemas a rebuild writes (ShadowSchema
+	// and StagingSchema; a verification's scratch ones with WithScratch).
+	shadow, staging string
 }
 
 var (
@@ -57,7 +60,8 @@ func NewReadModels(pool *pgxpool.Pool) *ReadModels {
 }
 
 func newReadModelsIn(pool *pgxpool.Pool, schema string) *ReadModels {
-	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema), countBudget: DefaultCountBudget}
+	return &ReadModels{pool: pool, schema: schema, sql: newReadModelSQL(schema), countBudget: DefaultCountBudget,
+		shadow: ShadowSchema, staging: StagingSchema}
 }
 
 // WithCountBudget returns the store with another bound on the count behind

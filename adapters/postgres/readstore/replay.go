@@ -203,7 +203,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 
 		start = time.Now()
 		if opts.Shadow {
-			if err := m.copyTables(ctx, ShadowSchema, rb, clientTables); err != nil {
+			if err := m.copyTables(ctx, m.shadow, rb, clientTables); err != nil {
 				return rep, err
 			}
 		}
@@ -237,7 +237,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	}
 	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
 	if opts.Shadow {
-		if err := m.copyTables(ctx, ShadowSchema, global, globalTables); err != nil {
+		if err := m.copyTables(ctx, m.shadow, global, globalTables); err != nil {
 			return rep, err
 		}
 		if err := m.markShadowWritten(ctx); err != nil {

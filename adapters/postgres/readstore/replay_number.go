@@ -23,8 +23,8 @@ import (
 // sorted by bytes (COLLATE "C"): they are the same partitions, and a
 // sort of every history row by the database's collation took about twice
 // as long.
-func numberShadowSQL() []string {
-	t := func(name string) string { return pgx.Identifier{ShadowSchema, name}.Sanitize() }
+func (m *ReadModels) numberShadowSQL() []string {
+	t := func(name string) string { return pgx.Identifier{m.shadow, name}.Sanitize() }
 	numbered := `FROM ` + t("transactions") + ` WHERE seq <= $1`
 	return []string{
 		`INSERT INTO ` + t("tx_order") + ` (client_id, rn, id)
@@ -58,7 +58,7 @@ func numberShadowSQL() []string {
 func (m *ReadModels) numberShadow(ctx context.Context, position int64) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
-	for _, stmt := range numberShadowSQL() {
+	for _, stmt := range m.numberShadowSQL() {
 		g.Go(func() error {
 			if err := m.execWithMemory(gctx, stmt, position); err != nil {
 				return fmt.Errorf("number the shadow history: %w", err)
@@ -77,7 +77,7 @@ func (m *ReadModels) diffShadowTable(ctx context.Context, tx pgx.Tx, tb rmTable,
 		return TableDiff{}, fmt.Errorf("acquire connection: %w", err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT `+selectList(tb)+` FROM `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+` ORDER BY `+tb.order)
+	rows, err := conn.Query(ctx, `SELECT `+selectList(tb)+` FROM `+pgx.Identifier{m.shadow, tb.name}.Sanitize()+` ORDER BY `+tb.order)
 	if err != nil {
 		return TableDiff{}, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
 	}

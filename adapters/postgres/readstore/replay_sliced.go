@@ -59,7 +59,7 @@ var stagingTables = []struct{ name, like string }{
 // Staging tables of their own: the bets and wins (for the rollbacks of a
 // later slice) and the rollback marks of rows of an earlier slice.
 var (
-	gameTxTable = rmTable{name: "gametx", schema: StagingSchema, cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq"},
+	gameTxTable = rmTable{name: "gametx", cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq"},
 		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.gameTxs), row: func(i int) []any {
@@ -67,7 +67,7 @@ var (
 				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq}
 			}}
 		}}
-	marksTable = rmTable{name: "marks", schema: StagingSchema, cols: []string{"client_id", "provider", "external_id", "position"},
+	marksTable = rmTable{name: "marks", cols: []string{"client_id", "provider", "external_id", "position"},
 		types: []colType{colText, colText, colText, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.lateMarks), row: func(i int) []any {
@@ -82,8 +82,8 @@ func tableNamed(name string) rmTable {
 	return rmTables[i]
 }
 
-// stagingCopies are the tables a slice appends to StagingSchema.
-func stagingCopies() []rmTable {
+// stagingCopies are the tables a slice appends to the staging schema.
+func (m *ReadModels) stagingCopies() []rmTable {
 	tx := tableNamed("transactions")
 	results := tx
 	results.name = "results"
@@ -94,18 +94,18 @@ func stagingCopies() []rmTable {
 			return args
 		}}
 	}
-	results.schema = StagingSchema
-	rename := func(tb rmTable, name string) rmTable { tb.name, tb.schema = name, StagingSchema; return tb }
+	results.schema = m.staging
+	rename := func(tb rmTable, name string) rmTable { tb.name, tb.schema = name, m.staging; return tb }
 	return []rmTable{results, rename(tableNamed("ggr_rounds"), "rounds"), rename(tableNamed("ggr_players"), "players"),
-		rename(tableNamed("ggr_player_months"), "months"), gameTxTable, marksTable}
+		rename(tableNamed("ggr_player_months"), "months"), rename(gameTxTable, "gametx"), rename(marksTable, "marks")}
 }
 
 func (m *ReadModels) createStaging(ctx context.Context) error {
-	staging := pgx.Identifier{StagingSchema}.Sanitize()
+	staging := pgx.Identifier{m.staging}.Sanitize()
 	stmts := []string{`DROP SCHEMA IF EXISTS ` + staging + ` CASCADE`, `CREATE SCHEMA ` + staging}
 	for _, tb := range stagingTables {
-		stmts = append(stmts, `CREATE UNLOGGED TABLE `+pgx.Identifier{StagingSchema, tb.name}.Sanitize()+
-			` (LIKE `+pgx.Identifier{ShadowSchema, tb.like}.Sanitize()+`)`)
+		stmts = append(stmts, `CREATE UNLOGGED TABLE `+pgx.Identifier{m.staging, tb.name}.Sanitize()+
+			` (LIKE `+pgx.Identifier{m.shadow, tb.like}.Sanitize()+`)`)
 	}
 	stmts = append(stmts,
 		`CREATE UNLOGGED TABLE `+staging+`.gametx (client_id text NOT NULL, provider text NOT NULL,
@@ -123,8 +123,8 @@ func (m *ReadModels) createStaging(ctx context.Context) error {
 
 // earlierGameTx looks up on conn a bet or win that an earlier slice wrote:
 // the last one with the key, as projections.Memory keeps it.
-func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, errp *error) projections.Lookup {
-	query := `SELECT type, coalesce(game, ''), promo FROM ` + pgx.Identifier{StagingSchema, "gametx"}.Sanitize() + `
+func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, staging string, errp *error) projections.Lookup {
+	query := `SELECT type, coalesce(game, ''), promo FROM ` + pgx.Identifier{staging, "gametx"}.Sanitize() + `
 		WHERE client_id = $1 AND provider = $2 AND external_id = $3 ORDER BY seq DESC LIMIT 1`
 	return func(k projections.GameTxKey) (projections.GameTx, bool) {
 		var (
@@ -149,7 +149,7 @@ func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, errp *error) project
 // slicer rebuilds the history in slices of at most size events: the
 // balances, GGR amounts and checkpoints carry over (they are per wallet,
 // group and stream, not per event), everything else of a slice goes to the
-// shadow schema's history or to StagingSchema when the slice ends. A
+// shadow schema's history or to the staging schema when the slice ends. A
 // slice is written while the next one is applied (one write at a time):
 // until it is written, its bets and wins are looked up in it (prev).
 type slicer struct {
@@ -238,14 +238,14 @@ func (s *slicer) writeSlice(ctx context.Context, mem *projections.Memory) error 
 	for k, st := range mem.Rounds {
 		rb.rounds = append(rb.rounds, roundRow{key: k, start: st})
 	}
-	return s.m.copyTables(ctx, ShadowSchema, rb, append(stagingCopies(), tableNamed("transactions")))
+	return s.m.copyTables(ctx, s.m.shadow, rb, append(s.m.stagingCopies(), tableNamed("transactions")))
 }
 
 // finishSQL turns the staging tables into the shadow tables' remaining
 // rows, set-based: three independent sequences of statements.
-func finishSQL() [][]string {
-	sh := func(name string) string { return pgx.Identifier{ShadowSchema, name}.Sanitize() }
-	st := func(name string) string { return pgx.Identifier{StagingSchema, name}.Sanitize() }
+func (m *ReadModels) finishSQL() [][]string {
+	sh := func(name string) string { return pgx.Identifier{m.shadow, name}.Sanitize() }
+	st := func(name string) string { return pgx.Identifier{m.staging, name}.Sanitize() }
 	txCols := strings.Join(tableNamed("transactions").cols, ", ")
 	// A game result's parts (one per slice that changed it) add up as
 	// projections.Transaction.AddGameResult adds them: sums, closed once
@@ -301,8 +301,8 @@ func finishSQL() [][]string {
 // tables' rows and the numbering, set-based.
 func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memory, history int64, rep *ReplayReport) error {
 	if err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) - count(DISTINCT id) FROM `+
-		pgx.Identifier{StagingSchema, "results"}.Sanitize()+`) + (SELECT count(*) FROM `+
-		pgx.Identifier{StagingSchema, "marks"}.Sanitize()+`)`).Scan(&rep.LateChanges); err != nil {
+		pgx.Identifier{m.staging, "results"}.Sanitize()+`) + (SELECT count(*) FROM `+
+		pgx.Identifier{m.staging, "marks"}.Sanitize()+`)`).Scan(&rep.LateChanges); err != nil {
 		return fmt.Errorf("count late changes: %w", err)
 	}
 	rb := &rebuilt{}
@@ -317,12 +317,12 @@ func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memo
 		rb.checkpoints = append(rb.checkpoints, checkpointRow{projection: string(k.Projection), stream: k.StreamID,
 			version: c.Version, position: c.Position})
 	}
-	if err := m.copyTables(ctx, ShadowSchema, rb,
+	if err := m.copyTables(ctx, m.shadow, rb,
 		[]rmTable{tableNamed("balances"), tableNamed("ggr_daily"), tableNamed("checkpoints")}); err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for i, seq := range finishSQL() {
+	for i, seq := range m.finishSQL() {
 		g.Go(func() error {
 			for _, stmt := range seq {
 				if err := m.execWithMemory(gctx, stmt); err != nil {
@@ -338,7 +338,7 @@ func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memo
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if _, err := m.pool.Exec(ctx, `DROP SCHEMA `+pgx.Identifier{StagingSchema}.Sanitize()+` CASCADE`); err != nil {
+	if _, err := m.pool.Exec(ctx, `DROP SCHEMA `+pgx.Identifier{m.staging}.Sanitize()+` CASCADE`); err != nil {
 		return fmt.Errorf("drop staging tables: %w", err)
 	}
 	return nil
@@ -406,7 +406,7 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	}
 	defer lookups.Release()
 	var lookupErr error
-	s := &slicer{m: m, size: opts.sliceEvents(), staged: earlierGameTx(ctx, lookups, &lookupErr)}
+	s := &slicer{m: m, size: opts.sliceEvents(), staged: earlierGameTx(ctx, lookups, m.staging, &lookupErr)}
 	s.fresh()
 	defer func() { _ = s.wait() }() // on an error: no write outlives the rebuild
 	projs, err := replayProjections()
@@ -455,7 +455,7 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
 	}
 	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
-	if err := m.copyTables(ctx, ShadowSchema, global, globalTables); err != nil {
+	if err := m.copyTables(ctx, m.shadow, global, globalTables); err != nil {
 		return rep, err
 	}
 	if err := m.markShadowWritten(ctx); err != nil {

@@ -26,7 +26,7 @@ const (
 // they go live. markShadowWritten comes last, so Swap never takes a
 // half-written schema.
 func (m *ReadModels) createShadow(ctx context.Context) error {
-	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{m.shadow}.Sanitize()
 	tx, err := m.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -39,7 +39,7 @@ func (m *ReadModels) createShadow(ctx context.Context) error {
 		return fmt.Errorf("create shadow schema: %w", err)
 	}
 	for _, tb := range rmTables {
-		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{ShadowSchema, tb.name}.Sanitize()+
+		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{m.shadow, tb.name}.Sanitize()+
 			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
 			return fmt.Errorf("create shadow %s: %w", tb.name, err)
 		}
@@ -81,7 +81,7 @@ func (m *ReadModels) copyTables(ctx context.Context, schema string, rb *rebuilt,
 
 // markShadowWritten marks a fully copied shadow schema ready for Swap.
 func (m *ReadModels) markShadowWritten(ctx context.Context) error {
-	shadow := pgx.Identifier{ShadowSchema}.Sanitize()
+	shadow := pgx.Identifier{m.shadow}.Sanitize()
 	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+shadow+` IS '`+shadowWritten+`'`); err != nil {
 		return fmt.Errorf("mark shadow schema written: %w", err)
 	}
