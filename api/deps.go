@@ -18,6 +18,9 @@ type AdminDeps struct {
 	// FX stores exchange rates (PUT/GET /admin/v1/fx-rates); without it
 	// those routes answer 503.
 	FX gateway.FXRates
+	// Deals stores commission deal versions (POST/GET /admin/v1/deals);
+	// without it those routes answer 503.
+	Deals gateway.CommissionDeals
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

@@ -19,11 +19,11 @@ type CommissionDeals interface {
 	DealHistory(ctx context.Context, f DealFilter, page, perPage int) ([]domain.DealVersion, int64, error)
 }
 
-// DealFilter selects deals: by provider, and by client (DefaultsOnly: the
-// providers' defaults only; else ClientID, when set, selects that
-// client's own deals and the defaults that apply to it).
+// DealFilter selects deals; empty fields select all. ClientID selects that
+// client's own deals, and with WithDefaults also the providers' defaults
+// (the deals that apply to the client).
 type DealFilter struct {
 	Provider     string
 	ClientID     string
-	DefaultsOnly bool
+	WithDefaults bool
 }

@@ -52,6 +52,9 @@ type Deps struct {
 	// FX stores exchange rates (docs/reporting-currency.md); without it
 	// the fx-rates routes answer 503.
 	FX gateway.FXRates
+	// Deals stores commission deal versions (docs/finance.md); without it
+	// the deals routes answer 503.
+	Deals gateway.CommissionDeals
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -120,6 +123,9 @@ func Register(g *echo.Group, deps Deps) {
 	g.POST("/clients/:client/keys/:key/revoke", s.revokeKey)
 	g.PUT("/fx-rates", s.putFXRates)
 	g.GET("/fx-rates", s.listFXRates)
+	g.POST("/deals", s.createDeal)
+	g.GET("/deals", s.listDeals)
+	g.GET("/deals/history", s.dealHistory)
 	g.GET("/clients/:client/webhooks", s.listWebhooks)
 	g.POST("/clients/:client/webhooks", s.createWebhook)
 	g.GET("/clients/:client/webhooks/:id", s.getWebhook)

@@ -268,7 +268,8 @@ func New(t testing.TB, o Options) *Harness {
 		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
-		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw},
+		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw,
+			Deals: h.ReadModels},
 		Usage: h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {

@@ -26,6 +26,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -188,7 +189,8 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
-		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw},
+		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
+			Deals: readstore.NewReadModels(pool)},
 		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),

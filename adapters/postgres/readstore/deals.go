@@ -92,12 +92,13 @@ func dealWhere(f gateway.DealFilter, n int) (string, []any) {
 		args = append(args, f.Provider)
 		conds = append(conds, fmt.Sprintf("provider = $%d", n+len(args)-1))
 	}
-	switch {
-	case f.DefaultsOnly:
-		conds = append(conds, "client_id = ''")
-	case f.ClientID != "":
+	if f.ClientID != "" {
 		args = append(args, f.ClientID)
-		conds = append(conds, fmt.Sprintf("client_id IN ('', $%d)", n+len(args)-1))
+		cond := fmt.Sprintf("client_id = $%d", n+len(args)-1)
+		if f.WithDefaults {
+			cond = fmt.Sprintf("client_id IN ('', $%d)", n+len(args)-1)
+		}
+		conds = append(conds, cond)
 	}
 	if len(conds) == 0 {
 		return "true", nil
@@ -173,7 +174,7 @@ func (m *ReadModels) Commission(ctx context.Context, q projections.ReportQuery) 
 	if q.ClientID == "" {
 		return nil, errors.New("commission report: no client")
 	}
-	deals, err := m.DealVersions(ctx, gateway.DealFilter{ClientID: q.ClientID})
+	deals, err := m.DealVersions(ctx, gateway.DealFilter{ClientID: q.ClientID, WithDefaults: true})
 	if err != nil {
 		return nil, fmt.Errorf("commission report: %w", err)
 	}

@@ -78,7 +78,7 @@ func TestCommissionFromStoredDeals(t *testing.T) {
 		hist[0].Deal.Bands[1].From != 100000 || !hist[0].Deal.CarryForward {
 		t.Fatalf("history %+v %d %v", hist, total, err)
 	}
-	all, err := m.DealVersions(ctx, gateway.DealFilter{ClientID: "zed"})
+	all, err := m.DealVersions(ctx, gateway.DealFilter{ClientID: "zed", WithDefaults: true})
 	if err != nil || len(all) != 2 {
 		t.Fatalf("deals for zed: %+v %v", all, err)
 	}
