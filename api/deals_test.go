@@ -85,6 +85,17 @@ func TestCommissionDealsAdmin(t *testing.T) {
 		}
 	})
 
+	t.Run("200 the tiered month in a reporting currency", func(t *testing.T) {
+		// The month's commission is due on 03-02, so converted at that
+		// day's rate: 6.10 × 1.2 = 7.32 USD; the GGR day by day.
+		putRates(t, h, fxRate("EUR", "USD", "2025-03-01", "1.1"), fxRate("EUR", "USD", "2025-03-02", "1.2"))
+		rec := h.get("/api/v1/reports/commission?from=2025-03-01&to=2025-03-02&reporting_currency=USD", h.full, "")
+		want := `"reporting":{"currency":"USD","complete":true,"ggr":32.90,"commission":7.32}`
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("status %d\n got %s\nwant %s", rec.Code, rec.Body, want)
+		}
+	})
+
 	t.Run("200 current and scheduled deals", func(t *testing.T) {
 		list := apitest.Data[[]dealOut](t, h.Admin(http.MethodGet, "/admin/v1/deals?provider=prov-a", nil))
 		var got []string
