@@ -3,6 +3,8 @@
 // Number only to draw. The secret stays in sessionStorage (this tab only)
 // and goes out only as Authorization: Bearer to this same origin.
 
+import { dealsPage } from './deals.js';
+
 const $ = (sel, root = document) => root.querySelector(sel);
 const store = window.sessionStorage;
 const PAGES = {
@@ -12,7 +14,9 @@ const PAGES = {
   deliveries: 'deliveries:read',
   audit: 'audit:read',
   tokens: null, // the admin token's page: no scope opens it
+  deals: null, // the admin token's too
 };
+const ADMIN_PAGES = ['tokens', 'deals'];
 const ORDER = Object.keys(PAGES);
 const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
 // Every scope a key may hold (gateway.AllScopes), offered when issuing.
@@ -187,7 +191,7 @@ const can = (scope) => me && me.scopes.includes(scope);
 // The admin token signed this tab in (it acts for a client through a
 // session key, and may open the tokens page).
 const isAdmin = () => store.getItem('pitboss.mode') === 'admin' && !!store.getItem('pitboss.admin');
-const allowed = (page) => (page === 'tokens' ? isAdmin() : can(PAGES[page]));
+const allowed = (page) => (ADMIN_PAGES.includes(page) ? isAdmin() : can(PAGES[page]));
 
 // ---- Router ----
 function route() {
@@ -201,7 +205,8 @@ function route() {
   }
   document.body.dataset.page = page;
   if (!allowed(page)) {
-    $('#denied').textContent = page === 'tokens' ? 'Only the admin token opens the tokens area.' : 'This key\'s scopes do not include this page.';
+    $('#denied').textContent = page === 'tokens' ? 'Only the admin token opens the tokens area.'
+      : page === 'deals' ? 'Only the admin token opens the deals page.' : 'This key\'s scopes do not include this page.';
     $('#denied').hidden = false;
     return;
   }
@@ -688,7 +693,7 @@ async function loadTrail() {
 }
 
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
-  tokens: loadTokens };
+  tokens: loadTokens, deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
 
 // ---- Wiring ----
 $('#signin-form').addEventListener('submit', (ev) => { ev.preventDefault(); signIn($('#secret').value.trim()); });
