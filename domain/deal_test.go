@@ -162,3 +162,24 @@ func TestCurrentDeals(t *testing.T) {
 		t.Errorf("current and scheduled = %v, want %v", got, want)
 	}
 }
+
+// FuzzParseCommissionRate: an accepted rate is from 0 to 1 and its
+// shortest text reads back to it.
+func FuzzParseCommissionRate(f *testing.F) {
+	for _, s := range []string{"0", "1", "0.15", "0.000001", "1.000000", "1.0000001", "-0.1", "1e-1", ".5", "5.", "00.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := domain.ParseCommissionRate(s)
+		if err != nil {
+			return
+		}
+		if r.Sign() < 0 || r.Cmp(big.NewRat(1, 1)) > 0 {
+			t.Fatalf("%q accepted as %s", s, r.RatString())
+		}
+		back, err := domain.ParseCommissionRate(domain.FormatRate(r))
+		if err != nil || back.Cmp(r) != 0 {
+			t.Fatalf("%q: %s does not read back: %v", s, domain.FormatRate(r), err)
+		}
+	})
+}
