@@ -27,8 +27,8 @@ func TestDealCommand(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"--kind tiered --mode whole --currency EUR --bands 0:10:0.1,11::0.2": "bands[1] must start where bands[0] ends",
-		"--kind flat --rate 1.5":                                               "must be from 0 to 1",
-		"--kind tiered --mode whole --currency EUR --bands 0-10-0.1":           "is not FROM:TO:RATE",
+		"--kind flat --rate 1.5":                                     "must be from 0 to 1",
+		"--kind tiered --mode whole --currency EUR --bands 0-10-0.1": "is not FROM:TO:RATE",
 	} {
 		_, err := cli(t, cfg, append([]string{"deal", "add", "--provider", "prov", "--valid-from", "2099-02-01"}, strings.Fields(args)...)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
