@@ -137,6 +137,7 @@ func (m *ReadModels) DealHistory(ctx context.Context, f gateway.DealFilter, page
 		return nil, 0, fmt.Errorf("read deal history: %w", err)
 	}
 	if len(out) == 0 && page > 1 {
+		where, args := dealWhere(f, 1) // numbered from $1 here
 		err := m.pool.QueryRow(ctx, `SELECT count(*) FROM commission_deals WHERE `+where, args...).Scan(&total)
 		if err != nil {
 			return nil, 0, fmt.Errorf("count deal history: %w", err)
