@@ -5,6 +5,8 @@
 #   make down    stop the PostgreSQL/Kafka our scripts started (data is kept)
 #   make chaos   the full fault-injection suite (SOAK_MINUTES=10 adds a soak)
 #   make bench   the benchmark, report in out/bench/<time>/ (BENCH_QUICK=1: 3 s steps)
+#   make cluster three Kafka brokers, a PostgreSQL primary + standby, the roles as processes
+#   make cluster-down   stop it (data in .data/cluster is kept)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := build
@@ -17,7 +19,7 @@ ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 PKGS ?= ./...
 
-.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench
+.PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench cluster cluster-down chaos-cluster
 
 all: build
 
@@ -55,13 +57,16 @@ vulncheck: ensure-go
 	bash $(SCRIPTS)/vulncheck.sh
 
 # Nothing is printed after go test, so its own summary lines end the output.
+# CLUSTER_TEST=0 leaves out the cluster form's short run (one broker kill,
+# one primary promotion on a cluster of its own; ~2 min, ~2 GB of memory).
+CLUSTER_TEST ?= 1
 test: ensure-go ensure-chromium ensure-console-assets ensure-schemathesis infra vulncheck
-	$(ENV) && go vet $(PKGS) && go test $(GO_TEST_FLAGS) $(PKGS)
+	$(ENV) && export PITBOSS_CLUSTER_TEST=$(CLUSTER_TEST) && go vet $(PKGS) && go test $(GO_TEST_FLAGS) $(PKGS)
 
 # The whole fault-injection suite (docs/reliability.md); `go test` runs its
 # short form. SOAK_MINUTES=N adds an N-minute soak at half the peak rate.
 chaos: ensure-go infra
-	bash $(SCRIPTS)/chaos.sh
+	bash $(SCRIPTS)/chaos.sh $(if $(filter 1,$(CHAOS_CLUSTER)),cluster,run)
 
 # The reproducible benchmark (docs/benchmarks.md): wallet throughput and
 # latency against pgbench on the same Postgres, relay and projection lag,
@@ -72,6 +77,24 @@ bench: ensure-go infra
 
 down:
 	bash $(SCRIPTS)/infra-down.sh
+
+# A local cluster (docs/operations.md): three KRaft brokers (19092-19094),
+# a PostgreSQL primary (5434) with a synchronous streaming standby (5435),
+# and Pitboss as five processes (two api,relay on 18080/18081, two
+# projectors, a forwarder). Prints the settings; logs in .data/cluster/.
+cluster: ensure-go ensure-console-assets
+	bash $(SCRIPTS)/cluster.sh up
+
+cluster-down:
+	bash $(SCRIPTS)/cluster.sh down
+
+# The cluster form of the fault-injection suite (docs/reliability.md): its
+# own cluster on free ports through scripts/cluster.sh, every cluster fault
+# (broker kill -9, primary kill -9 + promotion, a broker SIGSTOPped, the
+# relay standby taking over), report in .data/chaos-cluster-report.txt.
+# `make chaos CHAOS_CLUSTER=1` is the same.
+chaos-cluster: ensure-go
+	bash $(SCRIPTS)/chaos.sh cluster
 
 fmt:
 	$(ENV) && go fmt $(PKGS)

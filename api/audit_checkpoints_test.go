@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,30 +9,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
-	"github.com/pitboss/pitboss/adapters/secretbox"
+	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 )
 
-// checkpointBox is the master key the tests' checkpoint keys are sealed
-// with (one per process: a database's keys must stay openable).
-var checkpointBox = func() *secretbox.Box {
-	key := make([]byte, secretbox.KeySize)
-	_, _ = rand.Read(key)
-	box, err := secretbox.New(key)
-	if err != nil {
-		panic(err)
-	}
-	return box
-}()
-
 // makeCheckpoint signs the ledger's head as `pitboss checkpoint` does.
-func makeCheckpoint(t testing.TB, pool *pgxpool.Pool) auditstore.MakeResult {
+// The keys are sealed with the harness's master key, as the server's own
+// checkpoints (and statements) are.
+func makeCheckpoint(t testing.TB, h *apitest.Harness) auditstore.MakeResult {
 	t.Helper()
-	res, err := auditstore.NewCheckpoints(pool, checkpointBox).Make(t.Context())
+	res, err := auditstore.NewCheckpoints(h.Pool, h.Box).Make(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +54,11 @@ func TestAuditCheckpointsAPI(t *testing.T) {
 	t.Parallel()
 	h := newAuFixture(t)
 	// given two runs, the second after a key rotation
-	first := makeCheckpoint(t, h.Pool)
-	if _, err := auditstore.NewCheckpoints(h.Pool, checkpointBox).RotateKey(t.Context()); err != nil {
+	first := makeCheckpoint(t, h.Harness)
+	if _, err := auditstore.NewCheckpoints(h.Pool, h.Box).RotateKey(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	second := makeCheckpoint(t, h.Pool)
+	second := makeCheckpoint(t, h.Harness)
 	if first.Clients != 2 || second.Clients != 2 || first.Platform.KeyID == second.Platform.KeyID {
 		t.Fatalf("runs %+v %+v", first, second)
 	}

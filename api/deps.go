@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -18,6 +19,10 @@ type AdminDeps struct {
 	// FX stores exchange rates (PUT/GET /admin/v1/fx-rates); without it
 	// those routes answer 503.
 	FX gateway.FXRates
+	// Statements closes periods into signed statements (POST
+	// /admin/v1/clients/{id}/statements); without it, or without
+	// Deps.Statements, the statement routes answer 503.
+	Statements admin.StatementCloser
 	// Deals stores commission deal versions (POST/GET /admin/v1/deals);
 	// without it those routes answer 503.
 	Deals gateway.CommissionDeals

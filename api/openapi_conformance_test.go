@@ -183,7 +183,35 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Provider "redtiger" launches as the demo kind and calls the Red
+	// Tiger wallet with its secret as the API key.
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "redtiger", Name: "Provider redtiger", Secret: "rt-key", Enabled: true,
+		WalletProtocol: gateway.WalletProtocolRedTiger}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: "redtiger", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second, BreakerFailures: 3, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "redtiger-slot", ProviderID: "redtiger", Name: "Game redtiger-slot", Category: "slots",
+		Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 	return h
+}
+
+// redTiger calls the Red Tiger wallet as provider "redtiger" with key and
+// checks the HTTP status and, for a refusal, the protocol's code.
+func (h *oaHarness) redTiger(call, key string, body any, status, code int) oaResp {
+	h.t.Helper()
+	r := h.do(oaReq{method: "POST", path: "/provider/redtiger/redtiger/wallet/" + call, body: body,
+		header: map[string]string{"Authorization": key}, want: oaWant(status)})
+	if status != 200 {
+		if got := r.str("error", "code"); got != strconv.Itoa(code) {
+			h.t.Fatalf("redtiger %s: code %s, want %d: %s", call, got, code, r.body)
+		}
+	}
+	return r
 }
 
 // caleta calls the Caleta wallet as provider "caleta", signed with its
@@ -733,6 +761,18 @@ func (h *oaHarness) session() {
 	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "bet-1"}, 200, "")
 	h.wallet("status", map[string]any{"session_id": session, "transaction_id": "never-sent"}, 200, "")
 	h.wallet("status", map[string]any{"session_id": session}, 400, wire.CodeInvalidRequest)
+	for _, r := range []struct {
+		day  string
+		want int
+		code string
+	}{{h.Clock.Now().UTC().Format(time.DateOnly), 200, ""}, {"2025-02-30", 400, wire.CodeInvalidRequest}} {
+		path := "/provider/v1/reports/rounds/" + r.day
+		h.do(oaReq{method: "GET", path: path, header: map[string]string{"X-Provider-Id": "demo",
+			"X-Signature": apitest.SignV2(apitest.ProviderSecret("demo"), h.Clock.Now().Unix(), http.MethodGet, path, nil)},
+			want: oaWant(r.want), code: r.code})
+	}
+	h.do(oaReq{method: "GET", path: "/provider/v1/reports/rounds/2025-01-31", header: map[string]string{"X-Provider-Id": "demo"},
+		want: oaWant(401), code: wire.CodeInvalidSignature})
 	h.wallet("balance", map[string]any{"session": session}, 400, wire.CodeInvalidRequest)
 	h.do(oaReq{method: "POST", path: "/provider/v1/wallet/balance", body: `{"session_id":"` + session + `"}`,
 		header: map[string]string{"X-Provider-Id": "demo", "X-Signature": strings.Repeat("0", 64)},
@@ -768,6 +808,45 @@ func (h *oaHarness) session() {
 		"reference_transaction_uuid": "cb-1", "round": "cr-1", "currency": "EUR", "amount": 1}, "RS_ERROR_INVALID_TOKEN")
 	h.do(oaReq{method: "POST", path: "/provider/caleta/caleta/wallet/balance", body: `{"token":"` + cs + `","request_uuid":"rq-7"}`,
 		header: map[string]string{"X-Auth-Signature": "c2lnbmF0dXJl"}, want: oaWant()})
+
+	// The Red Tiger wallet, as provider "redtiger" in a session of its game.
+	rs := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(),
+		body: map[string]any{"provider": "redtiger", "game_id": "redtiger-slot", "player_id": "p1", "currency": "EUR"}}).str("data", "session_id")
+	rtBase := func(more map[string]any) map[string]any {
+		b := map[string]any{"token": rs, "userId": "p1", "casino": "c", "currency": "EUR", "ip": "192.0.2.1"}
+		for k, v := range more {
+			b[k] = v
+		}
+		return b
+	}
+	rtStake := func(id, stake, round string) map[string]any {
+		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
+			"transaction": map[string]any{"id": id, "stake": stake, "stakePromo": "0.00",
+				"details": map[string]any{"game": stake, "jackpot": "0.00"}},
+			"round": map[string]any{"id": round, "starts": true, "ends": false},
+			"promo": map[string]any{"type": "", "instanceCode": "", "campaignCode": "", "instanceId": 0, "campaignId": 0}})
+	}
+	rtPayout := func(id, payout, round string) map[string]any {
+		return rtBase(map[string]any{"game": map[string]any{"type": "slot", "key": "redtiger-slot", "version": "1"},
+			"transaction": map[string]any{"id": id, "payout": payout, "payoutPromo": "0.00",
+				"details": map[string]any{"game": payout, "jackpot": "0.000000"},
+				"sources": map[string]any{"jackpot": map[string]any{}, "lines": payout, "features": "0.00"}},
+			"round": map[string]any{"id": round, "starts": false, "ends": true}, "retry": false,
+			"jackpot": map[string]any{"group": "", "contribution": "0.00", "pots": []string{}}})
+	}
+	h.redTiger("auth", "rt-key", rtBase(map[string]any{"channel": "D", "affiliate": "", "extras": ""}), 200, 0)
+	h.redTiger("stake", "Basic rt-key", rtStake("rs-1", "1.00", "rr-1"), 200, 0)
+	h.redTiger("stake", "rt-key", rtStake("rs-1", "2.00", "rr-1"), 400, 401)
+	h.redTiger("payout", "rt-key", rtPayout("rp-1", "2.50", "rr-1"), 200, 0)
+	h.redTiger("stake", "rt-key", rtStake("rs-2", "1.00", "rr-2"), 200, 0)
+	h.redTiger("refund", "rt-key", rtStake("rs-2", "1.00", "rr-2"), 200, 0)
+	h.redTiger("promo/buyin", "rt-key", rtStake("rb-1", "1.00", "rt-1"), 200, 0)
+	h.redTiger("promo/settle", "rt-key", rtPayout("rb-1-win", "3.00", "rt-1"), 200, 0)
+	h.redTiger("promo/buyin", "rt-key", rtStake("rb-2", "1.00", "rt-2"), 200, 0)
+	h.redTiger("promo/refund", "rt-key", rtStake("rb-2", "1.00", "rt-2"), 200, 0)
+	h.redTiger("payout", "rt-key", rtPayout("rp-2", "0.001", "rr-1"), 400, 200)
+	h.redTiger("stake", "wrong-key", rtStake("rs-3", "1.00", "rr-3"), 401, 100)
+	h.redTiger("stake", "rt-key", `{"token":`, 400, 200)
 
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {
@@ -841,6 +920,27 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=day&from=" + time.Now().UTC().AddDate(0, 0, -60).Format(time.DateOnly), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?group_by=game", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	// Statements (docs/statements.md): close last month, read it every way.
+	h.Pump()
+	month := h.Clock.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
+	stmt := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(201),
+		body: map[string]any{"provider": "demo", "period": "month", "start": month, "reporting_currency": "USD"}})
+	stmtID := stmt.str("data", "id")
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(409), code: wire.CodePeriodClosed,
+		body: map[string]any{"provider": "demo", "period": "month", "start": month}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/acme/statements", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"provider": "demo", "period": "week", "start": month}})
+	do(oaReq{method: "POST", path: "/admin/v1/clients/nobody/statements", auth: admin, want: oaWant(404), code: wire.CodeNotFound,
+		body: map[string]any{"provider": "demo", "period": "month", "start": month}})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/statements?provider=demo", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/statements/" + stmtID, auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements?per_page=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
+	do(oaReq{method: "GET", path: "/api/v1/statements/" + stmtID, auth: full, want: oaWant(), header: map[string]string{"Accept": "text/html"}})
+	do(oaReq{method: "GET", path: "/api/v1/statements/00000000-0000-7000-8000-000000000000", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/statements", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(400),
 		code: wire.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
@@ -850,7 +950,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?limit=0", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "GET", path: "/api/v1/audit/events", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
-	makeCheckpoint(h.t, h.Pool)
+	makeCheckpoint(h.t, h.Harness)
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=0&limit=5", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=999999", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoints?after=-1", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})

@@ -5,6 +5,9 @@ import (
 
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/redtigerwallet"
+	"github.com/pitboss/pitboss/api/statements"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -38,6 +41,41 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 func (s *Server) adminDeps() admin.Deps {
 	return admin.Deps{Token: s.cfg.AdminToken, Clients: s.deps.Admin.Clients, Launch: s.deps.Admin.Launch,
 		Callbacks: s.deps.Admin.Callbacks, Reveals: s.deps.Admin.Reveals, FX: s.deps.Admin.FX, Deals: s.deps.Admin.Deals, ClientIP: s.clientIP, Webhooks: s.deps.Webhooks,
+		Statements: s.deps.Admin.Statements, StatementStore: s.deps.Statements, Providers: s.providers(),
 		Usage: s.deps.Usage, Keys: s.deps.Keys,
 		RateLimits: s.cfg.RateLimits, PrivateCallbacks: s.cfg.PrivateCallbacks, Now: s.now, Logger: s.log}
+}
+
+// registerStatementRoutes adds a client's statements (docs/statements.md)
+// to the authenticated /api/v1 group.
+func (s *Server) registerStatementRoutes(v1 *echo.Group) {
+	h := statements.Handlers{Store: s.deps.Statements}
+	read := requireScope(gateway.ScopeReportsRead)
+	v1.GET("/statements", func(c echo.Context) error { return h.List(c, wire.Principal(c).ClientID) }, read)
+	v1.GET("/statements/:id", func(c echo.Context) error { return h.Get(c, wire.Principal(c).ClientID) }, read)
+}
+
+// providers is the catalog as the admin API's provider check, or nil.
+func (s *Server) providers() admin.Providers {
+	if s.deps.Catalog == nil {
+		return nil
+	}
+	return s.deps.Catalog
+}
+
+// registerRedTigerRoutes adds the Red Tiger wallet (package
+// redtigerwallet, docs/protocols/redtiger.md) under a base path per
+// provider, to which Red Tiger appends its calls' paths. Its answers are
+// the protocol's envelope, never an error body of ours.
+func (s *Server) registerRedTigerRoutes(e *echo.Echo) {
+	rt := redtigerwallet.New(redtigerwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
+		Commands: s.deps.Commands, Balances: s.deps.Balances, Records: s.deps.TxRecords, Logger: s.deps.Logger})
+	g := e.Group("/provider/redtiger/:provider/wallet")
+	g.POST("/auth", rt.Auth)
+	g.POST("/stake", rt.Stake)
+	g.POST("/payout", rt.Payout)
+	g.POST("/refund", rt.Refund)
+	g.POST("/promo/buyin", rt.PromoBuyin)
+	g.POST("/promo/settle", rt.PromoSettle)
+	g.POST("/promo/refund", rt.PromoRefund)
 }

@@ -5,7 +5,8 @@
 // and the console. Handler packages under it serve the rest — admin
 // (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
 // providerwallet (/provider/v1), caletawallet (/provider/caleta, the
-// Caleta wallet protocol), usage (usage reports) — and package wire
+// Caleta wallet protocol), redtigerwallet (/provider/redtiger, the Red
+// Tiger wallet protocol), usage (usage reports) — and package wire
 // holds the answer shapes and the error mapping they all share. It turns
 // requests into commands and queries; it never touches SQL.
 package api
@@ -24,6 +25,7 @@ import (
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/caletawallet"
 	"github.com/pitboss/pitboss/api/providerwallet"
+	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
@@ -117,6 +119,14 @@ type Deps struct {
 	// TxRecords reads the ledger's idempotency records for the provider
 	// wallet's status query; without it that call answers 503.
 	TxRecords providerwallet.TxRecords
+	// ProviderRounds reads a provider's rounds of a day for its daily
+	// round export (GET /provider/v1/reports/rounds/{day}); without it that
+	// route answers 503.
+	ProviderRounds providerwallet.RoundExport
+	// Statements reads the closed periods' statements (GET
+	// /api/v1/statements and the admin routes); without it those routes
+	// answer 503.
+	Statements statements.Reader
 	// FXRates are the exchange rates a report in a reporting currency
 	// (?reporting_currency=) converts with; without them that parameter
 	// answers 503.
@@ -181,16 +191,19 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerDeliveryRoutes(v1)
 	s.registerQueryRoutes(v1)
 	s.registerAuditRoutes(v1)
+	s.registerStatementRoutes(v1)
 	s.registerConsoleRoutes(e, v1)
 
 	p := e.Group("/provider/v1/wallet", withRetryable)
 	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords})
+		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords,
+		Rounds: deps.ProviderRounds})
 	p.POST("/balance", pw.Balance)
 	p.POST("/status", pw.Status)
 	p.POST("/bet", pw.Bet)
 	p.POST("/win", pw.Win)
 	p.POST("/rollback", pw.Rollback)
+	e.Group("/provider/v1/reports", withRetryable).GET("/rounds/:day", pw.Rounds)
 
 	// The Caleta wallet (docs/protocols/caleta.md): every answer is 200
 	// with the document's status, so no error body of ours is sent.
@@ -202,6 +215,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	cg.POST("/bet", cw.Bet)
 	cg.POST("/win", cw.Win)
 	cg.POST("/rollback", cw.Rollback)
+	s.registerRedTigerRoutes(e)
 
 	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)

@@ -42,18 +42,25 @@ type slHarness struct {
 	provider, providerSecret, game string
 }
 
-func newSLHarness(t *testing.T) *slHarness {
+func newSLHarness(t *testing.T) *slHarness { t.Helper(); return newSLHarnessWith(t, nil) }
+
+// newSLHarnessWith is newSLHarness with its options changed by with.
+func newSLHarnessWith(t *testing.T, with func(*apitest.Options)) *slHarness {
 	t.Helper()
 	clock := apitest.StoppedAt(slTestNow)
+	o := apitest.Options{
+		PublicURL:        slPublicURL,
+		SessionTTL:       slSessionTTL,
+		HostEnvironments: map[string]string{slSandboxHost: "sandbox", slProductionHost: "production"},
+		TrustedProxies:   []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		Clock:            clock,
+		LedgerClock:      clock,
+	}
+	if with != nil {
+		with(&o)
+	}
 	h := &slHarness{
-		Harness: apitest.New(t, apitest.Options{
-			PublicURL:        slPublicURL,
-			SessionTTL:       slSessionTTL,
-			HostEnvironments: map[string]string{slSandboxHost: "sandbox", slProductionHost: "production"},
-			TrustedProxies:   []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
-			Clock:            clock,
-			LedgerClock:      clock,
-		}),
+		Harness:  apitest.New(t, o),
 		t:        t,
 		provider: apitest.UID("prov"), providerSecret: "provider-secret-" + apitest.UID("s"), game: apitest.UID("game"),
 	}

@@ -143,7 +143,8 @@ func faults() []fault {
 // The short form (default) runs every fault briefly; CHAOS=full runs them
 // at full length plus the full-only faults. Settings: CHAOS_RATE (calls/s,
 // 0 = flat out), CHAOS_WORKERS, CHAOS_PLAYERS, CHAOS_ONLY (a substring of
-// the fault names), CHAOS_KEEP (keep logs and data).
+// the fault names), CHAOS_KEEP (keep logs and data), CHAOS_PEAK=1 (the
+// flat-out rate at the end, as TestChaosCluster measures it).
 func TestChaos(t *testing.T) {
 	full := os.Getenv("CHAOS") == "full"
 	e := newEnv(t, full)
@@ -162,6 +163,9 @@ func TestChaos(t *testing.T) {
 			e.dump()
 			break
 		}
+	}
+	if os.Getenv("CHAOS_PEAK") == "1" {
+		t.Run("peak", func(t *testing.T) { e.peak(t, 15*time.Second) })
 	}
 	if soak := envInt("SOAK_MINUTES", 0); soak > 0 {
 		t.Run("soak", func(t *testing.T) { e.soak(t, time.Duration(soak)*time.Minute) })
@@ -222,7 +226,7 @@ func (e *env) run(t *testing.T, f fault) row {
 	}
 	check(true, "balances", diffs, &problems)
 
-	kr, err := stack.KafkaCoverage(ctx, e.kafka.Brokers(), e.topic, events, 2*time.Minute)
+	kr, err := stack.KafkaCoverage(ctx, e.brokers, e.topic, events, 2*time.Minute)
 	kafkaDone := time.Now()
 	r.kafkaDups = kr.Duplicates
 	if err != nil {

@@ -7,6 +7,9 @@
 // tests; package stack runs the installation they use.
 //
 // `go test ./chaos` runs the short form (CI); CHAOS=full (make chaos) runs
-// every fault at full length, and SOAK_MINUTES=N adds a soak. See
-// docs/reliability.md.
+// every fault at full length, and SOAK_MINUTES=N adds a soak. The cluster
+// form (TestChaosCluster: three Kafka brokers, a PostgreSQL primary and
+// its synchronous standby, started by scripts/cluster.sh) runs with
+// PITBOSS_CLUSTER_TEST=1 (short) or CHAOS_CLUSTER=1 (make chaos-cluster).
+// See docs/reliability.md.
 package chaos

@@ -27,11 +27,15 @@ type env struct {
 	full    bool
 	pg      *stack.Postgres
 	kafka   *stack.Kafka
+	cluster *stack.Cluster // the cluster form (TestChaosCluster), instead of pg and kafka
+	brokers []string
 	svc     *stack.Service
 	sandbox stack.Sandbox
 	main    *stack.Proc // api, relay
 	fwd     *stack.Proc // forwarder
 	proj    *stack.Proc // projector
+	main2   *stack.Proc // the cluster form's second api, relay
+	proj2   *stack.Proc // the cluster form's second projector
 	db      *pgxpool.Pool
 	api     *stack.API
 	rcv     *stack.Receiver
@@ -82,7 +86,33 @@ func newEnv(t *testing.T, full bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.svc, err = stack.NewService(bin, dir, url, e.kafka.Brokers(), e.topic); err != nil {
+	e.brokers = e.kafka.Brokers()
+	e.setup(ctx, bin, dir, url, start, func() {
+		e.main = e.svc.Role("main", "api,relay")
+		e.fwd = e.svc.Role("forwarder", "forwarder")
+		e.proj = e.svc.Role("projector", "projector")
+		e.startRoles(ctx, e.main, e.fwd, e.proj)
+	})
+	return e
+}
+
+// startRoles starts role processes in order, each stopped when the test ends.
+func (e *env) startRoles(ctx context.Context, procs ...*stack.Proc) {
+	for _, p := range procs {
+		e.t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
+		if err := e.svc.StartRole(ctx, p); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// setup installs Pitboss on running infrastructure (e.brokers and the
+// database at url): the sandbox, the callback receiver, the role processes
+// (roles starts them), the players and the load.
+func (e *env) setup(ctx context.Context, bin, dir, url string, start time.Time, roles func()) {
+	t := e.t
+	var err error
+	if e.svc, err = stack.NewService(bin, dir, url, e.brokers, e.topic); err != nil {
 		t.Fatal(err)
 	}
 	if e.sandbox, err = e.svc.SetupSandbox(ctx); err != nil {
@@ -93,15 +123,7 @@ func newEnv(t *testing.T, full bool) *env {
 	if _, err := e.svc.CLI(ctx, "client", "set", "--id", e.sandbox.Client, "--forward-callback-url", e.rcv.URL()); err != nil {
 		t.Fatal(err)
 	}
-	e.main = e.svc.Role("main", "api,relay")
-	e.fwd = e.svc.Role("forwarder", "forwarder")
-	e.proj = e.svc.Role("projector", "projector")
-	for _, p := range []*stack.Proc{e.main, e.fwd, e.proj} {
-		t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
-		if err := e.svc.StartRole(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	roles()
 	if e.db, err = pgxpool.New(ctx, url); err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +145,11 @@ func newEnv(t *testing.T, full bool) *env {
 		Players: e.players, Workers: workers, Rate: rate, Prefix: "tx",
 		Retry: stack.Retry{First: 50 * time.Millisecond, Max: time.Second, GiveUp: 3 * time.Minute},
 	}
+	if e.main2 != nil {
+		e.load.Provider.Alt = stack.RoleBaseURL(e.main2)
+	}
 	t.Logf("stack up in %v: %d players (EUR, JPY, BTC), %d workers at %v calls/s", time.Since(start).Round(time.Millisecond),
 		len(e.players), workers, rate)
-	return e
 }
 
 // sample is one look at how far each consumer of the event store got.
@@ -223,8 +247,16 @@ func (e *env) relayLeader(ctx context.Context) (int, error) {
 
 // dump logs the tails of every process log (on failure).
 func (e *env) dump() {
-	for _, p := range []*stack.Proc{e.main, e.fwd, e.proj} {
-		e.t.Logf("---- %s log:\n%s", p.Name, p.LogTail(25))
+	for _, p := range []*stack.Proc{e.main, e.main2, e.fwd, e.proj, e.proj2} {
+		if p != nil {
+			e.t.Logf("---- %s log:\n%s", p.Name, p.LogTail(25))
+		}
+	}
+	if e.cluster != nil {
+		for _, l := range []string{"pg-a.log", "pg-b.log", "kafka-1.log", "kafka-2.log", "kafka-3.log", "cluster.sh.log"} {
+			e.t.Logf("---- %s:\n%s", l, e.cluster.Log(l, 15))
+		}
+		return
 	}
 	e.t.Logf("---- postgres log:\n%s", e.pg.Log(15))
 	e.t.Logf("---- kafka log:\n%s", e.kafka.Log(15))

@@ -26,12 +26,16 @@ const (
 	// request's raw body signed RSA-SHA256 with the provider's private key,
 	// verified with its WalletPublicKey.
 	WalletProtocolCaleta = "caleta"
+	// WalletProtocolRedTiger is the Red Tiger (RGI) wallet,
+	// /provider/redtiger/{provider}/wallet (docs/protocols/redtiger.md):
+	// the provider's secret is its API key, sent in Authorization.
+	WalletProtocolRedTiger = "redtiger"
 	// DefaultWalletProtocol is the protocol of a provider that names none.
 	DefaultWalletProtocol = WalletProtocolPitboss
 )
 
 // WalletProtocols lists every protocol.
-var WalletProtocols = []string{WalletProtocolPitboss, WalletProtocolCaleta}
+var WalletProtocols = []string{WalletProtocolPitboss, WalletProtocolCaleta, WalletProtocolRedTiger}
 
 // CheckWalletProtocol refuses a protocol that is not one of
 // WalletProtocols, as a *FieldError on field.

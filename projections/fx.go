@@ -319,7 +319,9 @@ func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition i
 		}
 		return p.Format(time.DateOnly) + "\x00" + c.Provider + "\x00" + c.Currency
 	}
-	monthly := r.Has(DimMonth)
+	// The report's rows are per month unless it groups by day (grouped
+	// by provider or currency alone too), so each day goes to its month's.
+	monthly := !r.Has(DimDay)
 	index := make(map[string]int, len(rows))
 	out := make([]ReportingCommission, len(rows))
 	owed := make([]*big.Rat, len(rows))

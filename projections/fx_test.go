@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -156,4 +157,69 @@ func TestGGRInAReportingCurrency(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// commissionDays answers the commission report like the store: from day
+// rows at one rate, per provider and currency, a row per day when grouped
+// by day and else per month.
+type commissionDays struct {
+	dailyReports
+	days []projections.CommissionRow
+}
+
+func (c commissionDays) Commission(_ context.Context, q projections.ReportQuery) ([]projections.CommissionRow, error) {
+	var out []projections.CommissionRow
+	for _, d := range c.days {
+		if d.Period.Before(q.From) || d.Period.After(q.To) {
+			continue
+		}
+		p := time.Date(d.Period.Year(), d.Period.Month(), 1, 0, 0, 0, 0, time.UTC)
+		if q.Has(projections.DimDay) {
+			p = d.Period
+		}
+		i := slices.IndexFunc(out, func(o projections.CommissionRow) bool {
+			return o.Period.Equal(p) && o.Provider == d.Provider && o.Currency == d.Currency
+		})
+		if i < 0 {
+			out = append(out, projections.CommissionRow{Period: p, Provider: d.Provider, Currency: d.Currency, Scale: d.Scale, Rate: d.Rate,
+				Owed: new(big.Rat)})
+			i = len(out) - 1
+		}
+		out[i].GGR += d.GGR
+		// Owed is exact: rate × GGR of each day (a flat deal, as the store
+		// works it out).
+		rate, _ := new(big.Rat).SetString(d.Rate)
+		out[i].Owed.Add(out[i].Owed, rate.Mul(rate, big.NewRat(d.GGR, 1)))
+	}
+	return out, nil
+}
+
+// TestCommissionInWithoutAPeriodGroup: a commission report grouped by
+// provider (or currency) alone has a row per month, and its days are
+// converted into it — not only the first of the month.
+func TestCommissionInWithoutAPeriodGroup(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 10, d, 0, 0, 0, 0, time.UTC) }
+	reports := commissionDays{days: []projections.CommissionRow{
+		{Period: day(10), Provider: "p1", Currency: "EUR", Scale: 2, GGR: 600, Rate: "0.1"},
+		{Period: day(12), Provider: "p1", Currency: "EUR", Scale: 2, GGR: 400, Rate: "0.1"},
+	}}
+	rates := fakeRates{}
+	for _, d := range []int{10, 12} {
+		fr, err := domain.NewFXRate("EUR", "USD", day(d).Format(time.DateOnly), "1.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates = append(rates, fr)
+	}
+	q := &projections.Queries{Positions: &fakePositions{pos: 7}, Reports: reports}
+	for _, group := range []projections.Dimension{projections.DimProvider, projections.DimMonth} {
+		r := projections.ReportQuery{ClientID: "acme", From: day(1), To: day(31), GroupBy: []projections.Dimension{group}}
+		rows, conv, _, err := q.CommissionIn(context.Background(), r, 0, domain.MustCurrency("USD"), rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || !conv[0].Complete || conv[0].GGR != 1100 || conv[0].Commission != 110 {
+			t.Errorf("grouped by %s: %+v %+v, want GGR 11.00 and commission 1.10 USD", group, rows, conv)
+		}
+	}
 }

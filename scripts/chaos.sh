@@ -5,6 +5,10 @@
 #                               table is also written to $PITBOSS_DATA_DIR/chaos-report.txt
 #   SOAK_MINUTES=10 scripts/chaos.sh
 #                               the same, then a soak at half the measured peak rate
+#   scripts/chaos.sh cluster    the cluster form (make chaos-cluster, or make chaos
+#                               CHAOS_CLUSTER=1): three brokers, a PostgreSQL primary
+#                               and standby started by scripts/cluster.sh on free ports;
+#                               report in $PITBOSS_DATA_DIR/chaos-cluster-report.txt
 #   scripts/chaos.sh kafka-stop [seconds]
 #                               manual drill on the SHARED broker (the one
 #                               scripts/kafka-up.sh started, found by its pid file):
@@ -23,6 +27,8 @@ PITBOSS_LOG_TAG=chaos
 source "$SCRIPT_DIR/lib.sh"
 # shellcheck source=scripts/kafka-lib.sh
 source "$SCRIPT_DIR/kafka-lib.sh"
+# shellcheck source=scripts/pg-lib.sh
+source "$SCRIPT_DIR/pg-lib.sh"
 cd "$PITBOSS_ROOT"
 
 case "${1:-run}" in
@@ -33,6 +39,16 @@ case "${1:-run}" in
     timeout="$(( 40 + minutes * 2 ))m"
     log "full fault-injection suite (soak: ${minutes} min); report: $report"
     CHAOS=full go test -count=1 -v -timeout "$timeout" -run 'TestChaos' ./chaos/ 2>&1 | tee "$report"
+    ;;
+  cluster)
+    mkdir -p "$PITBOSS_DATA_DIR"
+    # The packages and jars the cluster needs (no server is started here).
+    command -v kcat >/dev/null 2>&1 || apt_install kcat
+    ensure_pg_packages
+    ensure_java
+    ensure_libs
+    log "cluster fault-injection suite; report: $PITBOSS_DATA_DIR/chaos-cluster-report.txt"
+    CHAOS_CLUSTER=1 go test -count=1 -v -timeout 40m -run 'TestChaosCluster' ./chaos/ 2>&1 | tee "$PITBOSS_DATA_DIR/chaos-cluster.log"
     ;;
   kafka-stop)
     secs="${2:-30}"
@@ -45,6 +61,6 @@ case "${1:-run}" in
     log "broker is back"
     ;;
   *)
-    die "usage: scripts/chaos.sh [run | kafka-stop [seconds]]"
+    die "usage: scripts/chaos.sh [run | cluster | kafka-stop [seconds]]"
     ;;
 esac

@@ -54,57 +54,6 @@ wait_ready() { # seconds [pid]
   return 1
 }
 
-# java_major JAVA : prints the feature version (8, 11, 17, 21, ...)
-java_major() {
-  "$1" -version 2>&1 | awk -F'"' '/version/ {print $2; exit}' \
-    | awk -F. '{ if ($1 == "1") print $2; else print $1 }' | sed 's/[^0-9].*//'
-}
-
-# Sets JAVA to a java >= 17 (JAVA_HOME, PATH, /usr/lib/jvm/*), installing one if needed.
-find_java() {
-  local c m
-  for c in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} "$(command -v java 2>/dev/null || true)" \
-           $(ls -d /usr/lib/jvm/*/bin/java 2>/dev/null | sort -rV || true); do
-    [ -n "$c" ] && [ -x "$c" ] || continue
-    m="$(java_major "$c" || true)"
-    if [ -n "$m" ] && [ "$m" -ge 17 ]; then JAVA="$c"; return 0; fi
-  done
-  return 1
-}
-
-ensure_java() {
-  if ! find_java; then
-    local pkgs=(openjdk-17-jre-headless)
-    # Fetch maven in the same apt run when the jar cache will need it.
-    if [ ! -f "$KAFKA_LIBS/kafka_2.13-$V.jar" ] && ! command -v mvn >/dev/null 2>&1; then pkgs+=(maven); fi
-    apt_install "${pkgs[@]}"
-    find_java || die "no Java >= 17 found after installing openjdk-17-jre-headless"
-  fi
-  JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$JAVA")")")"
-  export JAVA_HOME
-}
-
-ensure_libs() {
-  if [ -f "$KAFKA_LIBS/kafka_2.13-$V.jar" ]; then
-    return 0
-  fi
-  command -v mvn >/dev/null 2>&1 || apt_install maven
-  log "fetching Kafka $V jars from Maven Central into $KAFKA_LIBS (one-time)"
-  local tmp="$KAFKA_HOME/libs.tmp.$$" out
-  out="$(mktemp)"
-  rm -rf "$tmp"; mkdir -p "$KAFKA_HOME"
-  if ! timeout 900 mvn -q -B -Dstyle.color=never -f "$SCRIPT_DIR/kafka/pom.xml" \
-        -Dkafka.version="$V" -DincludeScope=runtime -DoutputDirectory="$tmp" \
-        dependency:copy-dependencies </dev/null >"$out" 2>&1; then
-    cat "$out" >&2; rm -f "$out"; rm -rf "$tmp"
-    die "maven could not fetch org.apache.kafka:kafka_2.13:$V (see above)"
-  fi
-  rm -f "$out"
-  [ -f "$tmp/kafka_2.13-$V.jar" ] || { rm -rf "$tmp"; die "kafka_2.13-$V.jar missing after maven run"; }
-  rm -rf "$KAFKA_LIBS"
-  mv "$tmp" "$KAFKA_LIBS"
-}
-
 write_config() {
   mkdir -p "$KAFKA_DIR" "$KAFKA_LOG_DIRS"
   cat >"$KAFKA_DIR/server.properties" <<EOF

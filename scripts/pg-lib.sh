@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# PostgreSQL helpers shared by postgres-up.sh and infra-down.sh. Sourced after lib.sh.
+# PostgreSQL helpers shared by postgres-up.sh, cluster.sh and infra-down.sh. Sourced after lib.sh.
 
 # Highest-versioned Debian server bin dir (/usr/lib/postgresql/N/bin), else
 # wherever pg_ctl is on PATH.
@@ -93,4 +93,27 @@ pg_rotate_log() {
     is_root && chown "$PG_OS_USER:" "$PG_LOG"
   fi
   return 0
+}
+
+# The Debian server packages (postgresql, -contrib, -client), installed with
+# apt unless the binaries are there already; pgbench comes with them.
+ensure_pg_packages() {
+  local bin
+  bin="$(pg_bin_dir || true)"
+  if [ -n "$bin" ] && [ -x "$bin/pgbench" ] && [ -x "$bin/psql" ] && [ -x "$bin/pg_isready" ]; then
+    return 0
+  fi
+  if command -v dpkg-query >/dev/null 2>&1; then
+    # On a machine that has never had PostgreSQL, stop the Debian package from
+    # creating and starting its own "main" cluster on 5432: we run our own.
+    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+      as_root mkdir -p /etc/postgresql-common
+      printf '%s\n' '# written by pitboss scripts/postgres-up.sh before installing postgresql' \
+        'create_main_cluster = false' | as_root tee /etc/postgresql-common/createcluster.conf >/dev/null
+    fi
+    apt_install postgresql postgresql-contrib postgresql-client
+  fi
+  bin="$(pg_bin_dir || true)"
+  [ -n "$bin" ] || die "PostgreSQL server binaries (initdb, pg_ctl) not found and could not be installed"
+  [ -x "$bin/pgbench" ] || die "pgbench not found in $bin"
 }

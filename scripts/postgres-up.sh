@@ -23,28 +23,6 @@ export PGCONNECT_TIMEOUT=5
 
 H="$PITBOSS_PG_HOST" P="$PITBOSS_PG_PORT" U="$PITBOSS_PG_USER" W="$PITBOSS_PG_PASSWORD" D="$PITBOSS_PG_DB"
 
-# ---------------------------------------------------------------- packages --
-ensure_pg_packages() {
-  local bin
-  bin="$(pg_bin_dir || true)"
-  if [ -n "$bin" ] && [ -x "$bin/pgbench" ] && [ -x "$bin/psql" ] && [ -x "$bin/pg_isready" ]; then
-    return 0
-  fi
-  if command -v dpkg-query >/dev/null 2>&1; then
-    # On a machine that has never had PostgreSQL, stop the Debian package from
-    # creating and starting its own "main" cluster on 5432: we run our own.
-    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
-      as_root mkdir -p /etc/postgresql-common
-      printf '%s\n' '# written by pitboss scripts/postgres-up.sh before installing postgresql' \
-        'create_main_cluster = false' | as_root tee /etc/postgresql-common/createcluster.conf >/dev/null
-    fi
-    apt_install postgresql postgresql-contrib postgresql-client
-  fi
-  bin="$(pg_bin_dir || true)"
-  [ -n "$bin" ] || die "PostgreSQL server binaries (initdb, pg_ctl) not found and could not be installed"
-  [ -x "$bin/pgbench" ] || die "pgbench not found in $bin"
-}
-
 # --------------------------------------------------------------- checks --
 # All connection attempts: no password prompt (-w), bounded by PGCONNECT_TIMEOUT,
 # no stdin, and a hard `timeout` as a backstop.

@@ -141,27 +141,37 @@ func (p *BatchPublisher) client(topic string) (*kgo.Client, error) {
 	if cl := p.clients[topic]; cl != nil {
 		return cl, nil
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(p.brokers...),
-		kgo.ClientID(clientID),
-		kgo.DefaultProduceTopic(topic),
-		kgo.TransactionalID(p.TransactionalID(topic)),
-		// Bound the time a broken transaction can block read_committed
-		// consumers of its partitions (the broker aborts it after this).
-		kgo.TransactionTimeout(transactionTimeout),
-		kgo.RecordPartitioner(Partitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(publishTimeout-5*time.Second),
-		kgo.RetryBackoffFn(retryBackoff),
-		// ProducerBatchMaxBytes stays at franz-go's default (about 1 MB,
-		// the broker's default message.max.bytes): a larger record batch
-		// would be refused whole by a broker with default settings.
-	)
+	cl, err := kgo.NewClient(p.producerOpts(topic)...)
 	if err != nil {
 		return nil, fmt.Errorf("transactional producer %s: %w", p.TransactionalID(topic), err)
 	}
 	p.clients[topic] = cl
 	return cl, nil
+}
+
+// producerOpts is the configuration of the topic's transactional producer.
+func (p *BatchPublisher) producerOpts(topic string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(p.brokers...),
+		kgo.ClientID(clientID),
+		kgo.DefaultProduceTopic(topic),
+		kgo.TransactionalID(p.TransactionalID(topic)),
+		// A batch is acknowledged once every in-sync replica has it
+		// (min.insync.replicas of them at least: 2 on the cluster), and
+		// retries never duplicate or reorder it. franz-go's defaults, and
+		// required by transactions, stated here so no one turns them off.
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// Bound the time a broken transaction can block read_committed
+		// consumers of its partitions (the broker aborts it after this).
+		kgo.TransactionTimeout(transactionTimeout),
+		kgo.RecordPartitioner(Partitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RecordDeliveryTimeout(publishTimeout - 5*time.Second),
+		kgo.RetryBackoffFn(retryBackoff),
+		// ProducerBatchMaxBytes stays at franz-go's default (about 1 MB,
+		// the broker's default message.max.bytes): a larger record batch
+		// would be refused whole by a broker with default settings.
+	}
 }
 
 // drop closes and forgets the topic's producer.

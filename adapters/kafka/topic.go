@@ -9,6 +9,13 @@ import (
 	"github.com/IBM/sarama"
 )
 
+// BrokerDefaultReplication asks EnsureTopic for the broker's
+// default.replication.factor (KIP-464): 1 on the single development broker,
+// 3 on a cluster (scripts/cluster.sh). The service creates its topics with
+// it, so the cluster's settings, not the code, decide how many copies of
+// the ledger there are; min.insync.replicas comes from the broker too.
+const BrokerDefaultReplication int16 = -1
+
 // EnsureTopic creates topic with the given partitions and replication
 // factor unless it exists already (an existing topic is left as it is, even
 // with other settings), then waits until every partition has a leader so a

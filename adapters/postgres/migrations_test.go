@@ -277,3 +277,31 @@ func TestMigrationCheckpoints(t *testing.T) {
 		t.Fatalf("up again: %v", err)
 	}
 }
+
+// Migration 00019 lets a provider speak the redtiger wallet protocol; its
+// Down moves such a provider back to pitboss before the list shrinks.
+func TestMigrationRedTigerProtocol(t *testing.T) {
+	t.Parallel()
+	p, db := migratedDownTo(t, 16)
+	ctx := t.Context()
+	mustExec(t, db, `INSERT INTO providers (id, name, secret, enabled) VALUES ('rt', 'Red Tiger', 's', true)`)
+	if _, err := db.ExecContext(ctx, `UPDATE providers SET wallet_protocol = 'redtiger' WHERE id = 'rt'`); err == nil {
+		t.Fatal("redtiger stored before the migration")
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	mustExec(t, db, `UPDATE providers SET wallet_protocol = 'redtiger' WHERE id = 'rt'`)
+	if _, err := db.ExecContext(ctx, `UPDATE providers SET wallet_protocol = 'hub99' WHERE id = 'rt'`); err == nil {
+		t.Fatal("an unknown protocol was stored")
+	}
+	if _, err := p.DownTo(ctx, 16); err != nil {
+		t.Fatalf("down to 16: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT id, wallet_protocol FROM providers`); got != "rt pitboss" {
+		t.Fatalf("after down %q", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/deliveries"
+	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/usage"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
@@ -52,6 +53,12 @@ type Deps struct {
 	// FX stores exchange rates (docs/reporting-currency.md); without it
 	// the fx-rates routes answer 503.
 	FX gateway.FXRates
+	// Statements closes periods into statements, StatementStore reads
+	// them, Providers knows the providers (docs/statements.md); without
+	// any of them the statement routes answer 503.
+	Statements     StatementCloser
+	StatementStore statements.Reader
+	Providers      Providers
 	// Deals stores commission deal versions (docs/finance.md); without it
 	// the deals routes answer 503.
 	Deals gateway.CommissionDeals
@@ -123,6 +130,9 @@ func Register(g *echo.Group, deps Deps) {
 	g.POST("/clients/:client/keys/:key/revoke", s.revokeKey)
 	g.PUT("/fx-rates", s.putFXRates)
 	g.GET("/fx-rates", s.listFXRates)
+	g.POST("/clients/:client/statements", s.closeStatement)
+	g.GET("/clients/:client/statements", s.listStatements)
+	g.GET("/clients/:client/statements/:id", s.getStatement)
 	g.POST("/deals", s.createDeal)
 	g.GET("/deals", s.listDeals)
 	g.GET("/deals/history", s.dealHistory)

@@ -40,6 +40,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
+	"github.com/pitboss/pitboss/statement"
 )
 
 // Options shape a Harness. The zero value is the whole API on Postgres:
@@ -150,7 +151,10 @@ type Harness struct {
 	Commands *commands.Handler
 
 	// The stores behind the server, on Pool.
-	Pool          *pgxpool.Pool
+	Pool *pgxpool.Pool
+	// Box is the master key the stores seal secrets with (and the
+	// checkpoint keys, for a test that makes checkpoints).
+	Box           *secretbox.Box
 	Gateway       *gatewaystore.Gateway
 	LaunchClients *gatewaystore.LaunchClients
 	Deliveries    *deliverystore.Deliveries
@@ -216,6 +220,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.Box = box
 	h.Metrics = metrics.New()
 	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{Observer: h.Metrics}, logger)
 	if err != nil {
@@ -263,14 +268,19 @@ func New(t testing.TB, o Options) *Harness {
 		Games: gw, Launcher: registry,
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
-		FXRates: gw, TxRecords: h.Accounts,
+		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: h.ReadModels,
 		Clock: h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
 		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw,
+			Statements: &statement.Closer{Reports: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels,
+				Positions: h.ReadModels, Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
+				Store: auditstore.NewStatements(pool), Signer: auditstore.NewCheckpoints(pool, box).WithClock(h.Clock.Now),
+				FX: gw, IDs: ids, Now: h.Clock.Now},
 			Deals: h.ReadModels},
-		Usage: h.Usage, Meter: h.Meter, Metrics: h.Metrics,
+		Statements: auditstore.NewStatements(pool),
+		Usage:      h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {
 		deps.Games, deps.Launcher = nil, nil

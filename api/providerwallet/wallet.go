@@ -43,6 +43,9 @@ type Deps struct {
 	// Records reads the ledger's record of a transaction for the status
 	// query; without it that call answers 503.
 	Records TxRecords
+	// Rounds reads a provider's rounds of a day for the daily round
+	// export; without it that route answers 503.
+	Rounds RoundExport
 }
 
 // TxRecords reads idempotency records by key (domain.GameTxKey).

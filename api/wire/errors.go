@@ -65,6 +65,14 @@ const (
 	// answered the launch with a refusal (502). A provider that cannot be
 	// reached is SERVICE_UNAVAILABLE (503 with Retry-After).
 	CodeProviderRejected = "PROVIDER_REJECTED"
+
+	// Statements (docs/statements.md): closing a period that has not
+	// ended, one already closed or before a closed one, or while another
+	// statement of the client and provider was closed (close again).
+	CodePeriodNotEnded      = "PERIOD_NOT_ENDED"
+	CodePeriodClosed        = "PERIOD_CLOSED"
+	CodePeriodOutOfOrder    = "PERIOD_OUT_OF_ORDER"
+	CodeStatementConcurrent = "STATEMENT_CONCURRENT"
 )
 
 // retryableCodes are the codes whose request may succeed when repeated
@@ -77,6 +85,8 @@ var retryableCodes = map[string]bool{
 	CodeUnavailable:     true,
 	CodeReadModelBehind: true,
 	CodeRateLimited:     true,
+	// Another statement was closed meanwhile: closing again recomputes.
+	CodeStatementConcurrent: true,
 }
 
 // Retryable reports whether a request that failed with code may be retried

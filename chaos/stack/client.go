@@ -218,11 +218,19 @@ func (a *API) RotateCallbackSecret(ctx context.Context) (string, error) {
 type Provider struct {
 	Base, ID, Secret string
 	HTTP             *http.Client
+	// Alt is a second api process (the cluster form): after an attempt
+	// that got no HTTP answer the next goes to the other one, as a load
+	// balancer in front of both would do.
+	Alt string
 }
 
 // Send makes one attempt of op (balance, bet, win, rollback).
 func (p *Provider) Send(ctx context.Context, op string, body []byte) (Reply, error) {
-	req, err := http.NewRequest(http.MethodPost, p.Base+"/provider/v1/wallet/"+op, bytes.NewReader(body))
+	return p.sendTo(ctx, p.Base, op, body)
+}
+
+func (p *Provider) sendTo(ctx context.Context, base, op string, body []byte) (Reply, error) {
+	req, err := http.NewRequest(http.MethodPost, base+"/provider/v1/wallet/"+op, bytes.NewReader(body))
 	if err != nil {
 		return Reply{}, err
 	}
@@ -236,7 +244,18 @@ func (p *Provider) Send(ctx context.Context, op string, body []byte) (Reply, err
 // Call sends op until a definitive answer: the same body, hence the same
 // transaction_id, every time, as a provider must.
 func (p *Provider) Call(ctx context.Context, r Retry, op string, body []byte) Outcome {
-	return untilDefinitive(ctx, r, func(ctx context.Context) (Reply, error) { return p.Send(ctx, op, body) })
+	failed := 0
+	return untilDefinitive(ctx, r, func(ctx context.Context) (Reply, error) {
+		base := p.Base
+		if p.Alt != "" && failed%2 == 1 {
+			base = p.Alt
+		}
+		rep, err := p.sendTo(ctx, base, op, body)
+		if err != nil {
+			failed++
+		}
+		return rep, err
+	})
 }
 
 // WalletAnswer is the provider wallet's 200 body.

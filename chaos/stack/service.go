@@ -138,18 +138,34 @@ func (s *Service) StartRole(ctx context.Context, p *Proc) error {
 		return fmt.Errorf("%s did not start: %w\n%s", p.Name, err, p.LogTail(30))
 	}
 	if strings.Contains(strings.Join(p.Args, " "), "api") {
-		return s.WaitHealthy(ctx, 60*time.Second)
+		return s.waitHealthy(ctx, RoleBaseURL(p), 60*time.Second)
 	}
 	return nil
 }
 
+// RoleBaseURL is where an api role process listens: its own
+// PITBOSS_HTTP_ADDR (the last one in its environment wins, as for exec).
+func RoleBaseURL(p *Proc) string {
+	addr := ""
+	for _, kv := range p.Env {
+		if v, ok := strings.CutPrefix(kv, "PITBOSS_HTTP_ADDR="); ok {
+			addr = v
+		}
+	}
+	return "http://" + addr
+}
+
 // WaitHealthy waits for GET /healthz to answer 200.
 func (s *Service) WaitHealthy(ctx context.Context, within time.Duration) error {
+	return s.waitHealthy(ctx, s.BaseURL(), within)
+}
+
+func (s *Service) waitHealthy(ctx context.Context, base string, within time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	c := &http.Client{Timeout: 2 * time.Second}
 	return waitFor(wctx, 50*time.Millisecond, func() error {
-		resp, err := c.Get(s.BaseURL() + "/healthz")
+		resp, err := c.Get(base + "/healthz")
 		if err != nil {
 			return err
 		}

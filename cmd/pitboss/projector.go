@@ -26,7 +26,7 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 		name       string
 		partitions int32
 	}{{cfg.Topic, 6}, {projector.DeadLetterTopic(cfg.Topic), 1}} {
-		if err := kafka.EnsureTopic(ectx, cfg.KafkaBrokers, t.name, t.partitions, 1); err != nil {
+		if err := kafka.EnsureTopic(ectx, cfg.KafkaBrokers, t.name, t.partitions, kafka.BrokerDefaultReplication); err != nil {
 			return fmt.Errorf("kafka topic %s at %s: %w", t.name, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
 	}

@@ -25,9 +25,10 @@ import (
 const providerUsage = `usage:
   pitboss provider list
   pitboss provider set --id ID [--signature-scheme v1|v2]
-                       [--wallet-protocol pitboss|caleta [--wallet-public-key-file KEY.pem]]
+                       [--wallet-protocol pitboss|caleta|redtiger [--wallet-public-key-file KEY.pem]]
   set changes what it is given (at least one of the two); a caleta provider
-  needs its RSA public key (PEM) that verifies its requests
+  needs its RSA public key (PEM) that verifies its requests; a redtiger
+  provider's API key is its provider secret (no key file)
   every command takes --json
 `
 

@@ -152,3 +152,31 @@ func TestProviderWalletProtocolCommand(t *testing.T) {
 		t.Fatalf("list as text: %v\n%s", err, text)
 	}
 }
+
+// `pitboss provider set --wallet-protocol redtiger` moves a provider to the
+// Red Tiger wallet (docs/protocols/redtiger.md): no key file, its secret
+// is the API key; the database takes the protocol (migration 00019).
+func TestProviderWalletProtocolRedTiger(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	gw := gatewaystore.NewGateway(pool)
+	ctx := t.Context()
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "rt", Name: "Red Tiger", Secret: "s", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "rt", "--wallet-protocol", "redtiger")
+	if got.WalletProtocol != "redtiger" || got.WalletPublicKeySHA256 != "" {
+		t.Fatalf("set %+v, want redtiger without a key", got)
+	}
+	if p, err := gw.Provider(ctx, "rt"); err != nil || p.Protocol() != gateway.WalletProtocolRedTiger || p.Secret != "s" {
+		t.Fatalf("stored %+v, %v", p, err)
+	}
+	text, err := cli(t, cfg, "provider", "list")
+	if err != nil || !strings.Contains(text, "redtiger") {
+		t.Fatalf("list as text: %v\n%s", err, text)
+	}
+	back := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "rt", "--wallet-protocol", "pitboss")
+	if back.WalletProtocol != "pitboss" {
+		t.Fatalf("back to pitboss: %+v", back)
+	}
+}

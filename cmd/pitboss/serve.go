@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/statement"
 )
 
 var allRoles = []string{"api", "relay", "forwarder", "projector"}
@@ -89,7 +90,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "relay") {
-		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, 1); err != nil {
+		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, kafka.BrokerDefaultReplication); err != nil {
 			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 		}
 		// The batching publisher: one Kafka transaction per relay batch
@@ -190,14 +191,18 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
+			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
+				Signer: auditstore.NewCheckpoints(pool, box), FX: gw, IDs: system.IDs{}, Now: time.Now},
 			Deals: readstore.NewReadModels(pool)},
-		Usage: m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
+		Statements: auditstore.NewStatements(pool),
+		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
-		Audit: auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
+		ProviderRounds: readstore.NewReadModels(pool),
+		Audit:          auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},
 	})
@@ -242,7 +247,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 // store's advisory lock lets one at a time do it.
 func startCheckpointJob(ctx, gctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, pub message.Publisher, log *slog.Logger) error {
 	topic := cfg.Topic + checkpointjob.TopicSuffix
-	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, topic, 3, 1); err != nil {
+	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, topic, 3, kafka.BrokerDefaultReplication); err != nil {
 		return fmt.Errorf("kafka topic %s at %s: %w", topic, strings.Join(cfg.KafkaBrokers, ","), err)
 	}
 	box, err := cfg.secretBox(log)

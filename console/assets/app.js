@@ -13,10 +13,13 @@ const PAGES = {
   reports: 'reports:read',
   deliveries: 'deliveries:read',
   audit: 'audit:read',
-  tokens: null, // the admin token's page: no scope opens it
-  deals: null, // the admin token's too
+  tokens: null, // the admin token's pages (tokens, rates): no scope opens them
+  reconcile: 'reports:read',
+  rates: null,
+  statements: 'reports:read',
+  deals: null, // the admin token's too (it has no Alt key: Alt+1…9 are taken)
 };
-const ADMIN_PAGES = ['tokens', 'deals'];
+const ADMIN_PAGES = ['tokens', 'rates', 'deals'];
 const ORDER = Object.keys(PAGES);
 const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
 // Every scope a key may hold (gateway.AllScopes), offered when issuing.
@@ -64,17 +67,20 @@ function parseExact(s) {
 class APIError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
 }
-async function call(path, { method = 'GET', secret = store.getItem('pitboss.secret'), body, accept } = {}) {
+// call sends body as JSON, or raw (a file's text) as contentType.
+async function call(path, { method = 'GET', secret = store.getItem('pitboss.secret'), body, raw, contentType, accept } = {}) {
   const headers = { Authorization: 'Bearer ' + secret };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (raw !== undefined) headers['Content-Type'] = contentType;
   if (accept) headers.Accept = accept;
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
-  if (accept === 'text/csv' && res.ok) return res;
-  const raw = await res.text();
+  const sent = raw !== undefined ? raw : body === undefined ? undefined : JSON.stringify(body);
+  const res = await fetch(path, { method, headers, body: sent, cache: 'no-store' });
+  if (accept && res.ok) return res; // a file (CSV, a printable page): the caller reads it
+  const answer = await res.text();
   let json = null;
-  try { json = parseExact(raw); } catch { /* not JSON */ }
+  try { json = parseExact(answer); } catch { /* not JSON */ }
   if (!res.ok || !json || json.success === false) {
-    const e = json && json.error ? json.error : { code: 'HTTP_' + res.status, message: raw.slice(0, 200) || res.statusText };
+    const e = json && json.error ? json.error : { code: 'HTTP_' + res.status, message: answer.slice(0, 200) || res.statusText };
     throw new APIError(res.status, e.code, e.message);
   }
   return json;
@@ -157,7 +163,11 @@ async function signOut() {
   history.replaceState(null, '', location.pathname);
   for (const s of document.querySelectorAll('.page')) { s.hidden = true; delete s.dataset.loaded; }
   for (const id of ['#overview', '#audit', '#tx-table tbody', '#del-table tbody', '#rep-table thead', '#rep-table tbody', '#tx-detail-body',
-    '#tok-keys tbody', '#tok-trail tbody', '#tok-client']) $(id).replaceChildren();
+    '#tok-keys tbody', '#tok-trail tbody', '#tok-client', '#rec-report', '#rates-table tbody', '#st-table tbody']) $(id).replaceChildren();
+  for (const id of ['#rec-status', '#rates-status', '#rates-import-status', '#st-status', '#st-close-status']) $(id).textContent = '';
+  $('#st-close').reset();
+  $('#rec-form').reset();
+  $('#rates-import').reset();
   resetTokens();
   drawChart(null);
   $('#tx-detail').hidden = true;
@@ -205,8 +215,7 @@ function route() {
   }
   document.body.dataset.page = page;
   if (!allowed(page)) {
-    $('#denied').textContent = page === 'tokens' ? 'Only the admin token opens the tokens area.'
-      : page === 'deals' ? 'Only the admin token opens the deals page.' : 'This key\'s scopes do not include this page.';
+    $('#denied').textContent = ADMIN_PAGES.includes(page) ? 'Only the admin token opens this page.' : 'This key\'s scopes do not include this page.';
     $('#denied').hidden = false;
     return;
   }
@@ -693,7 +702,163 @@ async function loadTrail() {
 }
 
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
-  tokens: loadTokens, deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
+  reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements,
+  deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
+
+// ---- Reconcile: a daily file against the ledger (POST /api/v1/reconciliations) ----
+const RECONCILE_KINDS = [
+  ['missing_in_ledger', 'In the file only'], ['missing_in_file', 'In the ledger only'], ['amount_mismatch', 'Amount differs'],
+  ['status_mismatch', 'Status differs'], ['type_mismatch', 'Type differs'], ['duplicate_in_file', 'Twice in the file'],
+];
+const utcDay = (d) => d.toISOString().slice(0, 10);
+async function loadReconcile() {
+  await loaded('reconcile', async () => {
+    const f = $('#rec-form');
+    if (!f.elements.day.value) f.elements.day.value = utcDay(new Date(Date.now() - 864e5));
+  });
+}
+async function runReconcile(ev) {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const file = f.get('file');
+  const status = $('#rec-status');
+  if (!file || !file.size) { status.textContent = 'Choose the CSV file to compare.'; return; }
+  const q = new URLSearchParams({ day: f.get('day') });
+  for (const k of ['provider', 'columns', 'statuses', 'currency']) if (String(f.get(k) || '').trim()) q.set(k, String(f.get(k)).trim());
+  if (f.get('signed')) q.set('signed', 'true');
+  setBusy(true);
+  status.textContent = `Comparing ${file.name}…`;
+  $('#rec-report').replaceChildren();
+  try {
+    const r = await call('/api/v1/reconciliations?' + q, { method: 'POST', raw: await file.text(), contentType: 'text/csv' });
+    renderReconcile(r.data);
+    const n = Object.values(r.data.counts).reduce((a, b) => a + b, 0);
+    status.textContent = n ? `${n} differences` : '✔ No differences';
+  } catch (e) {
+    status.textContent = '';
+    $('#rec-report').replaceChildren(el('p', { class: 'error', role: 'alert', text: errorText(e) }));
+  } finally { setBusy(false); }
+}
+function renderReconcile(d) {
+  const side = (x, k) => (x ? x[k] : null);
+  const totals = new Map();
+  for (const t of d.file_totals) totals.set(t.currency, [t.amount, null]);
+  for (const t of d.ledger_totals) totals.set(t.currency, [(totals.get(t.currency) || [null])[0], t.amount]);
+  let diffs = el('p', { id: 'rec-differences', text: 'None.' });
+  if (d.differences.length) {
+    diffs = table(['Kind', 'Transaction id', 'File line', 'File amount', 'Ledger amount', 'File status', 'Ledger status',
+      'File type', 'Ledger type'], d.differences.map((x) => [
+      (RECONCILE_KINDS.find(([k]) => k === x.kind) || [x.kind, x.kind])[1], x.transaction_id, side(x.file, 'line'),
+      side(x.file, 'amount'), side(x.ledger, 'amount'), side(x.file, 'status'), side(x.ledger, 'status'), side(x.file, 'type'),
+      side(x.ledger, 'type')]), [2, 3, 4]);
+    diffs.id = 'rec-differences';
+    diffs.querySelectorAll('tbody tr').forEach((tr, i) => { tr.dataset.kind = d.differences[i].kind; tr.dataset.id = d.differences[i].transaction_id; });
+  }
+  $('#rec-report').replaceChildren(
+    el('p', { text: `${d.day}${d.provider ? ' · provider ' + d.provider : ''}: ${d.file_rows} file rows, ${d.ledger_rows} ledger rows, ${d.matched} matched.` }),
+    el('div', { class: 'cards', id: 'rec-counts' }, RECONCILE_KINDS.map(([k, label]) => el('dl', { class: 'card', dataset: { kind: k } },
+      el('dt', { text: label }), el('dd', { class: 'num', text: String(d.counts[k] || 0) })))),
+    el('h3', { text: 'Totals' }),
+    table(['Currency', 'File', 'Ledger'], [...totals].map(([c, [a, b]]) => [c, a, b]), [1, 2]),
+    el('h3', { text: 'Differences' }),
+    diffs,
+    ...(d.truncated ? [el('p', { class: 'hint', text: 'Only the first differences are listed; the counts above count them all.' })] : []));
+}
+
+// ---- Rates (admin): exchange rates as data (GET/PUT /admin/v1/fx-rates) ----
+const rates = { page: 1, perPage: 50 };
+async function loadRates() {
+  await loaded('rates', async () => {
+    const f = new FormData($('#rates-filter'));
+    const q = new URLSearchParams({ page: String(rates.page), per_page: String(rates.perPage) });
+    for (const k of ['from', 'to', 'base', 'quote']) if (String(f.get(k) || '').trim()) q.set(k, String(f.get(k)).trim());
+    const body = $('#rates-table tbody');
+    let r;
+    try { r = await adminCall('/admin/v1/fx-rates?' + q); } catch (e) {
+      $('#rates-status').textContent = errorText(e);
+      body.replaceChildren();
+      return;
+    }
+    const pages = Math.max(1, Math.ceil(r.pagination.total / rates.perPage));
+    $('#rates-status').textContent = `${r.pagination.total} rates`;
+    $('#rates-page').textContent = `Page ${rates.page} of ${pages}`;
+    $('#rates-prev').disabled = rates.page <= 1;
+    $('#rates-next').disabled = rates.page >= pages;
+    body.replaceChildren(...r.data.map((x) => el('tr', { dataset: { pair: `${x.base}/${x.quote}`, day: x.day } },
+      el('td', { text: x.day }), el('td', { text: x.base }), el('td', { text: x.quote }), el('td', { class: 'num', text: x.rate }))));
+  });
+}
+async function importRates(ev) {
+  ev.preventDefault();
+  const file = new FormData(ev.target).get('file');
+  const status = $('#rates-import-status');
+  if (!file || !file.size) { status.textContent = 'Choose the CSV file of rates (columns day,base,quote,rate).'; return; }
+  setBusy(true);
+  try {
+    const r = await adminCall('/admin/v1/fx-rates', { method: 'PUT', raw: await file.text(), contentType: 'text/csv' });
+    status.textContent = `✔ ${file.name}: ${r.data.received} rates received, ${r.data.written} written.`;
+    ev.target.reset();
+    rates.page = 1;
+    await loadRates();
+  } catch (e) {
+    status.textContent = `✖ ${file.name}: ${errorText(e)} Nothing was stored.`;
+  } finally { setBusy(false); }
+}
+
+// ---- Statements: closed periods (GET /api/v1/statements; closing is the admin's) ----
+const st = { page: 1, perPage: 20 };
+async function loadStatements() {
+  await loaded('statements', async () => {
+    $('#st-close').hidden = !isAdmin();
+    const f = new FormData($('#st-filter'));
+    const q = new URLSearchParams({ page: String(st.page), per_page: String(st.perPage) });
+    if (String(f.get('provider') || '').trim()) q.set('provider', String(f.get('provider')).trim());
+    const body = $('#st-table tbody');
+    let r;
+    try { r = await call('/api/v1/statements?' + q); } catch (e) { $('#st-status').textContent = errorText(e); body.replaceChildren(); return; }
+    const pages = Math.max(1, Math.ceil(r.pagination.total / st.perPage));
+    $('#st-status').textContent = `${r.pagination.total} statements`;
+    $('#st-page').textContent = `Page ${st.page} of ${pages}`;
+    $('#st-prev').disabled = st.page <= 1;
+    $('#st-next').disabled = st.page >= pages;
+    body.replaceChildren(...r.data.map((v) => {
+      const p = v.statement;
+      const totals = p.totals.length ? p.totals.map((t) => `${t.currency} GGR ${t.ggr} · commission ${t.commission}`).join('; ') : 'no play';
+      const file = (accept, ext) => el('button', { type: 'button', text: ext, onclick: () => statementFile(v, accept, ext) });
+      return el('tr', { dataset: { id: v.id, provider: v.provider } },
+        el('td', { text: v.period === 'day' ? v.from : v.from.slice(0, 7) }), el('td', { text: v.provider }),
+        whenCell(v.closed_at), el('td', { text: totals }),
+        el('td', { text: p.late.length ? `${p.late.length} late change(s)` : '—' }),
+        el('td', { class: 'actions' }, file('text/html', 'Printable page'), ' ', file('text/csv', 'CSV'), ' ',
+          el('button', { type: 'button', text: 'Signed JSON', onclick: () => download(`statement-${v.id}.json`,
+            new Blob([JSON.stringify({ success: true, data: v }, null, 2)], { type: 'application/json' })) })));
+    }));
+  });
+}
+async function statementFile(v, accept, what) {
+  const status = $('#st-status');
+  try {
+    const res = await call(`/api/v1/statements/${encodeURIComponent(v.id)}`, { accept });
+    download(`statement-${v.id}.${accept === 'text/csv' ? 'csv' : 'html'}`, await res.blob());
+    status.textContent = `${what} of ${v.provider} ${v.from} downloaded.`;
+  } catch (e) { status.textContent = errorText(e); }
+}
+async function closeStatement(ev) {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const status = $('#st-close-status');
+  const body = { provider: String(f.get('provider')).trim(), period: f.get('period'), start: String(f.get('start')).trim() };
+  if (String(f.get('reporting_currency') || '').trim()) body.reporting_currency = String(f.get('reporting_currency')).trim();
+  setBusy(true);
+  try {
+    const r = await adminCall(`${clientPath(me.client_id)}/statements`, { method: 'POST', body });
+    status.textContent = `✔ Closed ${r.data.provider} ${r.data.from} to ${r.data.to}: statement ${r.data.id}.`;
+    st.page = 1;
+    await loadStatements();
+  } catch (e) {
+    status.textContent = `✖ ${errorText(e)}`;
+  } finally { setBusy(false); }
+}
 
 // ---- Wiring ----
 $('#signin-form').addEventListener('submit', (ev) => { ev.preventDefault(); signIn($('#secret').value.trim()); });
@@ -705,6 +870,15 @@ $('#tx-next').addEventListener('click', () => { tx.page += 1; loadTransactions()
 $('#tx-detail-close').addEventListener('click', () => { $('#tx-detail').hidden = true; });
 $('#rep-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadReports(); });
 $('#rep-csv').addEventListener('click', downloadCSV);
+$('#rec-form').addEventListener('submit', runReconcile);
+$('#rates-filter').addEventListener('submit', (ev) => { ev.preventDefault(); rates.page = 1; loadRates(); });
+$('#rates-prev').addEventListener('click', () => { rates.page = Math.max(1, rates.page - 1); loadRates(); });
+$('#rates-next').addEventListener('click', () => { rates.page += 1; loadRates(); });
+$('#rates-import').addEventListener('submit', importRates);
+$('#st-filter').addEventListener('submit', (ev) => { ev.preventDefault(); st.page = 1; loadStatements(); });
+$('#st-prev').addEventListener('click', () => { st.page = Math.max(1, st.page - 1); loadStatements(); });
+$('#st-next').addEventListener('click', () => { st.page += 1; loadStatements(); });
+$('#st-close').addEventListener('submit', closeStatement);
 $('#del-filter').addEventListener('submit', (ev) => { ev.preventDefault(); del.page = 1; loadDeliveries(); });
 $('#del-prev').addEventListener('click', () => { del.page = Math.max(1, del.page - 1); loadDeliveries(); });
 $('#del-next').addEventListener('click', () => { del.page += 1; loadDeliveries(); });

@@ -125,6 +125,18 @@ func (c *Checkpoints) activeKey(ctx context.Context) (string, ed25519.PrivateKey
 	return keyID, priv, err
 }
 
+// SigningKey opens the active signing key (one is made when there is
+// none), for other signed records: statements.
+func (c *Checkpoints) SigningKey(ctx context.Context) (string, ed25519.PrivateKey, error) {
+	return c.activeKey(ctx)
+}
+
+// MakeCheckpoint is Make for a caller that needs only that it ran.
+func (c *Checkpoints) MakeCheckpoint(ctx context.Context) error {
+	_, err := c.Make(ctx)
+	return err
+}
+
 // Keys lists every signing key's public half, oldest first; the last one is
 // active.
 func (c *Checkpoints) Keys(ctx context.Context) ([]audit.CheckpointKey, error) {
