@@ -17,7 +17,8 @@ import (
 // place; each change is a new version with its own valid_from, recorded
 // with the admin actor. A version may not start before today (UTC) — that
 // would change reports already read, perhaps already invoiced — unless the
-// request says "backdate": true, which the history records.
+// request says "backdate": true, which the history records; and never in
+// a closed period (a statement's), which the store refuses.
 
 type bandView struct {
 	From string `json:"from"`

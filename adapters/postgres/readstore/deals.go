@@ -42,13 +42,28 @@ func (m *ReadModels) AddDealVersion(ctx context.Context, v domain.DealVersion) (
 	if err != nil {
 		return v, fmt.Errorf("deal bands: %w", err)
 	}
+	// Deals never rewrite a closed period: a version may not start on or
+	// before the last day of a statement (migration 00020) it would apply
+	// to — the client's own, or any client's for a default deal. Checked
+	// in the insert itself.
 	row := m.pool.QueryRow(ctx, `INSERT INTO commission_deals
 		(provider, client_id, currency, valid_from, kind, rate, mode, bands, carry_forward, actor, backdated, note)
-		VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $8::jsonb, $9, $10, $11, $12)
+		SELECT $1, $2, $3, $4, $5, $6::numeric, $7, $8::jsonb, $9, $10, $11, $12
+		WHERE NOT EXISTS (SELECT 1 FROM statements WHERE provider = $1 AND ($2 = '' OR client_id = $2) AND period_to >= $4)
 		RETURNING `+dealColumns,
 		s.Provider, s.ClientID, s.Currency, v.Deal.ValidFrom, s.Kind, nullText(s.Rate), s.Mode, string(bj), s.CarryForward,
 		v.Actor, v.Backdated, v.Note)
 	out, err := scanDeal(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var closed time.Time
+		if err := m.pool.QueryRow(ctx, `SELECT max(period_to) FROM statements WHERE provider = $1 AND ($2 = '' OR client_id = $2)`,
+			s.Provider, s.ClientID).Scan(&closed); err != nil {
+			return v, fmt.Errorf("add deal version of %s: closed periods: %w", s.Provider, err)
+		}
+		return v, &domain.FieldError{Field: "valid_from", Message: fmt.Sprintf(
+			"valid_from %s is in a closed period: a statement of %s is closed through %s, and deals never rewrite a closed period",
+			s.ValidFrom, s.Provider, closed.Format(time.DateOnly))}
+	}
 	if err != nil {
 		return v, fmt.Errorf("add deal version of %s: %w", s.Provider, err)
 	}
