@@ -23,6 +23,9 @@ type AdminDeps struct {
 	// /admin/v1/clients/{id}/statements); without it, or without
 	// Deps.Statements, the statement routes answer 503.
 	Statements admin.StatementCloser
+	// Deals stores commission deal versions (POST/GET /admin/v1/deals);
+	// without it those routes answer 503.
+	Deals gateway.CommissionDeals
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

@@ -109,6 +109,8 @@ func (s *fzServer) routes() []fzRoute {
 		{http.MethodPost, "/admin/v1/clients/" + cl + "/keys/" + key + "/rotate", "admin", `{"expires_at":"2099-01-01T00:00:00Z"}`},
 		{http.MethodPost, "/admin/v1/clients/" + cl + "/webhooks", "admin", `{"url":"http://127.0.0.1:9/h3","kinds":["*"]}`},
 		{http.MethodPatch, "/admin/v1/clients/" + cl + "/webhooks/" + wh, "admin", `{"description":"fz","enabled":true}`},
+		{http.MethodPost, "/admin/v1/deals", "admin", `{"provider":"fzprov","currency":"EUR","valid_from":"2099-01-01","kind":"tiered","mode":"whole",` +
+			`"bands":[{"from":"0","to":"10","rate":"0.1"},{"from":"10","rate":"0.2"}],"carry_forward":true}`},
 	}
 }
 

@@ -540,6 +540,21 @@ func (h *oaHarness) session() {
 		t.Fatalf("client not created: %s", r.body)
 	}
 	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, body: acme, want: oaWant()})
+	// Commission deals (docs/finance.md): flat and tiered versions, bad
+	// terms, the list and the history.
+	do(oaReq{method: "POST", path: "/admin/v1/deals", auth: admin, want: oaWant(),
+		body: map[string]any{"provider": "prov-a", "valid_from": "2025-01-01", "kind": "flat", "rate": "0.1", "backdate": true}})
+	do(oaReq{method: "POST", path: "/admin/v1/deals", auth: admin, want: oaWant(),
+		body: map[string]any{"provider": "prov-a", "client_id": "acme", "currency": "EUR", "valid_from": "2025-02-01", "kind": "tiered",
+			"mode": "marginal", "carry_forward": true, "backdate": true, "note": "Q1 deal",
+			"bands": []any{map[string]any{"from": "0", "to": "1000", "rate": "0.1"}, map[string]any{"from": "1000", "rate": "0.2"}}}})
+	do(oaReq{method: "POST", path: "/admin/v1/deals", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"provider": "prov-a", "currency": "EUR", "valid_from": "2025-02-01", "kind": "tiered", "mode": "whole",
+			"backdate": true, "bands": []any{map[string]any{"from": "0", "to": "1000", "rate": "0.1"}, map[string]any{"from": "1001", "rate": "0.2"}}}})
+	do(oaReq{method: "GET", path: "/admin/v1/deals?provider=prov-a&client_id=acme&with_defaults=true", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/deals?with_defaults=maybe", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/admin/v1/deals/history?provider=prov-a&per_page=1", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/deals/history?per_page=0", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
 	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(409), code: wire.CodeClientExists,
 		body: map[string]any{"id": "acme", "name": "Someone else", "environment": "sandbox"}})
 	do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,

@@ -574,6 +574,10 @@ type commissionItem struct {
 	Rate        wire.Number `json:"rate"`
 	RateChanged bool        `json:"rate_changed"`
 	Commission  wire.Number `json:"commission"`
+	// DealID and DealKind are the deal version of the period's last day
+	// (left out when no deal applied).
+	DealID   int64  `json:"deal_id,omitempty"`
+	DealKind string `json:"deal_kind,omitempty"`
 	// Reporting is the row in ?reporting_currency=, when asked.
 	Reporting *commissionReporting `json:"reporting,omitempty"`
 }
@@ -643,7 +647,8 @@ func (s *Server) commissionReport(c echo.Context) error {
 	items := make([]commissionItem, 0, len(rows))
 	for i, r := range rows {
 		it := commissionItem{Provider: r.Provider, Currency: r.Currency, GGR: wire.Number(domain.FormatMinor(r.GGR, r.Scale)),
-			Rate: wire.Number(r.Rate), RateChanged: r.RateChanged, Commission: wire.Number(domain.FormatMinor(r.Commission, r.Scale))}
+			Rate: wire.Number(r.Rate), RateChanged: r.RateChanged, Commission: wire.Number(domain.FormatMinor(r.Commission, r.Scale)),
+			DealID: r.DealID, DealKind: r.DealKind}
 		switch name, v := periodColumn(rq, r.Period); name {
 		case "day":
 			it.Day = &v

@@ -305,7 +305,7 @@ func TestReportsEndpoints(t *testing.T) {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
 		// 0.10 x -5.00 on day 1 (default deal) + 0.20 x 32.00 on day 2 (acme's deal).
-		want := `{"success":true,"data":[{"month":"2025-03","provider":"prov-a","currency":"EUR","ggr":27.00,"rate":0.2,"rate_changed":true,"commission":5.90}]}`
+		want := `{"success":true,"data":[{"month":"2025-03","provider":"prov-a","currency":"EUR","ggr":27.00,"rate":0.2,"rate_changed":true,"commission":5.90,"deal_id":2,"deal_kind":"flat"}]}`
 		if got := strings.TrimSpace(rec.Body.String()); got != want {
 			t.Errorf("body\n got %s\nwant %s", got, want)
 		}

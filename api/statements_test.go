@@ -186,6 +186,15 @@ func TestMonthEndStatements(t *testing.T) {
 		t.Fatalf("October's GGR from the events alone is %s, the statement says %s", got, line(oct).GGR)
 	}
 
+	// Deals never rewrite a closed period: a version starting in October,
+	// even backdated on purpose, is refused now that October is closed.
+	rec := h.Admin(http.MethodPost, "/admin/v1/deals", map[string]any{"provider": h.provider, "valid_from": "2026-10-15",
+		"kind": "flat", "rate": "0.5", "backdate": true})
+	if e := apitest.WantError(t, rec, http.StatusBadRequest, wire.CodeInvalidRequest); e.Error.Details["field"] != "valid_from" ||
+		!strings.Contains(e.Error.Message, "closed through 2026-10-31") {
+		t.Fatalf("a deal version into closed October: %+v", e.Error)
+	}
+
 	// November's deal: 20 % from November 1; then November's play.
 	if err := h.ReadModels.SetCommissionRate(ctx, h.provider, "", "0.2", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)

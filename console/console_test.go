@@ -23,6 +23,7 @@ func TestHandler(t *testing.T) {
 		{"index by name", http.MethodGet, "/index.html", 200, "text/html", "Pitboss console"},
 		{"script", http.MethodGet, "/app.js", 200, "text/javascript", "sessionStorage"},
 		{"style", http.MethodGet, "/style.css", 200, "text/css", ":focus-visible"},
+		{"deals page script", http.MethodGet, "/deals.js", 200, "text/javascript", "/admin/v1/deals"},
 		{"vendor readme", http.MethodGet, "/vendor/README.txt", 200, "text/plain", "ensure-console-assets.sh"},
 		{"head", http.MethodHead, "/app.js", 200, "text/javascript", ""},
 		{"unknown file", http.MethodGet, "/nope.js", 404, "", ""},
@@ -65,7 +66,7 @@ func TestHandler(t *testing.T) {
 // would fetch from another host: every src and href is relative.
 func TestNoOutsideReferences(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"index.html", "app.js", "style.css"} {
+	for _, name := range []string{"index.html", "app.js", "deals.js", "style.css"} {
 		b, err := fsRead(name)
 		if err != nil {
 			t.Fatal(err)
@@ -84,14 +85,16 @@ func TestNoOutsideReferences(t *testing.T) {
 // an input's value), so none of these appear in it.
 func TestNoMarkupFromData(t *testing.T) {
 	t.Parallel()
-	b, err := fsRead("app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "createContextualFragment",
-		"DOMParser", "eval(", "new Function"} {
-		if strings.Contains(b, sink) {
-			t.Errorf("app.js uses %s", sink)
+	for _, name := range []string{"app.js", "deals.js"} {
+		b, err := fsRead(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "createContextualFragment",
+			"DOMParser", "eval(", "new Function"} {
+			if strings.Contains(b, sink) {
+				t.Errorf("%s uses %s", name, sink)
+			}
 		}
 	}
 }

@@ -277,9 +277,10 @@ func totalGGR(r ReportQuery, rows []GGRRow, reporting []ReportingGGR, to domain.
 
 // ReportingCommission is a commission row in the reporting currency: its
 // GGR converted day by day (as ReportingGGR's), and its commission as
-// max(0, the sum over the days of deal rate × GGR × exchange rate),
+// max(0, the sum over the days of the day's commission × exchange rate),
 // rounded once, half away from zero — the row's own rule with each day's
-// GGR at that day's exchange rate. Incomplete (zero amounts, the days
+// commission at that day's exchange rate (a tiered or carry-forward
+// month's at the rate of its last day with GGR). Incomplete (zero amounts, the days
 // named) when a day had no exchange rate.
 type ReportingCommission struct {
 	Currency        string
@@ -350,16 +351,13 @@ func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition i
 			return nil, nil, 0, err
 		}
 		rc.GGR += g
-		if d.Rate == "" {
-			continue // no deal that day: nothing owed
+		if d.Owed == nil || d.Owed.Sign() == 0 {
+			continue // no deal that day, or nothing due on it
 		}
-		deal, ok := new(big.Rat).SetString(d.Rate)
-		if !ok {
-			return nil, nil, 0, fmt.Errorf("commission rate %q of %s on %s is not a decimal", d.Rate, d.Provider, d.Period.Format(time.DateOnly))
-		}
-		// deal × GGR (minor units of from) × rate, in minor units of to.
-		v := new(big.Rat).SetInt64(d.GGR)
-		v.Mul(v, deal).Mul(v, rate).Mul(v, new(big.Rat).SetFrac(pow10(to.Exponent()), pow10(from.Exponent())))
+		// The day's commission (minor units of from) × rate, in minor
+		// units of to.
+		v := new(big.Rat).Set(d.Owed)
+		v.Mul(v, rate).Mul(v, new(big.Rat).SetFrac(pow10(to.Exponent()), pow10(from.Exponent())))
 		owed[i].Add(owed[i], v)
 	}
 	for i := range out {

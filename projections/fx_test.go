@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -180,10 +181,15 @@ func (c commissionDays) Commission(_ context.Context, q projections.ReportQuery)
 			return o.Period.Equal(p) && o.Provider == d.Provider && o.Currency == d.Currency
 		})
 		if i < 0 {
-			out = append(out, projections.CommissionRow{Period: p, Provider: d.Provider, Currency: d.Currency, Scale: d.Scale, Rate: d.Rate})
+			out = append(out, projections.CommissionRow{Period: p, Provider: d.Provider, Currency: d.Currency, Scale: d.Scale, Rate: d.Rate,
+				Owed: new(big.Rat)})
 			i = len(out) - 1
 		}
 		out[i].GGR += d.GGR
+		// Owed is exact: rate × GGR of each day (a flat deal, as the store
+		// works it out).
+		rate, _ := new(big.Rat).SetString(d.Rate)
+		out[i].Owed.Add(out[i].Owed, rate.Mul(rate, big.NewRat(d.GGR, 1)))
 	}
 	return out, nil
 }

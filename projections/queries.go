@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"time"
 )
@@ -122,15 +123,24 @@ type CommissionRow struct {
 	Currency string
 	Scale    int
 	GGR      int64 // real-money GGR of the period, minor units
-	// Commission is max(0, sum over the period's days of rate x GGR),
-	// rounded half away from zero to minor units: a negative period owes
-	// nothing and nothing is carried forward.
+	// Commission is max(0, Owed) rounded half away from zero to minor
+	// units: a negative period owes nothing (CommissionReport says how
+	// deals work out Owed, and what a carry-forward deal carries).
 	Commission int64
-	// Rate is the rate applied (decimal text), "" when no deal applied.
-	// When the deal changed within the period, RateChanged is set and
-	// Rate is the last one.
+	// Owed is the exact sum of the period's days' commission, in minor
+	// units (rate x GGR per day for a flat deal; a tiered or carry-forward
+	// month's commission on its last day with GGR).
+	Owed *big.Rat
+	// Rate is the rate applied on the period's last day (decimal text; a
+	// tiered deal's is the rate of the band its month reached), "" when no
+	// deal applied. When the rate changed within the period, RateChanged
+	// is set and Rate is the last one.
 	Rate        string
 	RateChanged bool
+	// DealID and DealKind are the deal version applied on the period's
+	// last day (0 and "" when none).
+	DealID   int64
+	DealKind string
 }
 
 // ReportReader reads the GGR read model and the commission deals.

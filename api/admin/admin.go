@@ -59,6 +59,9 @@ type Deps struct {
 	Statements     StatementCloser
 	StatementStore statements.Reader
 	Providers      Providers
+	// Deals stores commission deal versions (docs/finance.md); without it
+	// the deals routes answer 503.
+	Deals gateway.CommissionDeals
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -130,6 +133,9 @@ func Register(g *echo.Group, deps Deps) {
 	g.POST("/clients/:client/statements", s.closeStatement)
 	g.GET("/clients/:client/statements", s.listStatements)
 	g.GET("/clients/:client/statements/:id", s.getStatement)
+	g.POST("/deals", s.createDeal)
+	g.GET("/deals", s.listDeals)
+	g.GET("/deals/history", s.dealHistory)
 	g.GET("/clients/:client/webhooks", s.listWebhooks)
 	g.POST("/clients/:client/webhooks", s.createWebhook)
 	g.GET("/clients/:client/webhooks/:id", s.getWebhook)

@@ -33,6 +33,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -268,7 +269,7 @@ func New(t testing.TB, o Options) *Harness {
 		Games: gw, Launcher: registry,
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
-		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: h.ReadModels,
+		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: roundstore.NewRounds(pool),
 		Clock: h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
@@ -277,7 +278,8 @@ func New(t testing.TB, o Options) *Harness {
 			Statements: &statement.Closer{Reports: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels,
 				Positions: h.ReadModels, Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 				Store: auditstore.NewStatements(pool), Signer: auditstore.NewCheckpoints(pool, box).WithClock(h.Clock.Now),
-				FX: gw, IDs: ids, Now: h.Clock.Now}},
+				FX: gw, IDs: ids, Now: h.Clock.Now},
+			Deals: h.ReadModels},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}

@@ -23,6 +23,8 @@ func cli(t *testing.T, cfg config, args ...string) (string, error) {
 		err = keyCommand(t.Context(), cfg, args[1:], &out)
 	case "provider":
 		err = providerCommand(t.Context(), cfg, args[1:], &out)
+	case "deal":
+		err = dealCommand(t.Context(), cfg, args[1:], &out)
 	default:
 		t.Fatalf("unknown command %s", args[0])
 	}

@@ -26,6 +26,7 @@ commands:
   client    create|list|get|set clients (plan tier, callback URL, signed-launch settings)
   key       issue|rotate|revoke|list a client's API keys (a new key is printed once)
   provider  list providers and their wallet signature scheme; set one (v1 legacy, v2)
+  deal      add|list|history commission deal versions (flat or tiered, carry-forward)
   replay    rebuild the read models from the event store, compare with the live ones;
             --swap makes the rebuild live, --full applies every event up to the head
   verify    recompute the hash chain, check double entry, accounts, records and read models;
@@ -88,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return keyCommand(ctx, cfg, args[1:], stdout)
 	case "provider":
 		return providerCommand(ctx, cfg, args[1:], stdout)
+	case "deal":
+		return dealCommand(ctx, cfg, args[1:], stdout)
 	case "checkpoint":
 		return checkpointCommand(ctx, cfg, args[1:], stdout, stderr)
 	case "checkpoint-key":

@@ -27,6 +27,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/system"
@@ -192,7 +193,8 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
 			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
-				Signer: auditstore.NewCheckpoints(pool, box), FX: gw, IDs: system.IDs{}, Now: time.Now}},
+				Signer: auditstore.NewCheckpoints(pool, box), FX: gw, IDs: system.IDs{}, Now: time.Now},
+			Deals: readstore.NewReadModels(pool)},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
@@ -200,7 +202,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
-		ProviderRounds: readstore.NewReadModels(pool),
+		ProviderRounds: roundstore.NewRounds(pool),
 		Audit:          auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},

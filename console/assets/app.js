@@ -3,6 +3,8 @@
 // Number only to draw. The secret stays in sessionStorage (this tab only)
 // and goes out only as Authorization: Bearer to this same origin.
 
+import { dealsPage } from './deals.js';
+
 const $ = (sel, root = document) => root.querySelector(sel);
 const store = window.sessionStorage;
 const PAGES = {
@@ -15,8 +17,9 @@ const PAGES = {
   reconcile: 'reports:read',
   rates: null,
   statements: 'reports:read',
+  deals: null, // the admin token's too (it has no Alt key: Alt+1…9 are taken)
 };
-const ADMIN_PAGES = ['tokens', 'rates'];
+const ADMIN_PAGES = ['tokens', 'rates', 'deals'];
 const ORDER = Object.keys(PAGES);
 const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
 // Every scope a key may hold (gateway.AllScopes), offered when issuing.
@@ -699,7 +702,8 @@ async function loadTrail() {
 }
 
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
-  reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements };
+  reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements,
+  deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
 
 // ---- Reconcile: a daily file against the ledger (POST /api/v1/reconciliations) ----
 const RECONCILE_KINDS = [

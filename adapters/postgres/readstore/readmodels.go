@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
@@ -453,29 +452,4 @@ func (m *ReadModels) advanceStep(ctx context.Context, db interface {
 		return 0, false, fmt.Errorf("commit watermark of %s: %w", p, err)
 	}
 	return to, !stopped && seen == advanceLimit, nil
-}
-
-// SetCommissionRate stores a commission deal: rate (decimal text, 0..1) on
-// the positive GGR of provider from validFrom (a UTC day) on, for client or,
-// when client is empty, for every client without a deal of its own.
-func (m *ReadModels) SetCommissionRate(ctx context.Context, provider, client, rate string, validFrom time.Time) error {
-	if err := domain.ValidateID("provider", provider); err != nil {
-		return err
-	}
-	if client != "" {
-		if err := domain.ValidateID("client_id", client); err != nil {
-			return err
-		}
-	}
-	_, err := m.pool.Exec(ctx, `INSERT INTO commission_rates (provider, client_id, rate, valid_from) VALUES ($1, $2, $3::numeric, $4)
-		ON CONFLICT ON CONSTRAINT commission_rates_deal_key DO UPDATE SET rate = excluded.rate`,
-		provider, nullText(client), rate, validFrom.UTC().Format(time.DateOnly))
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == "23514" || pgErr.Code == "22P02" || pgErr.Code == "22003") {
-		return fmt.Errorf("commission rate %q must be a decimal from 0 to 1: %w", rate, domain.ErrInvalidArgument)
-	}
-	if err != nil {
-		return fmt.Errorf("set commission rate of %s: %w", provider, err)
-	}
-	return nil
 }

@@ -1,4 +1,6 @@
-package readstore
+// Package roundstore reads a provider's daily round export from the
+// history read model (docs/reconciliation.md#the-providers-daily-round-export).
+package roundstore
 
 import (
 	"context"
@@ -7,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/projections"
 )
@@ -64,9 +67,17 @@ UNION ALL
 SELECT client_id, external_id, status FROM %[1]s
 WHERE provider = $2 AND type = 'bet' AND (client_id, external_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))`
 
+// Rounds reads the export from the live read models (schema readmodels).
+type Rounds struct{ pool *pgxpool.Pool }
+
+// NewRounds returns the export's reader.
+func NewRounds(pool *pgxpool.Pool) *Rounds { return &Rounds{pool: pool} }
+
+func (m *Rounds) t(name string) string { return pgx.Identifier{"readmodels", name}.Sanitize() }
+
 // ProviderRounds returns provider's rounds of the UTC day day, in client,
 // round, game and currency order, read in one snapshot of the read models.
-func (m *ReadModels) ProviderRounds(ctx context.Context, provider string, day time.Time) ([]projections.ProviderRound, error) {
+func (m *Rounds) ProviderRounds(ctx context.Context, provider string, day time.Time) ([]projections.ProviderRound, error) {
 	from := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 	tx, err := m.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -99,7 +110,7 @@ func (m *ReadModels) ProviderRounds(ctx context.Context, provider string, day ti
 }
 
 // roundStatuses fills in the Status of each round of rs.
-func (m *ReadModels) roundStatuses(ctx context.Context, tx pgx.Tx, provider string, rs []projections.ProviderRound) error {
+func (m *Rounds) roundStatuses(ctx context.Context, tx pgx.Tx, provider string, rs []projections.ProviderRound) error {
 	type roundKey struct{ id, tx string } // a game_result's id, or a bet's client and id
 	key := make([]roundKey, len(rs))
 	var ids, clients, txIDs []string
