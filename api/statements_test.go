@@ -142,8 +142,31 @@ func line(v stmtView) statement.Line {
 func TestMonthEndStatements(t *testing.T) {
 	h := newStmtHarness(t)
 	ctx := context.Background()
-	if err := h.ReadModels.SetCommissionRate(ctx, h.provider, "", "0.1", time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
+	// A tiered deal from October 1 (set before October), marginal: 10 % of
+	// the month's EUR GGR up to 5.00, 20 % above.
+	h.Clock.Set(time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC))
+	deal := func(body map[string]any) {
+		t.Helper()
+		if rec := h.Admin(http.MethodPost, "/admin/v1/deals", body); rec.Code != http.StatusCreated && rec.Code != http.StatusOK {
+			t.Fatalf("deal %v: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	deal(map[string]any{"provider": h.provider, "currency": "EUR", "valid_from": "2026-10-01", "kind": "tiered", "mode": "marginal",
+		"bands": []any{map[string]any{"from": "0", "to": "5.00", "rate": "0.1"}, map[string]any{"from": "5.00", "rate": "0.2"}}})
+	h.Clock.Set(time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC))
+	// tiered is the deal's commission of a month's EUR GGR (minor units),
+	// worked out here from the deal's own terms.
+	tiered := func(ggr string) string {
+		m, err := domain.ParseMoney(ggr, domain.MustCurrency("EUR"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := m.Minor()
+		c := min(g, 500) * 10 / 100
+		if g > 500 {
+			c += (g - 500) * 20 / 100
+		}
+		return domain.FormatMinor(c, 2)
 	}
 	for _, day := range []string{"2026-10-10", "2026-11-05", "2026-11-06"} {
 		rec := h.Admin(http.MethodPut, "/admin/v1/fx-rates", map[string]any{"rates": []map[string]any{
@@ -163,10 +186,11 @@ func TestMonthEndStatements(t *testing.T) {
 	}
 	h.Clock.Set(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	oct := h.mustClose(t, "month", "2026-10")
-	if l := line(oct); l.GGR != "6.00" || l.Commission != "0.60" || l.Rate != "0.1" || l.Bets != "10.00" || l.Wins != "4.00" {
+	if l := line(oct); l.GGR != "6.00" || l.Commission != "0.70" || l.Rate != "0.2" || l.Bets != "10.00" || l.Wins != "4.00" ||
+		l.DealKind != "tiered" || l.DealID == 0 {
 		t.Fatalf("October's line %+v", oct.Statement.Lines)
 	}
-	if r := oct.Statement.Reporting; r == nil || !r.Complete || *r.GGR != "6.60" || *r.Commission != "0.66" {
+	if r := oct.Statement.Reporting; r == nil || !r.Complete || *r.GGR != "6.60" || *r.Commission != "0.77" {
 		t.Fatalf("October in USD %+v", r)
 	}
 	if oct.Statement.Position == 0 || oct.Statement.CheckpointID == 0 || len(oct.Statement.ChainHash) != 64 {
@@ -182,8 +206,8 @@ func TestMonthEndStatements(t *testing.T) {
 		t.Fatalf("checkpoint %d at %d (%v) does not cover position %d", oct.Statement.CheckpointID, cpPos, err, oct.Statement.Position)
 	}
 	if got := h.ggrFromEvents(t, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
-		oct.Statement.Position); got != line(oct).GGR {
-		t.Fatalf("October's GGR from the events alone is %s, the statement says %s", got, line(oct).GGR)
+		oct.Statement.Position); got != line(oct).GGR || tiered(got) != line(oct).Commission {
+		t.Fatalf("October from the events alone: GGR %s, commission %s; the statement says %+v", got, tiered(got), line(oct))
 	}
 
 	// Deals never rewrite a closed period: a version starting in October,
@@ -195,10 +219,10 @@ func TestMonthEndStatements(t *testing.T) {
 		t.Fatalf("a deal version into closed October: %+v", e.Error)
 	}
 
-	// November's deal: 20 % from November 1; then November's play.
-	if err := h.ReadModels.SetCommissionRate(ctx, h.provider, "", "0.2", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
+	// November's deal: a flat 20 % from November 1 (set on November 2:
+	// backdated, on purpose and recorded); then November's play.
+	deal(map[string]any{"provider": h.provider, "currency": "EUR", "valid_from": "2026-11-01", "kind": "flat", "rate": "0.2",
+		"backdate": true})
 	h.at(t, time.Date(2026, 11, 5, 12, 0, 0, 0, time.UTC), "94.00")
 	wantOK(t, w.call("bet", map[string]any{"transaction_id": "nov-b1", "round_id": "nov-r1", "amount": "20"}), "74.00")
 	h.at(t, time.Date(2026, 11, 6, 12, 0, 0, 0, time.UTC), "74.00")
@@ -210,20 +234,22 @@ func TestMonthEndStatements(t *testing.T) {
 
 	h.Clock.Set(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	nov := h.mustClose(t, "month", "2026-11")
-	if l := line(nov); l.GGR != "15.00" || l.Commission != "3.00" || l.Rate != "0.2" {
+	if l := line(nov); l.GGR != "15.00" || l.Commission != "3.00" || l.Rate != "0.2" || l.DealKind != "flat" || l.DealID == line(oct).DealID {
 		t.Fatalf("November's line %+v", nov.Statement.Lines)
 	}
-	if late := nov.Statement.Late; len(late) != 1 || late[0].StatementID != oct.ID || late[0].GGR != "1.00" || late[0].Commission != "0.10" {
+	// October's late bet of 1.00 under October's tiered deal: 7.00 owes
+	// 0.90 where 6.00 owed 0.70.
+	if late := nov.Statement.Late; len(late) != 1 || late[0].StatementID != oct.ID || late[0].GGR != "1.00" || late[0].Commission != "0.20" {
 		t.Fatalf("November's late lines %+v", late)
 	}
-	if tot := nov.Statement.Totals; len(tot) != 1 || tot[0].GGR != "16.00" || tot[0].Commission != "3.10" {
+	if tot := nov.Statement.Totals; len(tot) != 1 || tot[0].GGR != "16.00" || tot[0].Commission != "3.20" {
 		t.Fatalf("November's totals %+v", tot)
 	}
 	if got := h.ggrFromEvents(t, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
 		nov.Statement.Position); got != line(nov).GGR {
 		t.Fatalf("November's GGR from the events alone is %s, the statement says %s", got, line(nov).GGR)
 	}
-	if again := h.get(t, oct.ID); again.Signed.Payload != oct.Signed.Payload || line(again).Commission != "0.60" {
+	if again := h.get(t, oct.ID); again.Signed.Payload != oct.Signed.Payload || line(again).Commission != "0.70" {
 		t.Fatalf("October changed: %s\nwas %s", again.Signed.Payload, oct.Signed.Payload)
 	}
 	// December carries nothing of October again.
@@ -302,7 +328,7 @@ func TestMonthEndStatements(t *testing.T) {
 		rec = h.Do(apitest.Request{Method: http.MethodGet, Path: "/api/v1/statements/" + nov.ID, Key: w.client.Key,
 			Header: map[string]string{"Accept": "text/html"}})
 		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") ||
-			!strings.Contains(rec.Body.String(), "<td class=\"num\">3.10</td>") || strings.Contains(rec.Body.String(), "<script") ||
+			!strings.Contains(rec.Body.String(), "<td class=\"num\">3.20</td>") || strings.Contains(rec.Body.String(), "<script") ||
 			!strings.Contains(rec.Header().Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Fatalf("HTML %d %v\n%s", rec.Code, rec.Header(), rec.Body)
 		}
@@ -349,7 +375,7 @@ func statementRecipes(t *testing.T, h *stmtHarness, v stmtView) {
 		}
 		script := write("verify_statement.py", block("python\n# verify_statement.py"))
 		out, err := osexec.Command(py, script, write("good.json", good)).CombinedOutput()
-		if err != nil || !strings.HasPrefix(string(out), "OK statement "+v.ID) || !strings.Contains(string(out), "EUR ggr 16.00 commission 3.10") {
+		if err != nil || !strings.HasPrefix(string(out), "OK statement "+v.ID) || !strings.Contains(string(out), "EUR ggr 16.00 commission 3.20") {
 			t.Fatalf("script on a good statement: %v\n%s", err, out)
 		}
 		out, err = osexec.Command(py, script, write("bad.json", bad)).CombinedOutput()

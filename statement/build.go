@@ -58,6 +58,7 @@ func Lines(provider string, ggr []projections.GGRRow, com []projections.Commissi
 		}
 		l := line(r.Currency, r.Scale)
 		l.Commission, l.Rate, l.RateChanged = domain.FormatMinor(r.Commission, r.Scale), r.Rate, r.RateChanged
+		l.DealID, l.DealKind = r.DealID, r.DealKind
 	}
 	out := make([]Line, 0, len(byCur))
 	for _, l := range byCur {

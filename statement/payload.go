@@ -94,6 +94,10 @@ type Line struct {
 	// RateChanged says the deal changed within the period.
 	Rate        string `json:"rate"`
 	RateChanged bool   `json:"rate_changed"`
+	// DealID and DealKind are the deal version the commission was worked
+	// out with (the period's last day's; 0 and "" when none).
+	DealID   int64  `json:"deal_id"`
+	DealKind string `json:"deal_kind"`
 }
 
 // Late is the change of one earlier statement's period in one currency.
