@@ -32,7 +32,9 @@ func checkReadModels(ctx context.Context, pool *pgxpool.Pool, examples int, prog
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext('verify'))`, verifyLockClass); err != nil {
 		return res, fmt.Errorf("lock the verification's scratch schemas: %w", err)
 	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext('verify'))`, verifyLockClass) }()
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext('verify'))`, verifyLockClass)
+	}()
 	rm := readstore.NewReadModels(pool).WithScratch(readstore.VerifyShadowSchema, readstore.VerifyStagingSchema)
 	defer func() { _ = rm.DropScratch(context.WithoutCancel(ctx)) }()
 	rep, err := rm.Compare(ctx, readstore.ReplayOptions{Examples: examples, Shadow: true,
