@@ -96,3 +96,15 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPeakMemory(t *testing.T) {
+	b, ok := peakMemory()
+	if !ok || b < 1<<20 {
+		t.Fatalf("peak memory %d bytes (ok %v): this process holds more than a megabyte", b, ok)
+	}
+	var out strings.Builder
+	reportPeakMemory(&out, "replay")
+	if !strings.HasPrefix(out.String(), "replay: peak memory ") || !strings.HasSuffix(out.String(), " MB (resident, VmHWM)\n") {
+		t.Fatalf("report %q", out.String())
+	}
+}

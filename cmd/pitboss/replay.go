@@ -74,6 +74,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return err
 	}
 	printReport(stdout, rep)
+	reportPeakMemory(stdout, "replay")
 	if *swap {
 		sw, err := rm.Swap(ctx)
 		if err != nil {

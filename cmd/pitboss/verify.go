@@ -121,6 +121,12 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	} else if err := rep.WriteText(stdout); err != nil {
 		return &exitError{exitVerifyError, err}
 	}
+	switch {
+	case plog != nil:
+		plog.peakMemory()
+	case !*quiet:
+		reportPeakMemory(stderr, "pitboss verify")
+	}
 	if !rep.OK {
 		return &exitError{exitVerifyFailed, errVerifyFailed}
 	}

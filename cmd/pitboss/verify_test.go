@@ -58,6 +58,10 @@ func TestVerifyAndExportCommands(t *testing.T) {
 	if !progressLogged(t, progress, "verify phase done", "events", 300, 300) {
 		t.Fatalf("no progress line for the events phase's end:\n%s", progress)
 	}
+	// and the last line says what the verification held at its peak.
+	if !strings.Contains(progress, `"msg":"verify peak memory","command":"verify","peak_memory_mb":`) {
+		t.Fatalf("no peak memory line:\n%s", progress)
+	}
 	if rep, ok, err := auditstore.NewAudit(pool).LastRun(t.Context()); err != nil || !ok || !rep.OK || rep.Events != 300 {
 		t.Fatalf("recorded run %+v ok=%v err=%v", rep, ok, err)
 	}
