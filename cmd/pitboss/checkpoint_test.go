@@ -322,3 +322,79 @@ func TestServeMakesDailyCheckpoint(t *testing.T) {
 		t.Fatalf("%d records on %s: %v", len(recs), ckTopic, err)
 	}
 }
+
+// TestExportCheckpointsRecipe: `pitboss export --checkpoints` writes the
+// platform checkpoints the export holds, and docs/audit.md's tie script
+// accepts them with the export, and refuses an export whose line at a
+// checkpoint's position was changed, or a checkpoint whose payload was.
+func TestExportCheckpointsRecipe(t *testing.T) {
+	t.Parallel()
+	e, _ := newCkptEnv(t)
+	id, _ := e.make()
+	events, cps := filepath.Join(e.dir, "events.ndjson"), filepath.Join(e.dir, "checkpoints.ndjson")
+	var out, errOut bytes.Buffer
+	if err := export(t.Context(), e.cfg, []string{"--output", events, "--checkpoints", cps}, &out, &errOut); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "wrote 1 signed checkpoints inside the export to "+cps) {
+		t.Fatalf("summary %q", errOut.String())
+	}
+	raw, err := os.ReadFile(cps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec audit.CheckpointRecord
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &rec); err != nil || rec.ID != id {
+		t.Fatalf("checkpoints file %s (%v), want checkpoint %d", raw, err, id)
+	}
+	py, err := osexec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the documented script cannot run here")
+	}
+	if out, err := osexec.Command(py, "-c", "import cryptography.hazmat.primitives.asymmetric.ed25519").CombinedOutput(); err != nil {
+		t.Skipf("python3 has no cryptography package (pip install cryptography): %s", out)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "audit.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```python\n# tie_checkpoints.py")
+	body, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("docs/audit.md has no tie_checkpoints.py block")
+	}
+	script := filepath.Join(e.dir, "tie_checkpoints.py")
+	if err := os.WriteFile(script, []byte("# tie_checkpoints.py"+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tie := func(ev, cp string) (string, error) {
+		out, err := osexec.Command(py, script, ev, cp).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := tie(events, cps); err != nil || !strings.HasPrefix(out, "OK 1 signed checkpoints tie to the export") {
+		t.Fatalf("a true export: %v\n%s", err, out)
+	}
+	lines, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := audit.ParseCheckpoint([]byte(rec.Payload))
+	changed := strings.Replace(string(lines), `"hash":"`+p.ChainHash+`"`, `"hash":"`+strings.Repeat("0", 64)+`"`, 1)
+	if changed == string(lines) {
+		t.Fatal("the test could not change the line at the checkpoint")
+	}
+	bad := filepath.Join(e.dir, "bad-events.ndjson")
+	if err := os.WriteFile(bad, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tie(bad, cps); err == nil || !strings.Contains(out, "is not the signed one") {
+		t.Fatalf("a changed export: %v\n%s", err, out)
+	}
+	badCP := filepath.Join(e.dir, "bad-checkpoints.ndjson")
+	if err := os.WriteFile(badCP, bytes.Replace(raw, []byte(`\"position\":`), []byte(`\"position\" :`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tie(events, badCP); err == nil || !strings.Contains(out, "BAD signature") {
+		t.Fatalf("a changed checkpoint: %v\n%s", err, out)
+	}
+}

@@ -28,6 +28,8 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	toT := fs.String("to", "", "... and before this RFC 3339 time (exclusive)")
 	output := fs.String("output", "-", "file to write; - for standard output")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")
+	checkpoints := fs.String("checkpoints", "", "also write to this file, as NDJSON records, the platform's signed checkpoints "+
+		"whose position the export holds (docs/audit.md): each ties a signed chain hash to an exported line")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -68,7 +70,16 @@ func export(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	cps := 0
+	if *checkpoints != "" {
+		if cps, err = exportCheckpoints(ctx, auditstore.NewCheckpoints(pool, nil), sum, *checkpoints); err != nil {
+			return err
+		}
+	}
 	if !*quiet {
+		if *checkpoints != "" {
+			fmt.Fprintf(stderr, "wrote %d signed checkpoints inside the export to %s\n", cps, *checkpoints)
+		}
 		if sum.Events == 0 {
 			fmt.Fprintf(stderr, "exported no events (head position %d)\n", sum.HeadPosition)
 		} else {
@@ -99,4 +110,36 @@ func exportTo(ctx context.Context, a *auditstore.Audit, rng auditstore.ExportRan
 		return sum, fmt.Errorf("export: %w", err)
 	}
 	return sum, nil
+}
+
+// exportCheckpoints writes to path, one record per line, the platform's
+// checkpoints whose position is one of the export's (sum's range), oldest
+// first: with the export and the signing key an auditor checks that the
+// chain the export holds is the one the service signed.
+func exportCheckpoints(ctx context.Context, cps *auditstore.Checkpoints, sum auditstore.ExportSummary, path string) (n int, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("export: close %s: %w", path, cerr)
+		}
+	}()
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	if sum.Events == 0 {
+		return 0, nil
+	}
+	list, err := cps.PlatformCheckpointsIn(ctx, sum.FirstPosition, sum.LastPosition)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	for _, cp := range list {
+		if err := enc.Encode(cp.Record()); err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
+		n++
+	}
+	return n, nil
 }

@@ -455,6 +455,22 @@ func (c *Checkpoints) ClientCheckpoints(ctx context.Context, clientID string, af
 	return out, nil
 }
 
+// PlatformCheckpointsIn returns the platform's checkpoints whose position
+// is from from to to (both included), oldest first: those an export of
+// that range ties to (pitboss export --checkpoints).
+func (c *Checkpoints) PlatformCheckpointsIn(ctx context.Context, from, to int64) ([]audit.SignedCheckpoint, error) {
+	rows, err := c.pool.Query(ctx, `SELECT `+checkpointColumns+` FROM checkpoints c JOIN checkpoint_keys k USING (key_id)
+ WHERE c.client_id = '' AND c.position BETWEEN $1 AND $2 ORDER BY c.id`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list platform checkpoints: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanCheckpoint)
+	if err != nil {
+		return nil, fmt.Errorf("list platform checkpoints: %w", err)
+	}
+	return out, nil
+}
+
 // Get returns checkpoint id (any scope); domain.ErrNotFound when there is
 // none.
 func (c *Checkpoints) Get(ctx context.Context, id int64) (audit.SignedCheckpoint, error) {
