@@ -17,6 +17,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/api/apitest"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -513,4 +514,31 @@ func mustDecode(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestStatusQueryForEveryProtocol: the transaction status query (issue 18
+// item 5(a)) answers a provider on another wallet protocol too — here
+// Caleta's, whose document has no such call — signed with its secret by
+// our scheme v2, about the transactions its own protocol booked; its money
+// calls stay refused on our protocol.
+func TestStatusQueryForEveryProtocol(t *testing.T) {
+	h := newCaletaHarness(t)
+	s := h.session("100")
+	wantCaletaOK(t, s.call("bet", map[string]any{"transaction_uuid": "st-b1", "amount": 1_000_000}), 9_000_000, s.player)
+	status := func(id string) txStatus {
+		t.Helper()
+		rec := h.WalletCall(h.provider, h.providerSecret, "status", map[string]any{"session_id": s.token, "transaction_id": id})
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %s: %d %s", id, rec.Code, rec.Body)
+		}
+		return apitest.Decode[txStatus](t, rec)
+	}
+	if got := status("st-b1").Transaction; got.State != "found" || got.Kind != "bet" || got.Amount == nil || got.Amount.String() != "10.00" {
+		t.Fatalf("the Caleta bet's status %+v", got)
+	}
+	if got := status("never").Transaction; got.State != "not_found" {
+		t.Fatalf("an unknown id's status %+v", got)
+	}
+	rec := h.WalletCall(h.provider, h.providerSecret, "bet", map[string]any{"session_id": s.token, "transaction_id": "st-b2", "amount": "1"})
+	apitest.WantError(t, rec, http.StatusUnauthorized, wire.CodeUnauthorized)
 }

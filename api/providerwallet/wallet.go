@@ -96,6 +96,13 @@ type walletAnswer struct {
 // ledger after the idempotency check (PlaceBetInSession), so a retried bet
 // still gets its original answer. See docs/provider-wallet.md.
 func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
+	return h.providerCallOf(c, false)
+}
+
+// providerCallOf is providerCall; anyProtocol lets a provider on another
+// wallet protocol in too (the status query: each provider may ask it,
+// signed with its secret, whatever protocol its money calls speak).
+func (h *Handlers) providerCallOf(c echo.Context, anyProtocol bool) (walletCall, gateway.GameSession, domain.Currency, error) {
 	var call walletCall
 	raw, err := wire.ReadBody(c)
 	if err != nil {
@@ -113,7 +120,7 @@ func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession
 	} else if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
-	if prov.Protocol() != gateway.WalletProtocolPitboss {
+	if prov.Protocol() != gateway.WalletProtocolPitboss && !anyProtocol {
 		// A provider speaks one protocol (docs/providers-and-games.md):
 		// its secret does not open this one.
 		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
@@ -310,7 +317,7 @@ func (h *Handlers) Status(c echo.Context) error {
 	if h.deps.Records == nil {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the transaction status query is not configured")
 	}
-	call, sess, _, err := h.providerCall(c)
+	call, sess, _, err := h.providerCallOf(c, true)
 	if err != nil {
 		return err
 	}
