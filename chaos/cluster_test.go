@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pitboss/pitboss/chaos/stack"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // newClusterEnv is env on the local cluster of scripts/cluster.sh (three
@@ -55,7 +59,10 @@ func newClusterEnv(t *testing.T, full bool) *env {
 			t.Fatal(err)
 		}
 		e.main = e.svc.Role("main", "api,relay")
-		e.main2 = e.svc.Role("main2", "api,relay", fmt.Sprintf("PITBOSS_HTTP_ADDR=127.0.0.1:%d", port2))
+		// main2 reads the read models from the standby
+		// (PITBOSS_READ_DATABASE_URL, prefer-standby).
+		e.main2 = e.svc.Role("main2", "api,relay", fmt.Sprintf("PITBOSS_HTTP_ADDR=127.0.0.1:%d", port2),
+			"PITBOSS_READ_DATABASE_URL="+e.cluster.ReadURL("pitboss"))
 		e.proj = e.svc.Role("projector", "projector")
 		e.proj2 = e.svc.Role("projector2", "projector")
 		e.fwd = e.svc.Role("forwarder", "forwarder")
@@ -226,6 +233,7 @@ func TestChaosCluster(t *testing.T) {
 		if i == 0 {
 			// The relay created the topics with the brokers' defaults.
 			checkReplication(t, e)
+			t.Run("read-your-writes with the read models on the standby", func(t *testing.T) { standbyReads(t, e) })
 		}
 	}
 	if full || os.Getenv("CHAOS_PEAK") == "1" {
@@ -281,4 +289,55 @@ func (e *env) peak(t *testing.T, d time.Duration) {
 	st := stack.Stats(e.load.Calls(), "peak")
 	t.Logf("peak: %.0f acknowledged wallet calls/s over %v (16 workers), p99 of one attempt %v",
 		float64(st.Acked)/time.Since(start).Seconds(), d, st.P99.Round(time.Millisecond))
+}
+
+// standbyReads: main2 reads the read models from the standby
+// (PITBOSS_READ_DATABASE_URL with prefer-standby). A deposit through it,
+// then its history read with the deposit's min_position through it,
+// answers the deposit (a 503 READ_MODEL_BEHIND meanwhile is the wait, not
+// a failure: the standby replays the projector's commits), and the
+// standby holds the read sessions.
+func standbyReads(t *testing.T, e *env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	api := &stack.API{Base: stack.RoleBaseURL(e.main2), Key: e.sandbox.Key, HTTP: stack.NewHTTPClient(2, 30*time.Second)}
+	id := fmt.Sprintf("standby-read-%d", time.Now().UnixNano())
+	r, err := api.Do(ctx, "POST", "/api/v1/transactions", map[string]any{"type": "deposit", "transaction_id": id,
+		"player_id": "standby-reader", "amount": "1.00", "currency": "EUR"})
+	if err != nil || r.Status != 200 {
+		t.Fatalf("deposit through main2: %v %d %s", err, r.Status, r.Body)
+	}
+	var dep struct {
+		Data struct {
+			Position int64 `json:"position"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &dep); err != nil || dep.Data.Position == 0 {
+		t.Fatalf("deposit answer %s (%v)", r.Body, err)
+	}
+	path := fmt.Sprintf("/api/v1/transactions?player_id=standby-reader&min_position=%d", dep.Data.Position)
+	var last stack.Reply
+	eventually.True(t, time.Minute, "the deposit read back through the standby", func() bool {
+		last, err = api.Do(ctx, "GET", path, nil)
+		return err == nil && last.Status == 200 && strings.Contains(string(last.Body), id)
+	})
+	standby := "b"
+	if p, err := e.cluster.Primary(ctx); err == nil && p == "b" {
+		standby = "a"
+	}
+	conn, err := pgx.Connect(ctx, e.cluster.NodeURL(standby, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var inRecovery bool
+	var sessions int
+	if err := conn.QueryRow(ctx, `SELECT pg_is_in_recovery(), (SELECT count(*) FROM pg_stat_activity WHERE application_name = $1)`,
+		stack.ReadApplication).Scan(&inRecovery, &sessions); err != nil {
+		t.Fatal(err)
+	}
+	if !inRecovery || sessions == 0 {
+		t.Fatalf("node %s: in recovery %v, %d read sessions: the read models were not read from the standby", standby, inRecovery, sessions)
+	}
+	t.Logf("read back through the standby (node %s, %d read sessions); the history answered %d", standby, sessions, last.Status)
 }

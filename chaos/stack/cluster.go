@@ -130,6 +130,22 @@ func (c *Cluster) URL(db string) string {
 		c.PGPorts[0], c.PGPorts[1], url.PathEscape(db))
 }
 
+// ReadURL is the multi-host DSN of database db for reads: the standby when
+// one answers (target_session_attrs=prefer-standby), else the primary;
+// its sessions are named ReadApplication on the server.
+func (c *Cluster) ReadURL(db string) string {
+	return fmt.Sprintf("postgres://pitboss:pitboss@127.0.0.1:%d,127.0.0.1:%d/%s?sslmode=disable&target_session_attrs=prefer-standby&connect_timeout=3&application_name=%s",
+		c.PGPorts[0], c.PGPorts[1], url.PathEscape(db), ReadApplication)
+}
+
+// ReadApplication is the application_name of ReadURL's sessions.
+const ReadApplication = "pitboss-reads"
+
+// NodeURL is the DSN of database db on node ("a" or "b") alone.
+func (c *Cluster) NodeURL(node, db string) string {
+	return fmt.Sprintf("postgres://pitboss:pitboss@127.0.0.1:%d/%s?sslmode=disable", c.pgPort(node), url.PathEscape(db))
+}
+
 func readPid(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

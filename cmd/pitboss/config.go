@@ -17,6 +17,10 @@ import (
 // README lists them with their defaults.
 type config struct {
 	DatabaseURL        string
+	// ReadDatabaseURL, when set, serves the read models' queries (history,
+	// reports) from another server: a streaming standby
+	// (docs/operations.md). Empty: DatabaseURL.
+	ReadDatabaseURL string
 	KafkaBrokers       []string
 	Topic              string
 	HTTPAddr           string
@@ -76,6 +80,7 @@ func list(v string) []string {
 func loadConfig() (config, error) {
 	c := config{
 		DatabaseURL:        env("PITBOSS_DATABASE_URL", "postgres://pitboss:pitboss@127.0.0.1:5433/pitboss?sslmode=disable"),
+		ReadDatabaseURL:    os.Getenv("PITBOSS_READ_DATABASE_URL"),
 		KafkaBrokers:       list(env("PITBOSS_KAFKA_BROKERS", "127.0.0.1:9092")),
 		Topic:              env("PITBOSS_KAFKA_TOPIC", "pitboss.ledger.events.v1"),
 		HTTPAddr:           env("PITBOSS_HTTP_ADDR", "127.0.0.1:8080"),

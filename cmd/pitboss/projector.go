@@ -42,8 +42,16 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 }
 
 // readQueries are the read-model queries the API answers from.
-func readQueries(pool *pgxpool.Pool) *projections.Queries {
-	rm := readstore.NewReadModels(pool)
-	accounts := eventstore.NewAccounts(pool)
+func readQueries(pool *pgxpool.Pool) *projections.Queries { return readQueriesOn(pool, pool) }
+
+// readQueriesOn reads the read models (history, reports and their
+// watermarks) on reads — a standby, or the primary itself — and the
+// ledger's head on primary. Read-your-writes holds on a standby: a read
+// with min_position waits until the watermark the standby has replayed
+// reaches it, and "beyond the head" is judged by the primary's head, which
+// a lagging standby cannot make look short.
+func readQueriesOn(primary, reads *pgxpool.Pool) *projections.Queries {
+	rm := readstore.NewReadModels(reads)
+	accounts := eventstore.NewAccounts(primary)
 	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: accounts, Clients: accounts}
 }

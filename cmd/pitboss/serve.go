@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/metrics"
+	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -76,6 +77,16 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	reads := pool
+	if cfg.ReadDatabaseURL != "" && slices.Contains(roles, "api") {
+		// The read models from a standby (docs/operations.md): never
+		// migrated (a standby is read-only).
+		if reads, err = postgres.Connect(ctx, cfg.ReadDatabaseURL); err != nil {
+			return fmt.Errorf("postgres (PITBOSS_READ_DATABASE_URL): %w", err)
+		}
+		defer reads.Close()
+		log.Info("the read models are read from PITBOSS_READ_DATABASE_URL", "host", reads.Config().ConnConfig.Host)
+	}
 	registry := metrics.New()
 	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 
@@ -86,7 +97,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "api") {
-		if err := startAPI(gctx, g, cfg, pool, registry, log); err != nil {
+		if err := startAPI(gctx, g, cfg, pool, reads, registry, log); err != nil {
 			return err
 		}
 	}
@@ -136,7 +147,7 @@ func serve(ctx context.Context, cfg config, args []string) error {
 // startAPI runs the HTTP server and the ledger writer behind it. On
 // shutdown the server first finishes in-flight requests, and only then does
 // the writer stop, so no accepted request loses its ledger.
-func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) error {
+func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *pgxpool.Pool, registry *metrics.Registry, log *slog.Logger) error {
 	adminToken, err := cfg.adminToken(log)
 	if err != nil {
 		return err
@@ -201,7 +212,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.
 		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
-		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueries(pool), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
+		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueriesOn(pool, reads), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
 		ProviderRounds: roundstore.NewRounds(pool),
 		Audit:          auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
