@@ -16,11 +16,11 @@ import (
 // config is every setting, read from PITBOSS_* environment variables. The
 // README lists them with their defaults.
 type config struct {
-	DatabaseURL        string
+	DatabaseURL string
 	// ReadDatabaseURL, when set, serves the read models' queries (history,
 	// reports) from another server: a streaming standby
 	// (docs/operations.md). Empty: DatabaseURL.
-	ReadDatabaseURL string
+	ReadDatabaseURL    string
 	KafkaBrokers       []string
 	Topic              string
 	HTTPAddr           string
