@@ -59,6 +59,10 @@ brokers() { local i out=""; for i in 0 1 2; do out+="${out:+,}$H:${KPORTS[$i]}";
 database_url() {
   echo "postgres://$U:$W@$H:${PGPORTS[0]},$H:${PGPORTS[1]}/$D?sslmode=disable&target_session_attrs=read-write&connect_timeout=3"
 }
+# read_database_url prefers the standby: the read models' queries of api-relay-2.
+read_database_url() {
+  echo "postgres://$U:$W@$H:${PGPORTS[0]},$H:${PGPORTS[1]}/$D?sslmode=disable&target_session_attrs=prefer-standby&connect_timeout=3&application_name=pitboss-reads"
+}
 
 # ------------------------------------------------------------- processes --
 # pid_alive PIDFILE PATTERN : prints the pid when it runs and its command line has PATTERN.
@@ -474,7 +478,10 @@ roles_up() {
     [ "$port" = 0 ] && addr="$H:0"
     before="$(grep -c 'pitboss started' "$CDIR/$r.log" 2>/dev/null || true)"
     log "starting $r (--roles $roles, $addr)"
-    ( cd "$CDIR" && daemon "$CDIR/$r.pid" "$CDIR/$r.log" env "${envs[@]}" PITBOSS_HTTP_ADDR="$addr" "$BIN" serve --roles "$roles" )
+    # api-relay-2 reads the read models from the standby (docs/operations.md).
+    local reads=()
+    [ "$r" = api-relay-2 ] && reads=(PITBOSS_READ_DATABASE_URL="$(read_database_url)")
+    ( cd "$CDIR" && daemon "$CDIR/$r.pid" "$CDIR/$r.log" env "${envs[@]}" "${reads[@]}" PITBOSS_HTTP_ADDR="$addr" "$BIN" serve --roles "$roles" )
     local deadline=$(( $(date +%s) + 90 ))
     until [ "$(grep -c 'pitboss started' "$CDIR/$r.log" 2>/dev/null || true)" -gt "${before:-0}" ]; do
       pid_alive "$CDIR/$r.pid" "$BIN serve" >/dev/null || { show_log_tail "$CDIR/$r.log" 30; die "$r exited during startup"; }
