@@ -1,13 +1,11 @@
 package audit
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -104,36 +102,18 @@ func EncodeCheckpoint(p CheckpointPayload) ([]byte, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	b, err := EncodeCanonical(p)
+	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // ParseCheckpoint reads payload bytes, which must be canonical: exactly what
 // EncodeCheckpoint writes for the values they hold (no other key, order or
 // spacing), so one checkpoint has one byte form.
 func ParseCheckpoint(b []byte) (CheckpointPayload, error) {
-	var p CheckpointPayload
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("checkpoint payload: %w", err)
-	}
-	if dec.More() {
-		return p, errors.New("checkpoint payload: data after the object")
-	}
-	again, err := EncodeCheckpoint(p)
-	if err != nil {
-		return p, err
-	}
-	if !bytes.Equal(again, b) {
-		return p, errors.New("checkpoint payload is not in canonical form (key order, spacing or escaping differ)")
-	}
-	return p, nil
+	return DecodeCanonical(b, "checkpoint payload", EncodeCheckpoint)
 }
 
 var (

@@ -13,10 +13,8 @@
 package statement
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -148,35 +146,17 @@ func Encode(p Payload) ([]byte, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	b, err := audit.EncodeCanonical(p)
+	if err != nil {
 		return nil, fmt.Errorf("encode statement: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // Parse reads payload bytes, which must be canonical (exactly what Encode
 // writes for the values they hold), so one statement has one byte form.
 func Parse(b []byte) (Payload, error) {
-	var p Payload
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("statement payload: %w", err)
-	}
-	if dec.More() {
-		return p, errors.New("statement payload: data after the object")
-	}
-	again, err := Encode(p)
-	if err != nil {
-		return p, err
-	}
-	if !bytes.Equal(again, b) {
-		return p, errors.New("statement payload is not in canonical form (key order, spacing or escaping differ)")
-	}
-	return p, nil
+	return audit.DecodeCanonical(b, "statement payload", Encode)
 }
 
 var (
