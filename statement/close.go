@@ -58,6 +58,9 @@ var (
 	ErrClosed     = errors.New("the period is already closed")
 	ErrOutOfOrder = errors.New("a later period is already closed: periods close in order")
 	ErrConcurrent = errors.New("another statement of this client and provider was closed meanwhile; close again")
+	// ErrSigningKey: the signing key cannot be opened (sealed with another
+	// master key than this server's PITBOSS_SECRET_KEY).
+	ErrSigningKey = errors.New("the checkpoint signing key cannot be opened with this server's master key (PITBOSS_SECRET_KEY)")
 )
 
 // Closer closes periods into statements.

@@ -91,6 +91,8 @@ func (s *server) closeStatement(c echo.Context) error {
 		return wire.NewError(http.StatusConflict, wire.CodePeriodOutOfOrder, err.Error())
 	case errors.Is(err, statement.ErrConcurrent):
 		return wire.NewError(http.StatusConflict, wire.CodeStatementConcurrent, err.Error())
+	case errors.Is(err, statement.ErrSigningKey):
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, err.Error())
 	case errors.Is(err, projections.ErrNoRates):
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "exchange rates are not configured on this server")
 	case err != nil:
@@ -102,7 +104,10 @@ func (s *server) closeStatement(c echo.Context) error {
 	}
 	s.log.Info("statement closed", "client", client, "provider", req.Provider, "period", req.Period, "start", req.Start,
 		"statement", signed.ID, "actor", s.actor)
-	return c.JSON(http.StatusCreated, map[string]any{"success": true, "data": v})
+	return c.JSON(http.StatusCreated, struct {
+		Success bool            `json:"success"`
+		Data    statements.View `json:"data"`
+	}{true, v})
 }
 
 // listStatements answers GET /admin/v1/clients/{client}/statements.

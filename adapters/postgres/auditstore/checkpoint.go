@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/statement"
 )
 
 // Checkpoints makes, keeps and lists the signed checkpoints
@@ -128,7 +129,11 @@ func (c *Checkpoints) activeKey(ctx context.Context) (string, ed25519.PrivateKey
 // SigningKey opens the active signing key (one is made when there is
 // none), for other signed records: statements.
 func (c *Checkpoints) SigningKey(ctx context.Context) (string, ed25519.PrivateKey, error) {
-	return c.activeKey(ctx)
+	id, priv, err := c.activeKey(ctx)
+	if errors.Is(err, secretbox.ErrWrongKey) {
+		err = fmt.Errorf("%w: %w", statement.ErrSigningKey, err)
+	}
+	return id, priv, err
 }
 
 // MakeCheckpoint is Make for a caller that needs only that it ran.

@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/statement"
 )
 
 func newBox(t *testing.T) *secretbox.Box {
@@ -278,4 +279,19 @@ func storedRecords(t *testing.T, e *audEnv) []audit.Record {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A signing key sealed with another master key than the server's is the
+// statement package's ErrSigningKey (the admin API answers 503 naming
+// PITBOSS_SECRET_KEY), not an anonymous fault.
+func TestSigningKeyUnderAnotherMasterKey(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	if _, err := auditstore.NewCheckpoints(pool, newBox(t)).RotateKey(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := auditstore.NewCheckpoints(pool, newBox(t)).SigningKey(t.Context())
+	if !errors.Is(err, statement.ErrSigningKey) || !errors.Is(err, secretbox.ErrWrongKey) {
+		t.Fatalf("err %v, want statement.ErrSigningKey wrapping secretbox.ErrWrongKey", err)
+	}
 }
