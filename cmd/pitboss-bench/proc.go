@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pitboss/pitboss/internal/procmem"
 )
 
 // CPU and memory from /proc. Times in /proc/<pid>/stat are in USER_HZ
@@ -47,28 +48,7 @@ func statCPU(b []byte) (float64, error) {
 }
 
 // memKB returns VmRSS and VmHWM (the peak resident set) of pid in KiB.
-func memKB(pid int) (rss, hwm int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, sc.Err()
-}
+func memKB(pid int) (rss, hwm int64, err error) { return procmem.KB(strconv.Itoa(pid)) }
 
 func postgresOf(db string) func(string) bool {
 	return func(cl string) bool { return strings.HasPrefix(cl, "postgres: ") && strings.Contains(cl, " "+db+" ") }

@@ -1,32 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/pitboss/pitboss/internal/procmem"
 )
 
 // peakMemory is the process's peak resident memory in bytes (VmHWM of
 // /proc/self/status); ok is false where the kernel does not report it.
 func peakMemory() (bytes int64, ok bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, found := strings.CutPrefix(sc.Text(), "VmHWM:")
-		if !found {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		return kb * 1024, err == nil
-	}
-	return 0, false
+	_, hwm, err := procmem.KB("self")
+	return hwm << 10, err == nil && hwm > 0
 }
 
 // reportPeakMemory writes the command's peak resident memory (issue 21:
