@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pitboss/pitboss/domain"
@@ -64,7 +65,7 @@ func Lines(provider string, ggr []projections.GGRRow, com []projections.Commissi
 	for _, l := range byCur {
 		out = append(out, *l)
 	}
-	slices.SortFunc(out, func(a, b Line) int { return compareText(a.Currency, b.Currency) })
+	slices.SortFunc(out, func(a, b Line) int { return strings.Compare(a.Currency, b.Currency) })
 	return out
 }
 
@@ -80,59 +81,43 @@ type Prior struct {
 // closed that no statement has carried yet: now less what it stated less
 // what later statements carried of it. Only non-zero changes are listed.
 func LateChanges(prior []Prior) ([]Late, error) {
-	carried := map[string]map[string][2]int64{} // statement id -> currency -> ggr, commission
+	carried := map[string]sums{} // by the statement carried
 	for _, p := range prior {
 		for _, l := range p.Payload.Late {
-			g, err1 := minor(l.GGR, l.Currency)
-			c, err2 := minor(l.Commission, l.Currency)
-			if err := errors.Join(err1, err2); err != nil {
+			if carried[l.StatementID] == nil {
+				carried[l.StatementID] = sums{}
+			}
+			if err := carried[l.StatementID].add(l.Currency, l.GGR, l.Commission, 1); err != nil {
 				return nil, fmt.Errorf("statement %s: %w", p.Payload.ID, err)
 			}
-			m := carried[l.StatementID]
-			if m == nil {
-				m = map[string][2]int64{}
-				carried[l.StatementID] = m
-			}
-			v := m[l.Currency]
-			m[l.Currency] = [2]int64{v[0] + g, v[1] + c}
 		}
 	}
 	var out []Late
 	for _, p := range prior {
-		delta := map[string][2]int64{}
-		add := func(lines []Line, sign int64) error {
-			for _, l := range lines {
-				g, err1 := minor(l.GGR, l.Currency)
-				c, err2 := minor(l.Commission, l.Currency)
-				if err := errors.Join(err1, err2); err != nil {
-					return fmt.Errorf("statement %s: %w", p.Payload.ID, err)
-				}
-				v := delta[l.Currency]
-				delta[l.Currency] = [2]int64{v[0] + sign*g, v[1] + sign*c}
+		delta := sums{}
+		for _, l := range p.Now {
+			if err := delta.add(l.Currency, l.GGR, l.Commission, 1); err != nil {
+				return nil, fmt.Errorf("statement %s: %w", p.Payload.ID, err)
 			}
-			return nil
 		}
-		if err := errors.Join(add(p.Now, 1), add(p.Payload.Lines, -1)); err != nil {
-			return nil, err
+		for _, l := range p.Payload.Lines {
+			if err := delta.add(l.Currency, l.GGR, l.Commission, -1); err != nil {
+				return nil, fmt.Errorf("statement %s: %w", p.Payload.ID, err)
+			}
 		}
 		for cur, v := range carried[p.Payload.ID] {
 			d := delta[cur]
 			delta[cur] = [2]int64{d[0] - v[0], d[1] - v[1]}
 		}
-		curs := make([]string, 0, len(delta))
-		for cur, v := range delta {
-			if v != [2]int64{} {
-				curs = append(curs, cur)
-			}
+		totals, err := delta.totals()
+		if err != nil {
+			return nil, err
 		}
-		slices.SortFunc(curs, compareText)
-		for _, cur := range curs {
-			exp, err := exponent(cur)
-			if err != nil {
-				return nil, err
+		for _, t := range totals {
+			if delta[t.Currency] != [2]int64{} {
+				out = append(out, Late{StatementID: p.Payload.ID, From: p.Payload.From, To: p.Payload.To, Currency: t.Currency,
+					GGR: t.GGR, Commission: t.Commission})
 			}
-			out = append(out, Late{StatementID: p.Payload.ID, From: p.Payload.From, To: p.Payload.To, Currency: cur,
-				GGR: domain.FormatMinor(delta[cur][0], exp), Commission: domain.FormatMinor(delta[cur][1], exp)})
 		}
 	}
 	return out, nil
@@ -140,36 +125,46 @@ func LateChanges(prior []Prior) ([]Late, error) {
 
 // Totals are lines plus late per currency, in currency order.
 func Totals(lines []Line, late []Late) ([]Total, error) {
-	sums := map[string][2]int64{}
-	add := func(cur, ggr, com string) error {
-		g, err1 := minor(ggr, cur)
-		c, err2 := minor(com, cur)
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		v := sums[cur]
-		sums[cur] = [2]int64{v[0] + g, v[1] + c}
-		return nil
-	}
+	s := sums{}
 	for _, l := range lines {
-		if err := add(l.Currency, l.GGR, l.Commission); err != nil {
+		if err := s.add(l.Currency, l.GGR, l.Commission, 1); err != nil {
 			return nil, err
 		}
 	}
 	for _, l := range late {
-		if err := add(l.Currency, l.GGR, l.Commission); err != nil {
+		if err := s.add(l.Currency, l.GGR, l.Commission, 1); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]Total, 0, len(sums))
-	for cur, v := range sums {
+	return s.totals()
+}
+
+// sums are GGR and commission per currency, in minor units.
+type sums map[string][2]int64
+
+// add adds sign times the decimal amounts ggr and com of currency cur.
+func (s sums) add(cur, ggr, com string, sign int64) error {
+	g, err1 := minor(ggr, cur)
+	c, err2 := minor(com, cur)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	v := s[cur]
+	s[cur] = [2]int64{v[0] + sign*g, v[1] + sign*c}
+	return nil
+}
+
+// totals are s as decimal text, in currency order.
+func (s sums) totals() ([]Total, error) {
+	out := make([]Total, 0, len(s))
+	for cur, v := range s {
 		exp, err := exponent(cur)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, Total{Currency: cur, GGR: domain.FormatMinor(v[0], exp), Commission: domain.FormatMinor(v[1], exp)})
 	}
-	slices.SortFunc(out, func(a, b Total) int { return compareText(a.Currency, b.Currency) })
+	slices.SortFunc(out, func(a, b Total) int { return strings.Compare(a.Currency, b.Currency) })
 	return out, nil
 }
 
@@ -191,15 +186,4 @@ func minor(amount, code string) (int64, error) {
 		return 0, fmt.Errorf("%s %s: %w", amount, code, err)
 	}
 	return m.Minor(), nil
-}
-
-// compareText orders codes byte-wise (as COLLATE "C" does).
-func compareText(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
