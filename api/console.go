@@ -128,10 +128,7 @@ func (s *Server) consoleOverview(c echo.Context) error {
 	now := s.now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	if vs, ok := c.QueryParams()["day"]; ok {
-		if day, err = time.Parse(time.DateOnly, vs[0]); err != nil {
-			return queryParamError("day", "day must be a UTC day such as 2025-01-31")
-		}
-		if err := wire.CheckTimeRange("day", day); err != nil {
+		if day, err = wire.ParseDay("day", vs[0]); err != nil {
 			return err
 		}
 	}

@@ -44,8 +44,7 @@ func (s *Server) registerQueryRoutes(v1 *echo.Group) {
 
 // queryParamError is a 400 naming the query parameter.
 func queryParamError(field, format string, args ...any) *wire.Error {
-	return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: fmt.Sprintf(format, args...),
-		Details: map[string]any{"field": field}}
+	return wire.InvalidField(field, fmt.Sprintf(format, args...))
 }
 
 func (s *Server) queries() (*projections.Queries, error) {

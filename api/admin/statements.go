@@ -62,21 +62,21 @@ func (s *server) closeStatement(c echo.Context) error {
 	}
 	if _, err := s.deps.Providers.Provider(c.Request().Context(), req.Provider); errors.Is(err, domain.ErrNotFound) ||
 		domain.ValidateID("provider", req.Provider) != nil {
-		return fieldError("provider", fmt.Sprintf("provider %q is not a known provider", gateway.ClipValue(req.Provider)))
+		return wire.InvalidField("provider", fmt.Sprintf("provider %q is not a known provider", gateway.ClipValue(req.Provider)))
 	} else if err != nil {
 		return err
 	}
 	if req.Period != statement.PeriodMonth && req.Period != statement.PeriodDay {
-		return fieldError("period", "period must be month or day")
+		return wire.InvalidField("period", "period must be month or day")
 	}
 	if _, _, err := statement.ParsePeriod(req.Period, req.Start); err != nil {
-		return fieldError("start", err.Error())
+		return wire.InvalidField("start", err.Error())
 	}
 	r := statement.Request{ClientID: client, Provider: req.Provider, Period: req.Period, Start: req.Start, Actor: s.actor}
 	if req.ReportingCurrency != "" {
 		cur, err := domain.ParseCurrency(req.ReportingCurrency)
 		if err != nil {
-			return fieldError("reporting_currency", fmt.Sprintf("reporting_currency %q is not a configured currency",
+			return wire.InvalidField("reporting_currency", fmt.Sprintf("reporting_currency %q is not a configured currency",
 				gateway.ClipValue(req.ReportingCurrency)))
 		}
 		r.Reporting = &cur
@@ -132,8 +132,4 @@ func (s *server) getStatement(c echo.Context) error {
 		return err
 	}
 	return statements.Handlers{Store: s.deps.StatementStore}.Get(c, client)
-}
-
-func fieldError(field, msg string) error {
-	return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: msg, Details: map[string]any{"field": field}}
 }

@@ -3,7 +3,6 @@ package providerwallet
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,14 +40,8 @@ func (h *Handlers) Rounds(c echo.Context) error {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the round export is not configured")
 	}
 	ctx := c.Request().Context()
-	pid := c.Request().Header.Get(headerProviderID)
-	if pid == "" {
-		return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing "+headerProviderID+" header")
-	}
-	prov, err := h.deps.Catalog.Provider(ctx, pid)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
-	} else if err != nil {
+	prov, err := h.caller(c)
+	if err != nil {
 		return err
 	}
 	if prov.Scheme() != gateway.SignatureV2 {
@@ -58,12 +51,8 @@ func (h *Handlers) Rounds(c echo.Context) error {
 	if err := h.checkSignature(c, prov, nil); err != nil {
 		return err
 	}
-	day, err := time.Parse(time.DateOnly, c.Param("day"))
+	day, err := wire.ParseDay("day", c.Param("day"))
 	if err != nil {
-		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "day must be a UTC day such as 2025-01-31", Details: map[string]any{"field": "day"}}
-	}
-	if err := wire.CheckTimeRange("day", day); err != nil {
 		return err
 	}
 	rounds, err := h.deps.Rounds.ProviderRounds(ctx, prov.ID, day)

@@ -109,15 +109,8 @@ func (h *Handlers) providerCallOf(c echo.Context, anyProtocol bool) (walletCall,
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	ctx := c.Request().Context()
-	pid := c.Request().Header.Get(headerProviderID)
-	if pid == "" {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
-			"missing "+headerProviderID+" header")
-	}
-	prov, err := h.deps.Catalog.Provider(ctx, pid)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
-	} else if err != nil {
+	prov, err := h.caller(c)
+	if err != nil {
 		return call, gateway.GameSession{}, domain.Currency{}, err
 	}
 	if prov.Protocol() != gateway.WalletProtocolPitboss && !anyProtocol {
@@ -154,6 +147,20 @@ func (h *Handlers) providerCallOf(c echo.Context, anyProtocol bool) (walletCall,
 	}
 	cur, err := domain.ParseCurrency(sess.Currency)
 	return call, sess, cur, err
+}
+
+// caller is the enabled provider X-Provider-Id names (its signature not
+// yet checked); 401 for a missing header or an unknown or disabled one.
+func (h *Handlers) caller(c echo.Context) (gateway.Provider, error) {
+	pid := c.Request().Header.Get(headerProviderID)
+	if pid == "" {
+		return gateway.Provider{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing "+headerProviderID+" header")
+	}
+	prov, err := h.deps.Catalog.Provider(c.Request().Context(), pid)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
+		return gateway.Provider{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
+	}
+	return prov, err
 }
 
 func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domain.GameTx {
@@ -324,9 +331,8 @@ func (h *Handlers) Status(c echo.Context) error {
 	if err := wire.RequireField("transaction_id", call.ExternalTxID); err != nil {
 		return err
 	}
-	if err := domain.ValidateID("transaction_id", call.ExternalTxID); err != nil {
-		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
-			Details: map[string]any{"field": "transaction_id"}}
+	if err := wire.CheckID("transaction_id", call.ExternalTxID); err != nil {
+		return err
 	}
 	rec, found, err := h.deps.Records.TxRecord(c.Request().Context(),
 		domain.GameTxKey(sess.ClientID, sess.ProviderID, call.ExternalTxID))

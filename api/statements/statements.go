@@ -84,9 +84,8 @@ func (h Handlers) List(c echo.Context, client string) error {
 	}
 	provider, _ := wire.QueryValue(c, "provider")
 	if provider != "" {
-		if err := domain.ValidateID("provider", provider); err != nil {
-			return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: err.Error(),
-				Details: map[string]any{"field": "provider"}}
+		if err := wire.CheckID("provider", provider); err != nil {
+			return err
 		}
 	}
 	list, total, err := h.Store.List(c.Request().Context(), client, provider, page, perPage)

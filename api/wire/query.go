@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/domain"
 )
 
 // QueryValue is the one rule for query parameters (docs/errors.md): the
@@ -45,12 +47,34 @@ func QueryDay(c echo.Context, name string) (day time.Time, ok bool, err error) {
 	if !ok {
 		return time.Time{}, false, nil
 	}
-	day, err = time.Parse(time.DateOnly, v)
+	day, err = ParseDay(name, v)
+	return day, err == nil, err
+}
+
+// ParseDay reads v, the parameter (query or path) name, as a UTC day
+// (2025-01-31) the service can keep (CheckTimeRange); anything else is a
+// 400 naming it.
+func ParseDay(name, v string) (time.Time, error) {
+	day, err := time.Parse(time.DateOnly, v)
 	if err != nil {
-		return time.Time{}, false, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
-			Message: name + " must be a UTC day such as 2025-01-31", Details: map[string]any{"field": name}}
+		return time.Time{}, InvalidField(name, name+" must be a UTC day such as 2025-01-31")
 	}
-	return day, true, CheckTimeRange(name, day)
+	return day, CheckTimeRange(name, day)
+}
+
+// InvalidField is the one 400 INVALID_REQUEST that names the field (or
+// parameter) at fault in details.field.
+func InvalidField(field, message string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: message, Details: map[string]any{"field": field}}
+}
+
+// CheckID refuses v as the id field (domain.ValidateID's rule) with a 400
+// naming the field.
+func CheckID(field, v string) error {
+	if err := domain.ValidateID(field, v); err != nil {
+		return InvalidField(field, err.Error())
+	}
+	return nil
 }
 
 // CheckTimeRange refuses a time the service cannot keep: outside years 1
