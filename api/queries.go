@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/csv"
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -291,14 +290,7 @@ func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (p
 }
 
 // wantsCSV reports whether the Accept header asks for text/csv.
-func wantsCSV(c echo.Context) bool {
-	for _, part := range strings.Split(c.Request().Header.Get(echo.HeaderAccept), ",") {
-		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/csv" {
-			return true
-		}
-	}
-	return false
-}
+func wantsCSV(c echo.Context) bool { return wire.Accepted(c, "text/csv") != "" }
 
 func writeCSV(c echo.Context, name string, header []string, rows [][]string) error {
 	res := c.Response()

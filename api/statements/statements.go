@@ -8,9 +8,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
-	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -124,24 +122,13 @@ func (h Handlers) Get(c echo.Context, client string) error {
 	if err != nil {
 		return err
 	}
-	switch accepted(c) {
+	switch wire.Accepted(c, "text/csv", "text/html") {
 	case "text/csv":
 		return writeCSV(c, v)
 	case "text/html":
 		return writeHTML(c, v)
 	}
 	return wire.OK(c, v)
-}
-
-// accepted is the first of text/csv and text/html the Accept header
-// names, else JSON.
-func accepted(c echo.Context) string {
-	for _, part := range strings.Split(c.Request().Header.Get(echo.HeaderAccept), ",") {
-		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && (mt == "text/csv" || mt == "text/html") {
-			return mt
-		}
-	}
-	return "application/json"
 }
 
 // CSVColumns are a statement's CSV columns: one row per line (kind line),

@@ -2,8 +2,11 @@ package wire
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -105,4 +108,15 @@ func IsUUID(s string) bool {
 		}
 	}
 	return true
+}
+
+// Accepted is the first of offers the Accept header names (media types
+// compared without their parameters), or "" when it names none of them.
+func Accepted(c echo.Context, offers ...string) string {
+	for _, part := range strings.Split(c.Request().Header.Get(echo.HeaderAccept), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && slices.Contains(offers, mt) {
+			return mt
+		}
+	}
+	return ""
 }
