@@ -1,6 +1,6 @@
 // Package lookupcache keeps the provider wallet's per-call lookups in
-// memory: the provider (its secret and whether it is enabled) and the game
-// session. Every wallet call needs both before it reaches the ledger, and
+// memory: the provider (its secret and whether it is enabled), the game
+// session, and the games a dialect's call names. Every wallet call needs both before it reaches the ledger, and
 // `make bench` showed them as two Postgres round trips per call — 16 % of
 // the service's CPU and two statements per call on the database, outside
 // the group commit.
@@ -18,6 +18,14 @@
 //     reaches every API process within that TTL. A change made through this
 //     cache (UpsertProvider on it) is seen at once by this process. Unknown
 //     providers and errors are not cached.
+//   - A game (its provider, its provider's code, whether it is enabled) is
+//     changed by the catalog's admin calls, like a provider, and is kept for
+//     the same TTL. The provider dialects (Caleta's game_code, Evolution's
+//     table, Red Tiger's game key) name the game on every call, usually by
+//     the provider's own code rather than our id, so without the cache each
+//     call read one or two games before it reached the ledger. A launch
+//     checks that its game is enabled through the same cache: a game
+//     disabled by another process stops launching within the TTL.
 package lookupcache
 
 import (
@@ -37,14 +45,15 @@ const (
 	DefaultSessionTTL  = 30 * time.Minute
 	DefaultMaxSessions = 50_000
 	DefaultMaxProvider = 1_024
+	DefaultMaxGames    = 20_000
 )
 
 // Config sets the cache's bounds.
 type Config struct {
-	// ProviderTTL is how long a provider read from the store is used
-	// before it is read again: the longest a change made by another
-	// process (a rotated secret, a disabled provider) goes unseen here.
-	// Negative turns the provider cache off. Default DefaultProviderTTL.
+	// ProviderTTL is how long a provider or a game read from the store is
+	// used before it is read again: the longest a change made by another
+	// process (a rotated secret, a disabled provider or game) goes unseen
+	// here. Negative turns both caches off. Default DefaultProviderTTL.
 	ProviderTTL time.Duration
 	// SessionTTL is how long a session nobody asked for stays in memory.
 	// Sessions never change, so this bounds memory, not staleness.
@@ -55,6 +64,9 @@ type Config struct {
 	MaxSessions int
 	// MaxProviders bounds the providers kept. Default DefaultMaxProvider.
 	MaxProviders int
+	// MaxGames bounds the games kept (least recently used go first).
+	// Default DefaultMaxGames.
+	MaxGames int
 }
 
 func (c *Config) setDefaults() {
@@ -70,6 +82,9 @@ func (c *Config) setDefaults() {
 	if c.MaxProviders == 0 {
 		c.MaxProviders = DefaultMaxProvider
 	}
+	if c.MaxGames == 0 {
+		c.MaxGames = DefaultMaxGames
+	}
 }
 
 // Validate reports every invalid field.
@@ -84,6 +99,9 @@ func (c Config) Validate() error {
 	if c.MaxProviders < 1 {
 		errs = append(errs, fmt.Errorf("lookupcache MaxProviders %d must be positive", c.MaxProviders))
 	}
+	if c.MaxGames < 1 {
+		errs = append(errs, fmt.Errorf("lookupcache MaxGames %d must be positive", c.MaxGames))
+	}
 	return errors.Join(errs...)
 }
 
@@ -96,11 +114,10 @@ type Store interface {
 }
 
 // Cache is an gateway.Catalog and gateway.Sessions that reads through to a Store.
-// Games are not cached: a wallet call reads one only when it names a game
-// other than its session's (a lobby provider), which is rare.
 type Cache struct {
 	Store
 	providers *expirable.LRU[string, gateway.Provider] // nil: off
+	games     *expirable.LRU[string, gateway.Game]     // nil: off
 	sessions  *expirable.LRU[string, gateway.GameSession]
 }
 
@@ -121,6 +138,7 @@ func NewWithConfig(store Store, cfg Config) (*Cache, error) {
 	c := &Cache{Store: store, sessions: expirable.NewLRU[string, gateway.GameSession](cfg.MaxSessions, nil, cfg.SessionTTL)}
 	if cfg.ProviderTTL > 0 {
 		c.providers = expirable.NewLRU[string, gateway.Provider](cfg.MaxProviders, nil, cfg.ProviderTTL)
+		c.games = expirable.NewLRU[string, gateway.Game](cfg.MaxGames, nil, cfg.ProviderTTL)
 	}
 	return c, nil
 }
@@ -140,6 +158,23 @@ func (c *Cache) Provider(ctx context.Context, id string) (gateway.Provider, erro
 	}
 	c.providers.Add(id, p)
 	return p, nil
+}
+
+// Game returns the game, from memory when it was read within the TTL
+// (Config.ProviderTTL). Unknown games and errors are not kept.
+func (c *Cache) Game(ctx context.Context, id string) (gateway.Game, error) {
+	if c.games == nil {
+		return c.Store.Game(ctx, id)
+	}
+	if g, ok := c.games.Get(id); ok {
+		return g, nil
+	}
+	g, err := c.Store.Game(ctx, id)
+	if err != nil {
+		return gateway.Game{}, err
+	}
+	c.games.Add(id, g)
+	return g, nil
 }
 
 // UpsertProvider writes through and forgets the cached copy, so this

@@ -17,7 +17,7 @@ import (
 // counting is the real Postgres gateway, counting the reads that reach it.
 type counting struct {
 	*gatewaystore.Gateway
-	providerReads, sessionReads atomic.Int64
+	providerReads, sessionReads, gameReads atomic.Int64
 	failProvider                atomic.Bool
 }
 
@@ -29,6 +29,11 @@ func (c *counting) Provider(ctx context.Context, id string) (gateway.Provider, e
 		return gateway.Provider{}, errDown
 	}
 	return c.Gateway.Provider(ctx, id)
+}
+
+func (c *counting) Game(ctx context.Context, id string) (gateway.Game, error) {
+	c.gameReads.Add(1)
+	return c.Gateway.Game(ctx, id)
 }
 
 func (c *counting) Session(ctx context.Context, id string) (gateway.GameSession, error) {
@@ -195,10 +200,77 @@ func TestProviderMissesAndErrorsAreNotKept(t *testing.T) {
 	}
 }
 
+// TestGames: a dialect names the game on every call, so a game read is
+// kept for the TTL; a miss is not kept, and a change made by another
+// process is seen once the TTL has passed (waited for, not slept on).
+func TestGames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		ttl   time.Duration
+		reads int64 // store reads of three lookups of one game
+	}{
+		{"kept within the TTL", time.Minute, 1},
+		{"off: every lookup reads", -1, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store := newStore(t)
+			game(t, store.Gateway, "g1", true)
+			c := newCache(t, store, lookupcache.Config{ProviderTTL: tt.ttl})
+			for range 3 {
+				if g, err := c.Game(ctx, "g1"); err != nil || g.ProviderID != "acme" || !g.Enabled {
+					t.Fatalf("lookup: %+v, %v", g, err)
+				}
+			}
+			if n := store.gameReads.Load(); n != tt.reads {
+				t.Errorf("%d store reads, want %d", n, tt.reads)
+			}
+		})
+	}
+
+	t.Run("misses are not kept; changes are seen after the TTL", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		c := newCache(t, store, lookupcache.Config{ProviderTTL: 50 * time.Millisecond})
+		if _, err := c.Game(ctx, "g2"); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("unknown game: %v, want ErrNotFound", err)
+		}
+		game(t, store.Gateway, "g2", true)
+		if g, err := c.Game(ctx, "g2"); err != nil || !g.Enabled {
+			t.Fatalf("game added after a miss: %+v, %v", g, err)
+		}
+		game(t, store.Gateway, "g2", false)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			g, err := c.Game(ctx, "g2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !g.Enabled {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a disabled game is still enabled in the cache after 10 s (TTL 50 ms)")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+func game(t *testing.T, gw *gatewaystore.Gateway, id string, enabled bool) {
+	t.Helper()
+	if err := gw.UpsertGame(context.Background(), gateway.Game{ID: id, ProviderID: "acme", Name: id, Category: "slots", Enabled: enabled}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	store := newStore(t)
-	for _, cfg := range []lookupcache.Config{{SessionTTL: -time.Second}, {MaxSessions: -1}, {MaxProviders: -5}} {
+	for _, cfg := range []lookupcache.Config{{SessionTTL: -time.Second}, {MaxSessions: -1}, {MaxProviders: -5}, {MaxGames: -1}} {
 		if _, err := lookupcache.NewWithConfig(store, cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
 		}
