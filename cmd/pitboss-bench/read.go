@@ -27,6 +27,7 @@ type ReadReport struct {
 	Seed           seedResult         `json:"seed"`
 	SeedEventsPerS float64            `json:"seed_events_per_second"`
 	Replay         ReplayTiming       `json:"replay"`
+	Verify         VerifyTiming       `json:"verify"`
 	Sizes          map[string]float64 `json:"table_sizes_mb"`
 	Queries        []QueryResult      `json:"queries"`
 }
@@ -40,6 +41,17 @@ type ReplayTiming struct {
 	// PITBOSS_REPLAY_MEMORY, default 512 MB; docs/read-models.md).
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	Summary   string  `json:"summary"`
+}
+
+// VerifyTiming is `pitboss verify` (every check: the hash chain, double
+// entry, the account folds and the read models rebuilt in a scratch schema
+// and compared) on the generated ledger, after the replay.
+type VerifyTiming struct {
+	Seconds      float64 `json:"seconds"`
+	EventsPerSec float64 `json:"events_per_second"` // events / Seconds: the whole command
+	PeakRSSMB    float64 `json:"peak_rss_mb"`
+	OK           bool    `json:"ok"`
+	Summary      string  `json:"summary"`
 }
 
 // QueryResult is one endpoint's latency over repeated calls.
@@ -116,6 +128,9 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 	rep.Replay.WallPerSec = float64(seed.Events) / rep.Replay.Seconds
 	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command); peak RSS %.0f MB",
 		rep.Replay.Seconds, rep.Replay.EventsPerSec, rep.Replay.WallPerSec, rep.Replay.PeakRSSMB)
+	if err := timeVerify(ctx, svc, rep, logf); err != nil {
+		return rep, err
+	}
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		return nil, err
 	}
@@ -263,4 +278,24 @@ func getStatus(ctx context.Context, op operator, path string) string {
 		return fmt.Sprintf("HTTP %d %s", res.StatusCode, e.Error.Code)
 	}
 	return ""
+}
+
+// timeVerify runs `pitboss verify` over the generated ledger and its
+// rebuilt read models. A ledger that does not verify is a failure of the
+// benchmark (exit status 1 of verify), as a replay that fails is.
+func timeVerify(ctx context.Context, svc *service, rep *ReadReport, logf func(string, ...any)) error {
+	logf("read: pitboss verify")
+	t0 := time.Now()
+	out, err := svc.command(ctx, "verify", "--quiet", "--record=false")
+	rep.Verify.Seconds = time.Since(t0).Seconds()
+	rep.Verify.Summary = lastLines(out, 12)
+	rep.Verify.PeakRSSMB = svc.lastPeakRSSMB
+	if err != nil {
+		return err
+	}
+	rep.Verify.OK = true
+	rep.Verify.EventsPerSec = float64(rep.Events) / rep.Verify.Seconds
+	logf("read: verify took %.1fs (%.0f events/s over the whole command); peak RSS %.0f MB",
+		rep.Verify.Seconds, rep.Verify.EventsPerSec, rep.Verify.PeakRSSMB)
+	return nil
 }
