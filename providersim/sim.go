@@ -257,22 +257,42 @@ func (r *run) send(ctx context.Context, req wireRequest) (reply, error) {
 	return reply{code: resp.StatusCode, body: b}, nil
 }
 
-// sendAndHangUp sends req and gives up on it as soon as it is written,
-// before any answer is read: a provider's client-side timeout. Whether
-// the server booked it is what the retry finds out.
-func (r *run) sendAndHangUp(ctx context.Context, req wireRequest) error {
+// hangUp is when a client-side timeout gives up on a call.
+type hangUp int
+
+const (
+	// hangUpWritten: as soon as the request is written, before the
+	// server can have answered (it may or may not book the call).
+	hangUpWritten hangUp = iota
+	// hangUpAnswered: when the answer's first byte arrives, unread (the
+	// server has booked the call; its answer is lost).
+	hangUpAnswered
+)
+
+func (h hangUp) String() string {
+	if h == hangUpWritten {
+		return "as soon as it was written"
+	}
+	return "at the answer's first byte, unread"
+}
+
+// sendAndHangUp sends req and gives up on it at when, never reading the
+// answer: a provider's client-side timeout. Whether the server booked it
+// is what the retry finds out.
+func (r *run) sendAndHangUp(ctx context.Context, req wireRequest, when hangUp) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { cancel() },
-	})
-	hr, err := r.newRequest(ctx, req)
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { cancel() }}
+	if when == hangUpAnswered {
+		trace = &httptrace.ClientTrace{GotFirstResponseByte: cancel}
+	}
+	hr, err := r.newRequest(httptrace.WithClientTrace(ctx, trace), req)
 	if err != nil {
 		return err
 	}
 	r.report.Calls++
 	resp, err := r.http.Do(hr)
-	if err == nil { // the answer beat the cancel: it is dropped unread
+	if err == nil { // the headers beat the cancel: the body is dropped unread
 		_ = resp.Body.Close()
 	}
 	return nil

@@ -272,29 +272,39 @@ func stepUnknownRollback(ctx context.Context, r *run) error {
 	return err
 }
 
-// stepTimeoutRetry sends a bet and hangs up before its answer (a
+// stepTimeoutRetry sends a bet and hangs up before reading its answer (a
 // client-side timeout), then sends it again: it is booked exactly once.
+// Once the provider hangs up as soon as the bet is written, once when the
+// answer starts to arrive (so the server booked it, and the retry is
+// answered as a replay where the protocol marks one).
 func stepTimeoutRetry(ctx context.Context, r *run) error {
-	bet := tx{ID: r.id("bet"), Round: r.id("round"), Amount: r.betAmount()}
-	req := r.d.build(r, callBet, bet)
-	if err := r.sendAndHangUp(ctx, req); err != nil {
-		return err
+	for _, when := range []hangUp{hangUpWritten, hangUpAnswered} {
+		bet := tx{ID: r.id("bet"), Round: r.id("round"), Amount: r.betAmount()}
+		req := r.d.build(r, callBet, bet)
+		if err := r.sendAndHangUp(ctx, req, when); err != nil {
+			return err
+		}
+		r.printf("sent   %-16s %-9s and hung up %s", r.step, callBet, when)
+		a, err := r.do(ctx, req)
+		if err != nil {
+			return err
+		}
+		r.expect -= bet.Amount
+		r.judge(callBet, a, accepted)
+		if when == hangUpAnswered && a.Replayed != nil && !*a.Replayed {
+			r.deviate("%s: the retry of a bet booked before is not marked replayed", callBet)
+		}
+		if a.Status == r.d.status(accepted) {
+			r.report.Booked = append(r.report.Booked, r.d.ledgerID(callBet, bet))
+		}
+		if _, _, err := r.call(ctx, callBalance, tx{}, accepted); err != nil {
+			return err
+		}
+		if _, _, err := r.settle(ctx, bet, 0); err != nil {
+			return err
+		}
 	}
-	r.printf("sent   %-16s %-9s and hung up before the answer", r.step, callBet)
-	a, err := r.do(ctx, req)
-	if err != nil {
-		return err
-	}
-	r.expect -= bet.Amount
-	r.judge(callBet, a, accepted)
-	if a.Status == r.d.status(accepted) {
-		r.report.Booked = append(r.report.Booked, r.d.ledgerID(callBet, bet))
-	}
-	if _, _, err := r.call(ctx, callBalance, tx{}, accepted); err != nil {
-		return err
-	}
-	_, _, err = r.settle(ctx, bet, 0)
-	return err
+	return nil
 }
 
 // stepPromo plays promotion money where the protocol has it: a promo bet
