@@ -43,7 +43,7 @@ func startSession(ctx context.Context, r *run, cur domain.Currency, start domain
 	req.Header.Set("Accept", "application/json")
 	resp, err := r.http.Do(req)
 	if err != nil {
-		return session{}, fmt.Errorf("GET /v1/launch: %w", err)
+		return session{}, fmt.Errorf("GET /v1/launch: %w", withoutURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -27,6 +27,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"time"
 
@@ -105,10 +106,10 @@ type Report struct {
 // Errors of Run that are not deviations.
 var (
 	// ErrConfig: the configuration cannot run (a usage error).
-	ErrConfig = errors.New("provider-sim configuration")
+	ErrConfig = errors.New("configuration")
 	// ErrAborted: a step could not go on (the server unreachable, the
 	// launch refused); the report says how far it got.
-	ErrAborted = errors.New("provider-sim aborted")
+	ErrAborted = errors.New("aborted")
 )
 
 // session is the game session a run plays in.
@@ -245,16 +246,27 @@ func (r *run) send(ctx context.Context, req wireRequest) (reply, error) {
 		return reply{}, err
 	}
 	r.report.Calls++
+	path, _, _ := strings.Cut(req.path, "?") // evolution's query carries its token
 	resp, err := r.http.Do(hr)
 	if err != nil {
-		return reply{}, fmt.Errorf("POST %s: %w", req.path, err)
+		return reply{}, fmt.Errorf("POST %s: %w", path, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return reply{}, fmt.Errorf("POST %s: read the answer: %w", req.path, err)
+		return reply{}, fmt.Errorf("POST %s: read the answer: %w", path, err)
 	}
 	return reply{code: resp.StatusCode, body: b}, nil
+}
+
+// withoutURL is err without the request's URL, whose query may carry a
+// credential (the launch's api_key, evolution's authToken).
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // hangUp is when a client-side timeout gives up on a call.

@@ -99,7 +99,7 @@ func providerSim(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if errors.Is(err, providersim.ErrConfig) {
 		return usageErr(err)
 	}
-	if rep != nil {
+	if rep != nil && rep.Session != "" {
 		fmt.Fprintf(stdout, "\n%s: %d wallet calls in session %s, %d booked, balance %s -> %s %s, %d deviations\n",
 			rep.Protocol, rep.Calls, rep.Session, len(rep.Booked), rep.Start, rep.Final, strings.ToUpper(cfg.Currency),
 			len(rep.Deviations))

@@ -102,3 +102,21 @@ func TestProviderSimUsage(t *testing.T) {
 		t.Fatalf("--help: %v\n%s", err, out.String())
 	}
 }
+
+// TestProviderSimAbortKeepsCredentials: a run that cannot reach the
+// service exits 1, and its error does not carry the URL's credentials
+// (the launch's api_key; evolution's authToken is in its wallet URLs).
+func TestProviderSimAbortKeepsCredentials(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"provider-sim", "--protocol", "evolution", "--base-url", srv.URL,
+		"--provider", "acme", "--game", "slot", "--api-key", "pb_very_secret_key", "--provider-secret", "s"}, &out, &out)
+	if code := exitStatus(err); code != 1 {
+		t.Fatalf("exit %d (%v), want 1", code, err)
+	}
+	if strings.Contains(err.Error()+out.String(), "pb_very_secret_key") {
+		t.Fatalf("the API key is printed: %v\n%s", err, out.String())
+	}
+}
