@@ -95,6 +95,10 @@ func TestSimulatorNamesDeviations(t *testing.T) {
 // TestSimulatorRefusesConfigurations: what cannot run is ErrConfig (the
 // command's exit 2), before any call.
 func TestSimulatorRefusesConfigurations(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ok := providersim.Config{Protocol: "pitboss", BaseURL: "http://127.0.0.1:1", Provider: "p", Game: "g", APIKey: "k",
 		Player: "p", Currency: "EUR", Balance: "10", Secret: "s"}
 	for name, change := range map[string]func(*providersim.Config){
@@ -105,6 +109,7 @@ func TestSimulatorRefusesConfigurations(t *testing.T) {
 		"balance too precise":     func(c *providersim.Config) { c.Balance = "1.001" },
 		"no game":                 func(c *providersim.Config) { c.Game = "" },
 		"negative spins":          func(c *providersim.Config) { c.Spins = -1 },
+		"caleta in BTC":           func(c *providersim.Config) { c.Protocol, c.Currency, c.PrivateKey = "caleta", "BTC", key },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := ok

@@ -64,6 +64,7 @@ func TestSimulatorConforms(t *testing.T) {
 				Data []struct {
 					ExternalID *string `json:"external_id"`
 					Provider   *string `json:"provider"`
+					Game       *string `json:"game"`
 				} `json:"data"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
@@ -71,8 +72,12 @@ func TestSimulatorConforms(t *testing.T) {
 			}
 			var seen []string
 			for _, x := range list.Data {
-				if x.ExternalID != nil {
-					seen = append(seen, *x.ExternalID)
+				if x.ExternalID == nil {
+					continue
+				}
+				seen = append(seen, *x.ExternalID)
+				if x.Provider == nil || *x.Provider != provider || x.Game == nil || *x.Game != game {
+					t.Errorf("history entry %s: provider %v game %v, want %s %s", *x.ExternalID, x.Provider, x.Game, provider, game)
 				}
 			}
 			for _, id := range rep.Booked {

@@ -149,6 +149,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --currency: %w", ErrConfig, err)
 	}
+	if cfg.Protocol == "caleta" && cur.Exponent() > caletaDigits {
+		return nil, fmt.Errorf("%w: %s has %d decimals; Caleta's amounts carry at most %d", ErrConfig, cur.Code(), cur.Exponent(), caletaDigits)
+	}
 	start, err := domain.ParseMoney(cfg.Balance, cur)
 	if err != nil || start.IsNegative() {
 		return nil, fmt.Errorf("%w: --balance %q is not an amount of %s", ErrConfig, cfg.Balance, cur.Code())
