@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 )
 
@@ -48,7 +49,7 @@ func (d caleta) build(r *run, k kind, t tx) wireRequest {
 	s := r.sess
 	b := map[string]any{"token": s.ID}
 	op := map[kind]string{callOpen: "check", callBalance: "balance", callBet: "bet", callWin: "win", callRollback: "rollback"}[k]
-	req := wireRequest{kind: k, path: "/provider/caleta/" + r.cfg.Provider + "/wallet/" + op, tx: t}
+	req := wireRequest{kind: k, path: "/provider/caleta/" + url.PathEscape(r.cfg.Provider) + "/wallet/" + op, tx: t}
 	if k != callOpen {
 		req.echo = r.id("req")
 		b["request_uuid"] = req.echo

@@ -108,6 +108,7 @@ func TestSimulatorRefusesConfigurations(t *testing.T) {
 		"unknown currency":        func(c *providersim.Config) { c.Currency = "XXQ" },
 		"balance too precise":     func(c *providersim.Config) { c.Balance = "1.001" },
 		"no game":                 func(c *providersim.Config) { c.Game = "" },
+		"base URL not http":       func(c *providersim.Config) { c.BaseURL = "127.0.0.1:8080" },
 		"negative spins":          func(c *providersim.Config) { c.Spins = -1 },
 		"caleta in BTC":           func(c *providersim.Config) { c.Protocol, c.Currency, c.PrivateKey = "caleta", "BTC", key },
 	} {

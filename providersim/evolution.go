@@ -45,7 +45,7 @@ func (d evolution) build(r *run, k kind, t tx) wireRequest {
 	op := map[kind]string{callOpen: "check", callBalance: "balance", callBet: "debit", callWin: "credit",
 		callRollback: "cancel", callPromoWin: "promo_payout"}[k]
 	req := wireRequest{kind: k, tx: t, echo: r.id("uuid"),
-		path: "/provider/evolution/" + r.cfg.Provider + "/wallet/" + op + "?" + url.Values{"authToken": {d.token}}.Encode()}
+		path: "/provider/evolution/" + url.PathEscape(r.cfg.Provider) + "/wallet/" + op + "?" + url.Values{"authToken": {d.token}}.Encode()}
 	b := map[string]any{"sid": s.ID, "userId": s.Player, "uuid": req.echo}
 	game := map[string]any{"id": t.Round, "type": "blackjack",
 		"details": map[string]any{"table": map[string]any{"id": s.Game, "vid": "sim"}}}

@@ -2,6 +2,7 @@ package providersim
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/pitboss/pitboss/domain"
@@ -75,7 +76,7 @@ func (d redtiger) build(r *run, k kind, t tx) wireRequest {
 		b["game"] = game
 		b["round"] = map[string]any{"id": t.Round, "starts": false, "ends": t.Closed}
 	}
-	req := wireRequest{kind: k, tx: t, path: "/provider/redtiger/" + r.cfg.Provider + "/wallet/" + op, body: jsonBody(b)}
+	req := wireRequest{kind: k, tx: t, path: "/provider/redtiger/" + url.PathEscape(r.cfg.Provider) + "/wallet/" + op, body: jsonBody(b)}
 	req.header = func([]byte) http.Header { return http.Header{"Authorization": {d.key}} }
 	return req
 }

@@ -162,6 +162,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: %s is required", ErrConfig, f[0])
 		}
 	}
+	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: --base-url %q is not an http(s) address", ErrConfig, cfg.BaseURL)
+	}
 	if cfg.Spins < 0 {
 		return nil, fmt.Errorf("%w: --spins must not be negative", ErrConfig)
 	}

@@ -134,12 +134,7 @@ func (r *run) opt(b *int64) string {
 // betAmount is a random bet of 0.1 to 2 currency units (at least one
 // minor unit), never more than the wallet holds.
 func (r *run) betAmount() int64 {
-	unit := int64(1)
-	for range r.sess.Currency.Exponent() {
-		unit *= 10
-	}
-	a := int64(1+r.rng.IntN(20)) * max(unit/10, 1)
-	return min(a, r.expect)
+	return min(int64(1+r.rng.IntN(20))*r.betUnit(), r.expect)
 }
 
 // winAmount is a random win on bet: nothing, half, the same, double or
