@@ -102,6 +102,10 @@ func TestImportRules(t *testing.T) {
 			func(imp string) bool {
 				return ours(imp) && slices.ContainsFunc(workers, func(w string) bool { return under(rel(imp), w) })
 			}},
+		{"the provider simulator speaks the wire", func(p string) bool { return under(p, "providersim") },
+			func(imp string) bool {
+				return ours(imp) && !under(rel(imp), "gateway") && !under(rel(imp), "domain") && !under(rel(imp), "providersim")
+			}},
 		{"nothing imports cmd", func(p string) bool { return !under(p, "cmd") },
 			func(imp string) bool { return ours(imp) && under(rel(imp), "cmd") }},
 	}

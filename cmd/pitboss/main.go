@@ -4,6 +4,7 @@
 //	pitboss migrate                      apply database migrations
 //	pitboss sandbox                      create the sandbox client, key and demo provider
 //	pitboss receive [--addr 127.0.0.1:9999] [--secret S]...  print the callbacks and webhooks received
+//	pitboss provider-sim --protocol P ...  play a session as a provider and check the answers
 package main
 
 import (
@@ -39,6 +40,8 @@ commands:
   checkpoint-key  list|rotate the Ed25519 checkpoint signing keys (rotate: a new active key)
   receive   a local receiver for forwarded callbacks and webhooks: prints each one and checks
             its signature (--secret, repeatable); --addr (default 127.0.0.1:9999); no database
+  provider-sim  play a session as a provider on a wallet protocol (caleta, evolution, redtiger,
+            pitboss) against a running Pitboss and check every answer; exit 1 on any deviation
 
 pitboss <command> --help shows a command's flags (exit 0); an unknown flag exits 2.
 configuration comes from PITBOSS_* environment variables (see README.md).
@@ -65,8 +68,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return flag.ErrHelp
 	}
-	if args[0] == "receive" { // needs no configuration: it may run anywhere
+	switch args[0] { // these need no configuration: they may run anywhere
+	case "receive":
 		return receive(ctx, args[1:], stdout, stderr)
+	case "provider-sim":
+		return providerSim(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := loadConfig()
 	if err != nil {
