@@ -18,6 +18,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/providersim"
 )
 
 // The load generator speaks the provider wallet protocol
@@ -42,6 +43,10 @@ type walletClient struct {
 	secret   string
 	run      string // prefix of every transaction id of this run
 	seq      atomic.Int64
+	// dialect, when set, speaks a provider's own protocol (BENCH_PROTOCOL)
+	// in the sessions of game, instead of ours.
+	dialect *providersim.Load
+	game    string
 }
 
 func newHTTPClient(conns int) *http.Client {
@@ -156,6 +161,9 @@ func shortErr(err error) string {
 // spin plays one round for p: a bet, then a win or a rollback. It returns
 // the results of the calls it made (one, if the bet failed).
 func (w *walletClient) spin(ctx context.Context, p player, rnd *rand.Rand) (bet, result callResult) {
+	if w.dialect != nil {
+		return w.dialectSpin(ctx, p, rnd)
+	}
 	round, betID := w.nextID("r"), w.nextID("b")
 	bet = w.call(ctx, opBet, map[string]any{"session_id": p.session, "transaction_id": betID, "round_id": round,
 		"amount": "1.00"})
@@ -166,10 +174,27 @@ func (w *walletClient) spin(ctx context.Context, p player, rnd *rand.Rand) (bet,
 		return bet, w.call(ctx, opRollback, map[string]any{"session_id": p.session, "transaction_id": w.nextID("rb"),
 			"round_id": round, "reference_transaction_id": betID, "round_closed": true})
 	}
-	wins := []string{"0", "0", "0", "0.50", "1.00", "2.00", "5.00"}
 	return bet, w.call(ctx, opWin, map[string]any{"session_id": p.session, "transaction_id": w.nextID("w"),
-		"round_id": round, "reference_transaction_id": betID, "amount": wins[rnd.IntN(len(wins))], "round_closed": true})
+		"round_id": round, "reference_transaction_id": betID, "amount": spinWins[rnd.IntN(len(spinWins))], "round_closed": true})
 }
+
+// dialectSpin is spin in the provider's own protocol: the same round,
+// amounts and odds.
+func (w *walletClient) dialectSpin(ctx context.Context, p player, rnd *rand.Rand) (bet, result callResult) {
+	round, betID := w.nextID("r"), w.nextID("b")
+	bet = w.dialectCall(ctx, opBet, p, providersim.LoadTx{ID: betID, Round: round}, "1.00")
+	if bet.code != "" {
+		return bet, callResult{}
+	}
+	if rnd.IntN(20) == 0 {
+		return bet, w.dialectCall(ctx, opRollback, p, providersim.LoadTx{ID: w.nextID("rb"), Ref: betID, Round: round, Closed: true}, "")
+	}
+	return bet, w.dialectCall(ctx, opWin, p, providersim.LoadTx{ID: w.nextID("w"), Ref: betID, Round: round, Closed: true},
+		spinWins[rnd.IntN(len(spinWins))])
+}
+
+// spinWins are a round's possible wins, zero more often than not.
+var spinWins = []string{"0", "0", "0", "0.50", "1.00", "2.00", "5.00"}
 
 // recorder collects one worker's results; recorders are merged after the
 // step, so the hot path takes no lock.

@@ -17,12 +17,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/providersim"
 )
 
 func main() {
@@ -81,6 +83,10 @@ type config struct {
 	// empty runs every role. Without the projector the projection lags
 	// are not measured: the wallet path alone, for diagnosis.
 	Roles string `json:"service_roles,omitempty"`
+	// Protocol is the wallet protocol the load generator speaks
+	// (BENCH_PROTOCOL): pitboss (ours, the default), caleta, evolution or
+	// redtiger. The demo provider is moved to it before the service starts.
+	Protocol string `json:"wallet_protocol"`
 	// PoolMaxConns, when set, is the service's pgx pool size
 	// (pool_max_conns in its database URL); 0 keeps pgx's default.
 	PoolMaxConns int `json:"service_pool_max_conns"`
@@ -132,6 +138,7 @@ func loadConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Pgbench, "pgbench", !envBool("BENCH_SKIP_PGBENCH", false), "run the pgbench baseline after each step; BENCH_SKIP_PGBENCH=1 skips it (A/B runs)")
 	fs.BoolVar(&c.Keep, "keep", envBool("BENCH_KEEP", false), "keep the read database after the run (BENCH_KEEP)")
 	fs.BoolVar(&c.Profile, "profile", envBool("BENCH_PROFILE", true), "take a CPU profile of the service during the 64 step (BENCH_PROFILE)")
+	fs.StringVar(&c.Protocol, "protocol", envOr("BENCH_PROTOCOL", "pitboss"), "the wallet protocol the load speaks: "+strings.Join(providersim.Protocols, ", ")+" (BENCH_PROTOCOL)")
 	fs.StringVar(&c.Roles, "roles", envOr("BENCH_ROLES", ""), "the write side's `pitboss serve --roles`; empty: every role. Without projector, no projection lag (BENCH_ROLES)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("BENCH_LOG_LEVEL", "warn"), "the service's PITBOSS_LOG_LEVEL (BENCH_LOG_LEVEL)")
 	fs.IntVar(&c.PoolMaxConns, "pool-max-conns", atoi(envOr("BENCH_POOL_MAX_CONNS", "0")), "the service's pgx pool size; 0: pgx's default (BENCH_POOL_MAX_CONNS)")
@@ -175,6 +182,9 @@ func loadConfig(args []string) (config, error) {
 		if !strings.HasPrefix(db, "pitboss_bench") || strings.Trim(db, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
 			errs = append(errs, fmt.Errorf("database %q: the benchmark only drops databases named pitboss_bench[a-z0-9_]*", db))
 		}
+	}
+	if !slices.Contains(providersim.Protocols, c.Protocol) {
+		errs = append(errs, fmt.Errorf("protocol %q is not one of %s", c.Protocol, strings.Join(providersim.Protocols, ", ")))
 	}
 	if c.WriteDB == c.ReadDB {
 		errs = append(errs, errors.New("the write and read databases must differ"))

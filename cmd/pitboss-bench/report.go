@@ -147,10 +147,14 @@ func markdown(rep Report) string {
 	}
 
 	if wr := rep.Write; wr != nil {
+		proto := "provider protocol"
+		if p := rep.Config.Protocol; p != "" && p != "pitboss" {
+			proto = "the " + p + " wallet protocol (BENCH_PROTOCOL)"
+		}
 		if rep.Config.Roles == "" {
-			w("## Wallet (provider protocol over HTTP, all roles in one `pitboss serve`)\n\n")
+			w("## Wallet (%s over HTTP, all roles in one `pitboss serve`)\n\n", proto)
 		} else {
-			w("## Wallet (provider protocol over HTTP, `pitboss serve --roles %s` only)\n\n", rep.Config.Roles)
+			w("## Wallet (%s over HTTP, `pitboss serve --roles %s` only)\n\n", proto, rep.Config.Roles)
 		}
 		w("%d players preloaded through the API in %.1f s. A spin is a bet, then a win (or, 1 in 20, a rollback). "+
 			"Closed loop: N workers, each spinning its own players back to back. Open loop: spins due at a fixed rate, "+
@@ -179,17 +183,21 @@ func markdown(rep Report) string {
 				num(s.Lag.ProjectionHistory.P99ms), miss, num(s.Lag.OldestXact), s.Ledger.OpsPerBatch, num(s.Ledger.MeanBatchMs))
 		}
 		w("\n### CPU (cores busy; %d cores in all) and memory\n\n", m.Cores)
-		w("| load | service | its Postgres backends | Postgres shared | Kafka | load generator | whole machine | load average | service RSS MB |\n")
-		w("|---|---|---|---|---|---|---|---|---|\n")
+		w("| load | service | service µs per call | its Postgres backends | Postgres shared | Kafka | load generator | whole machine | load average | service RSS MB |\n")
+		w("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range wr.Steps {
 			c := s.CPU
-			w("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f |\n", stepName(s), c.Service, c.PostgresBench,
+			perCall := "–"
+			if s.CallsPerSec > 0 {
+				perCall = fmt.Sprintf("%.0f", c.Service/s.CallsPerSec*1e6)
+			}
+			w("| %s | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f |\n", stepName(s), c.Service, perCall, c.PostgresBench,
 				c.PostgresOwn, c.Kafka, c.LoadGenerator, c.MachineBusy, c.LoadEnd, s.RSSMB)
 		}
 		for _, s := range wr.Steps {
 			if s.Pgbench != nil {
 				c := s.Pgbench.CPU
-				w("| pgbench %d | – | %.2f | %.2f | %.2f | – | %.2f | %s | – |\n", s.Pgbench.Clients, c.PostgresBench, c.PostgresOwn,
+				w("| pgbench %d | – | – | %.2f | %.2f | %.2f | – | %.2f | %s | – |\n", s.Pgbench.Clients, c.PostgresBench, c.PostgresOwn,
 					c.Kafka, c.MachineBusy, c.LoadEnd)
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/providersim"
 )
 
 // Latency is a distribution in milliseconds.
@@ -105,6 +107,10 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 	if _, err := svc.command(ctx, "sandbox"); err != nil {
 		return rep, err
 	}
+	proto, err := setWalletProtocol(ctx, svc, cfg)
+	if err != nil {
+		return rep, err
+	}
 	if err := svc.start(ctx, cfg.Roles); err != nil {
 		return rep, err
 	}
@@ -148,6 +154,13 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 	maxConc := slices.Max(cfg.Steps)
 	wc := &walletClient{http: newHTTPClient(max(maxConc, 256)), base: svc.base, provider: creds.provider,
 		secret: creds.providerSecret, run: "bench" + ts}
+	if cfg.Protocol != gateway.WalletProtocolPitboss {
+		proto.Secret = creds.providerSecret
+		if wc.dialect, err = providersim.NewLoad(proto); err != nil {
+			return rep, err
+		}
+		wc.game = creds.game
+	}
 
 	logf("write: warm-up, 2s at 16")
 	warm := wc.closedLoop(ctx, players, 16, 2*time.Second)
