@@ -125,7 +125,8 @@ func isCountry(s string) bool {
 }
 
 // CheckLaunchReady reports what a route of an outbound kind still lacks
-// before a launch can be made; nil for kinds that need nothing more.
+// before a launch can be made; nil for kinds that need nothing more. A
+// route without its secret (a listing) is judged by LaunchKeyFingerprint.
 func CheckLaunchReady(r ProviderRoute) error {
 	var errs []error
 	need := func(ok bool, what string) {
@@ -137,12 +138,20 @@ func CheckLaunchReady(r ProviderRoute) error {
 	case ProviderKindCaleta:
 		need(r.LaunchOperatorID != "", "its launch operator id (Caleta's operator_id)")
 		need(isCountry(r.LaunchCountry), "its launch country")
-		_, err := ParseRSAPrivateKey(r.LaunchSecret)
-		need(err == nil, "our RSA launch private key")
+		keyOK := r.LaunchKeyFingerprint != "" && r.LaunchKeyFingerprint != "set"
+		if r.LaunchSecret != "" {
+			_, err := ParseRSAPrivateKey(r.LaunchSecret)
+			keyOK = err == nil
+		}
+		need(keyOK, "our RSA launch private key")
 	case ProviderKindEvolution:
 		need(r.LaunchOperatorID != "", "its launch operator id (Evolution's casino key)")
 		need(isCountry(r.LaunchCountry), "its launch country")
-		need(r.LaunchSecret != "" && !strings.Contains(r.LaunchSecret, "-----BEGIN"), "its casino token as launch secret")
+		tokenOK := r.LaunchKeyFingerprint == "set"
+		if r.LaunchSecret != "" {
+			tokenOK = !strings.Contains(r.LaunchSecret, "-----BEGIN")
+		}
+		need(tokenOK, "its casino token as launch secret")
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("provider %s launch credentials: %w", r.ProviderID, err)

@@ -91,6 +91,9 @@ type ProviderRoute struct {
 	// evolution the casino token of its path. Filled from the provider,
 	// never listed.
 	LaunchSecret string
+	// LaunchKeyFingerprint is Provider.LaunchKeyFingerprint: a listing,
+	// which has no secret, tells by it whether one is set.
+	LaunchKeyFingerprint string
 }
 
 // Outbound reports whether launches of this kind call the provider.

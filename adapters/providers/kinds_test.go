@@ -336,3 +336,24 @@ func TestEvolutionCasinoTokenStaysOutOfTheLog(t *testing.T) {
 		t.Fatalf("the casino token is in the log: %s", logs.String())
 	}
 }
+
+// A listing's route carries no secret: its health is judged by the stored
+// fingerprint of the launch secret.
+func TestKindHealthOfAListingWithoutSecret(t *testing.T) {
+	reg := newRegistry(t)
+	for _, tc := range []struct {
+		kind, fingerprint, want string
+	}{
+		{gateway.ProviderKindCaleta, "ab12", gateway.ProviderAvailable},
+		{gateway.ProviderKindCaleta, "set", gateway.ProviderUnavailable},
+		{gateway.ProviderKindCaleta, "", gateway.ProviderUnavailable},
+		{gateway.ProviderKindEvolution, "set", gateway.ProviderAvailable},
+		{gateway.ProviderKindEvolution, "", gateway.ProviderUnavailable},
+	} {
+		rt := kindRoute("listed-"+tc.kind, tc.kind, "https://a.example")
+		rt.LaunchSecret, rt.LaunchKeyFingerprint = "", tc.fingerprint
+		if h := reg.Health(rt); h.Status != tc.want {
+			t.Errorf("%s with fingerprint %q: %s, want %s", tc.kind, tc.fingerprint, h.Status, tc.want)
+		}
+	}
+}

@@ -19,13 +19,13 @@ import (
 
 var _ gateway.GameCatalog = (*Gateway)(nil)
 
-const routeCols = `kind, endpoints, balancing, timeout_ms, breaker_failures, breaker_open_ms, launch_operator_id, launch_country`
+const routeCols = `kind, endpoints, balancing, timeout_ms, breaker_failures, breaker_open_ms, launch_operator_id, launch_country, launch_key_fingerprint`
 
 func scanRoute(id string, row pgx.Row) (gateway.ProviderRoute, error) {
 	r := gateway.ProviderRoute{ProviderID: id}
 	var timeoutMS, openMS int
 	if err := row.Scan(&r.Kind, &r.Endpoints, &r.Balancing, &timeoutMS, &r.BreakerFailures, &openMS, &r.LaunchOperatorID,
-		&r.LaunchCountry); err != nil {
+		&r.LaunchCountry, &r.LaunchKeyFingerprint); err != nil {
 		return gateway.ProviderRoute{}, err
 	}
 	r.Timeout = time.Duration(timeoutMS) * time.Millisecond
@@ -90,7 +90,7 @@ func (g *Gateway) SetProviderGameCode(ctx context.Context, gameID, code string) 
 func (g *Gateway) ListProviders(ctx context.Context) ([]gateway.ProviderListing, error) {
 	rows, err := g.pool.Query(ctx, `
 		SELECT p.id, p.name, p.kind, p.endpoints, p.balancing, p.timeout_ms, p.breaker_failures, p.breaker_open_ms,
-			p.launch_operator_id, p.launch_country, (SELECT count(*) FROM games x WHERE x.provider_id = p.id AND x.enabled)
+			p.launch_operator_id, p.launch_country, p.launch_key_fingerprint, (SELECT count(*) FROM games x WHERE x.provider_id = p.id AND x.enabled)
 		FROM providers p WHERE p.enabled ORDER BY lower(p.name), p.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
@@ -99,7 +99,8 @@ func (g *Gateway) ListProviders(ctx context.Context) ([]gateway.ProviderListing,
 		var l gateway.ProviderListing
 		var timeoutMS, openMS int
 		err := row.Scan(&l.ID, &l.Name, &l.Route.Kind, &l.Route.Endpoints, &l.Route.Balancing, &timeoutMS,
-			&l.Route.BreakerFailures, &openMS, &l.Route.LaunchOperatorID, &l.Route.LaunchCountry, &l.GamesCount)
+			&l.Route.BreakerFailures, &openMS, &l.Route.LaunchOperatorID, &l.Route.LaunchCountry,
+			&l.Route.LaunchKeyFingerprint, &l.GamesCount)
 		l.Route.ProviderID = l.ID
 		l.Route.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		l.Route.BreakerCooldown = time.Duration(openMS) * time.Millisecond
