@@ -102,6 +102,7 @@ func (s *Server) providerRoute(ctx context.Context, prov gateway.Provider) (gate
 		}
 	}
 	route.Secret = prov.Secret
+	route.LaunchSecret = prov.LaunchSecret
 	return route, nil
 }
 

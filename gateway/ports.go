@@ -62,6 +62,14 @@ type Provider struct {
 	// of a protocol signed with RSA (caleta); empty for the others. Empty
 	// when updating keeps the key it has.
 	WalletPublicKey string
+	// LaunchSecret is our own credential for its launch calls (migration
+	// 00025, ProviderRoute.LaunchSecret), opened from its sealed column;
+	// empty when none is set. Never listed.
+	LaunchSecret string
+	// LaunchKeyFingerprint tells an operator which launch credential is
+	// set without revealing it: the hex SHA-256 of the DER of a private
+	// key's public half, "set" for a token, empty without one.
+	LaunchKeyFingerprint string
 }
 
 // Game is one game of a provider.

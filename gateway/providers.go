@@ -22,10 +22,23 @@ const (
 	// ProviderKindFormXML posts a signed form to {endpoint}/launch and reads
 	// an XML answer.
 	ProviderKindFormXML = "form-xml"
+	// ProviderKindCaleta asks Caleta's Games API, POST {endpoint}/api/game/url,
+	// with a body signed RSA-SHA256 by our launch private key, and reads
+	// {"url"} (docs/protocols/caleta.md#launch).
+	ProviderKindCaleta = "caleta"
+	// ProviderKindEvolution asks Evolution's user authentication, POST
+	// {endpoint}/ua/v1/{casino key}/{casino token}, and reads {"entry"}
+	// (docs/protocols/evolution.md#launch).
+	ProviderKindEvolution = "evolution"
+	// ProviderKindRedTiger builds Red Tiger's game address,
+	// {endpoint}/{game code}?token=...; no call is made
+	// (docs/protocols/redtiger.md#launch).
+	ProviderKindRedTiger = "redtiger"
 )
 
 // ProviderKinds lists every kind, in the order docs list them.
-var ProviderKinds = []string{ProviderKindDemo, ProviderKindJSON, ProviderKindFormXML}
+var ProviderKinds = []string{ProviderKindDemo, ProviderKindJSON, ProviderKindFormXML, ProviderKindCaleta,
+	ProviderKindEvolution, ProviderKindRedTiger}
 
 // Balancing strategies over a provider's endpoints.
 const (
@@ -67,6 +80,20 @@ type ProviderRoute struct {
 	// Secret signs outbound launch calls: the secret the provider signs
 	// its wallet calls with. Filled from the provider, never listed.
 	Secret string
+	// LaunchOperatorID is who we are at the provider (migration 00025):
+	// Caleta's operator_id, Evolution's casino key, Red Tiger's casino.
+	LaunchOperatorID string
+	// LaunchCountry is the ISO 3166-1 alpha-2 country the launch names
+	// (Caleta's country, Evolution's player.country); empty when unset.
+	LaunchCountry string
+	// LaunchSecret is our own credential at the provider, sealed at rest:
+	// for caleta our RSA private key (PEM) that signs the launch call, for
+	// evolution the casino token of its path. Filled from the provider,
+	// never listed.
+	LaunchSecret string
+	// LaunchKeyFingerprint is Provider.LaunchKeyFingerprint: a listing,
+	// which has no secret, tells by it whether one is set.
+	LaunchKeyFingerprint string
 }
 
 // Outbound reports whether launches of this kind call the provider.

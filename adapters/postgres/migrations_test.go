@@ -305,3 +305,36 @@ func TestMigrationRedTigerProtocol(t *testing.T) {
 		t.Fatalf("up again: %v", err)
 	}
 }
+
+func TestMigrationProviderLaunchCredentials(t *testing.T) {
+	t.Parallel()
+	p, db := migratedDownTo(t, 22)
+	ctx := t.Context()
+	mustExec(t, db, `INSERT INTO providers (id, name, secret, enabled, kind, endpoints)
+		VALUES ('cg', 'Caleta', 's', true, 'json', '{https://cg.example}')`)
+	if _, err := db.ExecContext(ctx, `UPDATE providers SET kind = 'caleta' WHERE id = 'cg'`); err == nil {
+		t.Fatal("kind caleta stored before the migration")
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT id, kind, launch_operator_id = '', launch_country = '', launch_secret_sealed IS NULL,
+		launch_key_fingerprint = '' FROM providers`); got != "cg json true true true true" {
+		t.Fatalf("after up %q", got)
+	}
+	mustExec(t, db, `UPDATE providers SET kind = 'caleta', launch_country = 'BR', launch_operator_id = 'op' WHERE id = 'cg'`)
+	for _, bad := range []string{`kind = 'hub99'`, `launch_country = 'br'`, `launch_country = 'BRA'`} {
+		if _, err := db.ExecContext(ctx, `UPDATE providers SET `+bad+` WHERE id = 'cg'`); err == nil {
+			t.Fatalf("%s was stored", bad)
+		}
+	}
+	if _, err := p.DownTo(ctx, 22); err != nil {
+		t.Fatalf("down to 22: %v", err)
+	}
+	if got := rowsText(t, db, `SELECT id, kind FROM providers`); got != "cg demo" {
+		t.Fatalf("after down %q", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,6 +81,12 @@ func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint str
 func do(client *http.Client, hr *http.Request) (int, []byte, error) {
 	resp, err := client.Do(hr)
 	if err != nil {
+		// Not the *url.Error itself: it quotes the URL, and a kind's URL
+		// may carry a credential (evolution's casino token).
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s: %w", ue.Op, ue.Err)
+		}
 		return 0, nil, &failure{reason: "connection", err: err}
 	}
 	defer resp.Body.Close()

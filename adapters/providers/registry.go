@@ -1,5 +1,6 @@
 // Package providers launches games at game providers. The Registry picks
-// the adapter of a provider's kind (demo, json, form-xml), which turns our
+// the adapter of a provider's kind (demo, json, form-xml, caleta,
+// evolution, redtiger), which turns our
 // launch request into the provider's own format and its answer back into a
 // game address; it tries the provider's endpoints in turn (failover), bounds
 // each call with the provider's timeout, and keeps a circuit breaker per
@@ -94,7 +95,9 @@ func NewRegistryWithConfig(cfg Config) (*Registry, error) {
 	}
 	return &Registry{
 		cfg: cfg, log: cfg.Logger, demo: demoAdapter{publicURL: cfg.PublicURL},
-		adapters: map[string]adapter{gateway.ProviderKindJSON: jsonAdapter{}, gateway.ProviderKindFormXML: formXMLAdapter{}},
+		adapters: map[string]adapter{gateway.ProviderKindJSON: jsonAdapter{}, gateway.ProviderKindFormXML: formXMLAdapter{},
+			gateway.ProviderKindCaleta: &caletaAdapter{}, gateway.ProviderKindEvolution: evolutionAdapter{},
+			gateway.ProviderKindRedTiger: redTigerAdapter{}},
 		breakers: map[string]*endpointBreaker{}, turns: map[string]*atomic.Uint64{},
 	}, nil
 }
@@ -174,7 +177,7 @@ func (r *Registry) Ready(route gateway.ProviderRoute) error {
 // Health summarises the breakers of the provider's endpoints. A demo
 // provider is always available.
 func (r *Registry) Health(route gateway.ProviderRoute) gateway.ProviderHealth {
-	if route.Validate() != nil {
+	if route.Validate() != nil || gateway.CheckLaunchReady(route) != nil {
 		return gateway.ProviderHealth{Status: gateway.ProviderUnavailable, Endpoints: len(route.Endpoints)}
 	}
 	if !route.Outbound() {
@@ -201,7 +204,11 @@ func (r *Registry) Health(route gateway.ProviderRoute) gateway.ProviderHealth {
 // usable checks the provider's settings; unusable ones are a 503 that
 // names the reason, and an error in our log.
 func (r *Registry) usable(route gateway.ProviderRoute) error {
-	if err := route.Validate(); err != nil {
+	err := route.Validate()
+	if err == nil {
+		err = gateway.CheckLaunchReady(route)
+	}
+	if err != nil {
 		r.log.Error("provider is not configured for launches", "provider", route.ProviderID, "error", err)
 		return &gateway.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.cfg.NotConfiguredRetryAfter,
 			Reason: "not_configured"}

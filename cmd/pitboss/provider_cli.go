@@ -26,10 +26,17 @@ const providerUsage = `usage:
   pitboss provider list
   pitboss provider set --id ID [--signature-scheme v1|v2]
                        [--wallet-protocol pitboss|caleta|redtiger|evolution [--wallet-public-key-file KEY.pem]]
-  set changes what it is given (at least one of the two); a caleta provider
+                       [--launch-operator-id ID] [--launch-country CC]
+                       [--launch-private-key-file KEY.pem | --launch-token-file FILE]
+  set changes what it is given (at least one thing); a caleta provider
   needs its RSA public key (PEM) that verifies its requests; a redtiger
   provider's API key is its provider secret (no key file); an evolution
   provider authenticates with its secret (the authToken of its calls)
+  the --launch-* flags set how its games are launched (kinds caleta,
+  evolution, redtiger): who we are at the provider (Caleta's operator_id,
+  Evolution's casino key, Red Tiger's casino), the country launches name,
+  and our own secret there, sealed with the master key: our RSA private key
+  (caleta) or the casino token (evolution); list shows only a fingerprint
   every command takes --json
 `
 
@@ -44,6 +51,10 @@ type cliProvider struct {
 	// (what `openssl pkey -pubin -outform DER | sha256sum` prints), so an
 	// operator can check which key is set; empty without one.
 	WalletPublicKeySHA256 string `json:"wallet_public_key_sha256,omitempty"`
+	// LaunchKey tells which launch secret is set, never the secret: the
+	// hex SHA-256 of the DER of our launch private key's public half, or
+	// "set" for a token; empty without one.
+	LaunchKey string `json:"launch_key,omitempty"`
 }
 
 // keyFingerprint is a provider's cliProvider.WalletPublicKeySHA256.
@@ -73,6 +84,11 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 	scheme := fs.String("signature-scheme", "", "how its wallet calls are signed: "+strings.Join(gateway.SignatureSchemes, " or "))
 	protocol := fs.String("wallet-protocol", "", "the protocol its wallet calls come in: "+strings.Join(gateway.WalletProtocols, " or "))
 	keyFile := fs.String("wallet-public-key-file", "", "PEM file of its RSA public key (caleta)")
+	var launch gateway.LaunchCredentials
+	fs.StringVar(&launch.OperatorID, "launch-operator-id", "", "who we are at the provider: Caleta's operator_id, Evolution's casino key, Red Tiger's casino")
+	fs.StringVar(&launch.Country, "launch-country", "", "ISO 3166-1 alpha-2 country its launches name (caleta, evolution)")
+	launchKeyFile := fs.String("launch-private-key-file", "", "PEM file of our RSA private key that signs its launches (caleta)")
+	launchTokenFile := fs.String("launch-token-file", "", "file holding our casino token for its launches (evolution)")
 	if err := parseFlags(fs, args[1:], out, out); err != nil {
 		return err
 	}
@@ -89,9 +105,35 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 		if *keyFile != "" && *protocol == "" {
 			return errors.New("provider set: --wallet-public-key-file goes with --wallet-protocol")
 		}
-		if *scheme == "" && *protocol == "" {
+		if *launchKeyFile != "" && *launchTokenFile != "" {
+			return errors.New("provider set: give --launch-private-key-file or --launch-token-file, not both")
+		}
+		for _, f := range []string{*launchKeyFile, *launchTokenFile} {
+			if f == "" {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("read launch secret file: %w", err)
+			}
+			launch.Secret = strings.TrimSpace(string(b))
+			if launch.Secret == "" {
+				return fmt.Errorf("provider set: %s is empty", f)
+			}
+		}
+		if *launchKeyFile != "" {
+			if _, err := gateway.ParseRSAPrivateKey(launch.Secret); err != nil {
+				return fmt.Errorf("--launch-private-key-file: %w", err)
+			}
+		} else if *launchTokenFile != "" && strings.Contains(launch.Secret, "-----BEGIN") {
+			return errors.New("--launch-token-file holds a PEM block; a private key goes in --launch-private-key-file")
+		}
+		if err := gateway.CheckLaunchCredentials(launch); err != nil {
+			return cliError(err)
+		}
+		if *scheme == "" && *protocol == "" && launch == (gateway.LaunchCredentials{}) {
 			fmt.Fprint(out, providerUsage)
-			return errors.New("provider set: give --signature-scheme, --wallet-protocol or both")
+			return errors.New("provider set: give --signature-scheme, --wallet-protocol or a --launch-* flag")
 		}
 		if *scheme != "" {
 			if err := gateway.CheckSignatureScheme("--signature-scheme", *scheme); err != nil {
@@ -122,6 +164,24 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 	defer pool.Close()
 
 	if args[0] == "set" {
+		if launch != (gateway.LaunchCredentials{}) {
+			if launch.Secret != "" {
+				box, err := cfg.secretBox(cfg.logger())
+				if err != nil {
+					return err
+				}
+				gw.WithSecretBox(box)
+			}
+			if err := gw.SetProviderLaunchCredentials(ctx, *id, launch); err != nil {
+				if errors.Is(err, domain.ErrNotFound) {
+					return fmt.Errorf("no provider %q", *id)
+				}
+				return cliError(err)
+			}
+			if !*asJSON {
+				fmt.Fprintf(out, "provider %s launch credentials set (API processes apply them within PITBOSS_PROVIDER_CACHE_TTL)\n", *id)
+			}
+		}
 		if *scheme != "" {
 			if err := gw.SetProviderSignatureScheme(ctx, *id, *scheme); err != nil {
 				if errors.Is(err, domain.ErrNotFound) {
@@ -158,7 +218,8 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 			continue
 		}
 		vs = append(vs, cliProvider{ID: p.ID, Name: p.Name, Enabled: p.Enabled, SignatureScheme: p.SignatureScheme,
-			WalletProtocol: p.Protocol(), WalletPublicKeySHA256: keyFingerprint(p.WalletPublicKey)})
+			WalletProtocol: p.Protocol(), WalletPublicKeySHA256: keyFingerprint(p.WalletPublicKey),
+			LaunchKey: p.LaunchKeyFingerprint})
 	}
 	if *asJSON {
 		if args[0] == "set" && len(vs) == 1 {
@@ -167,10 +228,10 @@ func providerCommand(ctx context.Context, cfg config, args []string, out io.Writ
 		return writeJSON(out, map[string]any{"providers": vs})
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tENABLED\tSIGNATURE\tPROTOCOL\tPUBLIC KEY SHA-256")
+	fmt.Fprintln(tw, "ID\tNAME\tENABLED\tSIGNATURE\tPROTOCOL\tPUBLIC KEY SHA-256\tLAUNCH KEY")
 	for _, p := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", p.ID, p.Name, p.Enabled, p.SignatureScheme, p.WalletProtocol,
-			p.WalletPublicKeySHA256)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Enabled, p.SignatureScheme, p.WalletProtocol,
+			p.WalletPublicKeySHA256, p.LaunchKey)
 	}
 	return tw.Flush()
 }

@@ -57,7 +57,7 @@ func TestProviderCommand(t *testing.T) {
 		want string
 	}{
 		{"an unknown scheme", []string{"provider", "set", "--id", "legacy", "--signature-scheme", "v3"}, `"v3" is not one of v1, v2`},
-		{"nothing to set", []string{"provider", "set", "--id", "legacy"}, "give --signature-scheme, --wallet-protocol or both"},
+		{"nothing to set", []string{"provider", "set", "--id", "legacy"}, "give --signature-scheme, --wallet-protocol or a --launch-* flag"},
 		{"an unknown provider", []string{"provider", "set", "--id", "nobody", "--signature-scheme", "v2"}, `no provider "nobody"`},
 		{"no id", []string{"provider", "set", "--signature-scheme", "v2"}, "--id"},
 		{"an unknown subcommand", []string{"provider", "delete", "--id", "legacy"}, "unknown subcommand"},
@@ -207,5 +207,77 @@ func TestProviderEvolutionProtocolCommand(t *testing.T) {
 	}
 	if back := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "evo", "--wallet-protocol", "pitboss"); back.WalletProtocol != "pitboss" {
 		t.Fatalf("after moving back %+v", back)
+	}
+}
+
+// `pitboss provider set --launch-*` stores a provider's launch credentials
+// (migration 00025): our private key sealed with the master key, listed by
+// its public half's fingerprint only; an evolution token listed as "set".
+func TestProviderLaunchCredentialsCommand(t *testing.T) {
+	t.Parallel()
+	cfg, pool := testConfig(t)
+	gw := gatewaystore.NewGateway(pool)
+	ctx := t.Context()
+	for _, id := range []string{"caleta", "evo"} {
+		if err := gw.UpsertProvider(ctx, gateway.Provider{ID: id, Name: id, Secret: "s", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "launch.pem")
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pubFile, _ := writePublicKey(t, t.TempDir(), 2048)
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("evo-casino-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a public key for a private one", []string{"provider", "set", "--id", "caleta", "--launch-private-key-file", pubFile}, "not an RSA private key"},
+		{"a key as token", []string{"provider", "set", "--id", "caleta", "--launch-token-file", keyFile}, "goes in --launch-private-key-file"},
+		{"both secrets", []string{"provider", "set", "--id", "caleta", "--launch-token-file", tokenFile, "--launch-private-key-file", keyFile}, "not both"},
+		{"a bad country", []string{"provider", "set", "--id", "caleta", "--launch-country", "Brazil"}, "ISO 3166-1"},
+		{"an unknown provider", []string{"provider", "set", "--id", "nobody", "--launch-country", "BR"}, `no provider "nobody"`},
+	} {
+		if _, err := cli(t, cfg, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+
+	got := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "caleta", "--launch-private-key-file", keyFile,
+		"--launch-operator-id", "op-1", "--launch-country", "BR")
+	if want := gateway.PublicKeyFingerprint(&k.PublicKey); got.LaunchKey != want {
+		t.Fatalf("set %+v, want launch key %s", got, want)
+	}
+	box, err := cfg.secretBox(cfg.logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := gatewaystore.NewGateway(pool).WithSecretBox(box).Provider(ctx, "caleta")
+	if err != nil || p.LaunchSecret != strings.TrimSpace(string(keyPEM)) {
+		t.Fatalf("stored launch key opens: %v (equal %t)", err, p.LaunchSecret == strings.TrimSpace(string(keyPEM)))
+	}
+	if rt, err := gw.ProviderRoute(ctx, "caleta"); err != nil || rt.LaunchOperatorID != "op-1" || rt.LaunchCountry != "BR" {
+		t.Fatalf("route %+v, %v", rt, err)
+	}
+	if evo := cliJSON[cliProvider](t, cfg, "provider", "set", "--id", "evo", "--launch-token-file", tokenFile); evo.LaunchKey != "set" {
+		t.Fatalf("evolution token listed as %q", evo.LaunchKey)
+	}
+	text, err := cli(t, cfg, "provider", "list")
+	if err != nil || !strings.Contains(text, "LAUNCH KEY") || !strings.Contains(text, got.LaunchKey) {
+		t.Fatalf("list as text: %v\n%s", err, text)
+	}
+	if strings.Contains(text, "evo-casino-token") || strings.Contains(text, "PRIVATE KEY") {
+		t.Fatalf("list reveals a launch secret:\n%s", text)
 	}
 }

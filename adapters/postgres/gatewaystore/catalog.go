@@ -19,12 +19,13 @@ import (
 
 var _ gateway.GameCatalog = (*Gateway)(nil)
 
-const routeCols = `kind, endpoints, balancing, timeout_ms, breaker_failures, breaker_open_ms`
+const routeCols = `kind, endpoints, balancing, timeout_ms, breaker_failures, breaker_open_ms, launch_operator_id, launch_country, launch_key_fingerprint`
 
 func scanRoute(id string, row pgx.Row) (gateway.ProviderRoute, error) {
 	r := gateway.ProviderRoute{ProviderID: id}
 	var timeoutMS, openMS int
-	if err := row.Scan(&r.Kind, &r.Endpoints, &r.Balancing, &timeoutMS, &r.BreakerFailures, &openMS); err != nil {
+	if err := row.Scan(&r.Kind, &r.Endpoints, &r.Balancing, &timeoutMS, &r.BreakerFailures, &openMS, &r.LaunchOperatorID,
+		&r.LaunchCountry, &r.LaunchKeyFingerprint); err != nil {
 		return gateway.ProviderRoute{}, err
 	}
 	r.Timeout = time.Duration(timeoutMS) * time.Millisecond
@@ -46,7 +47,8 @@ func (g *Gateway) ProviderRoute(ctx context.Context, id string) (gateway.Provide
 }
 
 // SetProviderRoute stores the routing settings of an existing provider
-// after validating them. The provider's other columns are left alone.
+// after validating them. The provider's other columns, its launch
+// credentials included (SetProviderLaunchCredentials), are left alone.
 func (g *Gateway) SetProviderRoute(ctx context.Context, r gateway.ProviderRoute) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", err, domain.ErrInvalidArgument)
@@ -88,7 +90,7 @@ func (g *Gateway) SetProviderGameCode(ctx context.Context, gameID, code string) 
 func (g *Gateway) ListProviders(ctx context.Context) ([]gateway.ProviderListing, error) {
 	rows, err := g.pool.Query(ctx, `
 		SELECT p.id, p.name, p.kind, p.endpoints, p.balancing, p.timeout_ms, p.breaker_failures, p.breaker_open_ms,
-			(SELECT count(*) FROM games x WHERE x.provider_id = p.id AND x.enabled)
+			p.launch_operator_id, p.launch_country, p.launch_key_fingerprint, (SELECT count(*) FROM games x WHERE x.provider_id = p.id AND x.enabled)
 		FROM providers p WHERE p.enabled ORDER BY lower(p.name), p.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
@@ -97,7 +99,8 @@ func (g *Gateway) ListProviders(ctx context.Context) ([]gateway.ProviderListing,
 		var l gateway.ProviderListing
 		var timeoutMS, openMS int
 		err := row.Scan(&l.ID, &l.Name, &l.Route.Kind, &l.Route.Endpoints, &l.Route.Balancing, &timeoutMS,
-			&l.Route.BreakerFailures, &openMS, &l.GamesCount)
+			&l.Route.BreakerFailures, &openMS, &l.Route.LaunchOperatorID, &l.Route.LaunchCountry,
+			&l.Route.LaunchKeyFingerprint, &l.GamesCount)
 		l.Route.ProviderID = l.ID
 		l.Route.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		l.Route.BreakerCooldown = time.Duration(openMS) * time.Millisecond

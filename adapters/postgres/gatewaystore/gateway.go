@@ -59,13 +59,15 @@ func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (gateway.
 // Provider returns a provider by id.
 func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, error) {
 	var (
-		p      gateway.Provider
-		sealed []byte
+		p                    gateway.Provider
+		sealed, launchSealed []byte
 	)
 	err := g.pool.QueryRow(ctx, `
-		SELECT id, name, secret, secret_sealed, enabled, signature_scheme, wallet_protocol, wallet_public_key
+		SELECT id, name, secret, secret_sealed, enabled, signature_scheme, wallet_protocol, wallet_public_key,
+			launch_secret_sealed, launch_key_fingerprint
 		FROM providers WHERE id = $1`, id).
-		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled, &p.SignatureScheme, &p.WalletProtocol, &p.WalletPublicKey)
+		Scan(&p.ID, &p.Name, &p.Secret, &sealed, &p.Enabled, &p.SignatureScheme, &p.WalletProtocol, &p.WalletPublicKey,
+			&launchSealed, &p.LaunchKeyFingerprint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Provider{}, domain.ErrNotFound
 	}
@@ -73,6 +75,9 @@ func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, er
 		return gateway.Provider{}, fmt.Errorf("provider %s: %w", id, err)
 	}
 	if p.Secret, err = g.openProviderSecret(id, p.Secret, sealed); err != nil {
+		return gateway.Provider{}, err
+	}
+	if p.LaunchSecret, err = g.openLaunchSecret(id, launchSealed); err != nil {
 		return gateway.Provider{}, err
 	}
 	return p, nil

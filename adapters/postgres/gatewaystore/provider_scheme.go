@@ -37,13 +37,15 @@ func (g *Gateway) SetProviderSignatureScheme(ctx context.Context, id, scheme str
 // and wallet protocol, with its public key.
 func (g *Gateway) AllProviders(ctx context.Context) ([]gateway.Provider, error) {
 	rows, err := g.pool.Query(ctx, `
-		SELECT id, name, enabled, signature_scheme, wallet_protocol, wallet_public_key FROM providers ORDER BY id`)
+		SELECT id, name, enabled, signature_scheme, wallet_protocol, wallet_public_key, launch_key_fingerprint
+		FROM providers ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gateway.Provider, error) {
 		var p gateway.Provider
-		err := row.Scan(&p.ID, &p.Name, &p.Enabled, &p.SignatureScheme, &p.WalletProtocol, &p.WalletPublicKey)
+		err := row.Scan(&p.ID, &p.Name, &p.Enabled, &p.SignatureScheme, &p.WalletProtocol, &p.WalletPublicKey,
+			&p.LaunchKeyFingerprint)
 		return p, err
 	})
 	if err != nil {

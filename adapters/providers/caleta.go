@@ -1,0 +1,132 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/pitboss/pitboss/gateway"
+)
+
+// caletaAdapter speaks the "caleta" kind: the Games API of the Caleta
+// Gaming System API, Operator's Guide 1.5. POST {endpoint}/api/game/url
+// with the document's game_url_body as JSON, the raw body signed by us:
+// X-Auth-Signature is the standard base64 of its RSASSA-PKCS1-v1_5
+// SHA-256 signature with our launch private key (the provider holds the
+// public half). A 200 answer is {"url": "..."}; a 4xx answer (but 408/429)
+// is a refusal, {"error": "..."} (the document's 404); anything else is
+// the endpoint's failure. See docs/protocols/caleta.md#launch.
+type caletaAdapter struct {
+	keys sync.Map // PEM text -> *rsa.PrivateKey: parsing checks the key, which is slow
+}
+
+// caletaGameURLRequest is the document's game_url_body. Every field the
+// document requires is always sent; deposit_url and the deprecated game_id
+// are not.
+type caletaGameURLRequest struct {
+	OperatorID   string `json:"operator_id"`
+	SubPartnerID string `json:"sub_partner_id"`
+	Token        string `json:"token"`
+	User         string `json:"user"`
+	GameCode     string `json:"game_code"`
+	Currency     string `json:"currency"`
+	Country      string `json:"country"`
+	Lang         string `json:"lang"`
+	LobbyURL     string `json:"lobby_url"`
+}
+
+type caletaGameURLAnswer struct {
+	URL   string `json:"url"`
+	Error string `json:"error"`
+}
+
+// CaletaSignature is the X-Auth-Signature of body: base64 of the RSA-SHA256
+// (PKCS #1 v1.5) signature with key. Exported for tests and provider-side
+// tools.
+func CaletaSignature(key *rsa.PrivateKey, body []byte) (string, error) {
+	sum := sha256.Sum256(body)
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	if err != nil {
+		return "", fmt.Errorf("sign launch request: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(sig), nil
+}
+
+func (a *caletaAdapter) key(pemText string) (*rsa.PrivateKey, error) {
+	if k, ok := a.keys.Load(pemText); ok {
+		return k.(*rsa.PrivateKey), nil
+	}
+	k, err := gateway.ParseRSAPrivateKey(pemText)
+	if err != nil {
+		return nil, err
+	}
+	a.keys.Store(pemText, k)
+	return k, nil
+}
+
+func (a *caletaAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
+	key, err := a.key(route.LaunchSecret)
+	if err != nil { // CheckLaunchReady refused this before; kept for safety
+		return "", fmt.Errorf("caleta launch key of provider %s: %w", route.ProviderID, err)
+	}
+	body, err := json.Marshal(caletaGameURLRequest{OperatorID: route.LaunchOperatorID, SubPartnerID: req.ClientID,
+		Token: req.SessionID, User: req.PlayerID, GameCode: req.GameCode, Currency: req.Currency,
+		Country: route.LaunchCountry, Lang: twoLetterLanguage(req.Language), LobbyURL: req.ReturnURL})
+	if err != nil {
+		return "", fmt.Errorf("encode launch request: %w", err)
+	}
+	sig, err := CaletaSignature(key, body)
+	if err != nil {
+		return "", err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+"/api/game/url",
+		bytes.NewReader(body))
+	if err != nil {
+		return "", &failure{reason: "connection", err: err}
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("X-Auth-Signature", sig)
+	status, raw, err := do(client, hr)
+	if err != nil {
+		return "", err
+	}
+	var ans caletaGameURLAnswer
+	decodeErr := json.Unmarshal(raw, &ans)
+	switch {
+	case status >= 200 && status < 300:
+		if decodeErr != nil {
+			return "", &failure{reason: "bad_response", err: fmt.Errorf("answer is not JSON: %w", decodeErr)}
+		}
+		return checkGameURL(ans.URL)
+	case refusalStatus(status):
+		return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status, Message: clip(ans.Error)}
+	}
+	return "", &failure{reason: fmt.Sprintf("status_%d", status)}
+}
+
+// refusalStatus: a 4xx other than 408 and 429 is the provider's answer
+// about this launch, not a sign of an unhealthy endpoint.
+func refusalStatus(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout
+}
+
+// twoLetterLanguage is the ISO 639-1 code of a language tag (pt-BR -> pt),
+// "en" when none was given: Caleta's and Evolution's launches take two
+// letters.
+func twoLetterLanguage(tag string) string {
+	primary, _, _ := strings.Cut(strings.ReplaceAll(tag, "_", "-"), "-")
+	if len(primary) != 2 {
+		return "en"
+	}
+	return strings.ToLower(primary)
+}
