@@ -22,7 +22,13 @@ func cli(t *testing.T, cfg config, args ...string) (string, error) {
 	case "key":
 		err = keyCommand(t.Context(), cfg, args[1:], &out)
 	case "provider":
+		if len(args) > 1 && args[1] == "add" {
+			err = providerAdd(t.Context(), cfg, args[2:], &out)
+			break
+		}
 		err = providerCommand(t.Context(), cfg, args[1:], &out)
+	case "game":
+		err = gameCommand(t.Context(), cfg, args[1:], &out)
 	case "deal":
 		err = dealCommand(t.Context(), cfg, args[1:], &out)
 	default:

@@ -26,7 +26,8 @@ commands:
   sandbox   create the sandbox client, its API key and the demo provider (idempotent)
   client    create|list|get|set clients (plan tier, callback URL, signed-launch settings)
   key       issue|rotate|revoke|list a client's API keys (a new key is printed once)
-  provider  list providers and their wallet signature scheme; set one (v1 legacy, v2)
+  provider  add a provider; list providers, their signature scheme and wallet protocol; set one
+  game      set a game of the catalog (its provider, name, category, provider code)
   deal      add|list|history commission deal versions (flat or tiered, carry-forward)
   replay    rebuild the read models from the event store, compare with the live ones;
             --swap makes the rebuild live, --full applies every event up to the head
@@ -94,7 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "key":
 		return keyCommand(ctx, cfg, args[1:], stdout)
 	case "provider":
+		if len(args) > 1 && args[1] == "add" {
+			return providerAdd(ctx, cfg, args[2:], stdout)
+		}
 		return providerCommand(ctx, cfg, args[1:], stdout)
+	case "game":
+		return gameCommand(ctx, cfg, args[1:], stdout)
 	case "deal":
 		return dealCommand(ctx, cfg, args[1:], stdout)
 	case "checkpoint":

@@ -24,6 +24,7 @@ import (
 
 const providerUsage = `usage:
   pitboss provider list
+  pitboss provider add --id ID --name NAME --secret-file FILE [...]   (pitboss provider add --help)
   pitboss provider set --id ID [--signature-scheme v1|v2]
                        [--wallet-protocol pitboss|caleta|redtiger|evolution [--wallet-public-key-file KEY.pem]]
                        [--launch-operator-id ID] [--launch-country CC]
