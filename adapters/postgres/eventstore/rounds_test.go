@@ -19,7 +19,7 @@ import (
 // setClock is a commands.Clock the test moves.
 type setClock struct{ now atomic.Pointer[time.Time] }
 
-func (c *setClock) Now() time.Time   { return *c.now.Load() }
+func (c *setClock) Now() time.Time  { return *c.now.Load() }
 func (c *setClock) set(t time.Time) { c.now.Store(&t) }
 
 // The stale-round finder returns the open rounds past their provider's
