@@ -23,6 +23,11 @@ var (
 	ErrNotRollbackable    = errors.New("transaction kind cannot be rolled back")
 	ErrPlayerMismatch     = errors.New("referenced transaction belongs to another player")
 	ErrNotFound           = errors.New("not found")
+	// ErrRoundNotOpen and ErrRoundNotStale refuse the ledger's close of a
+	// round (DecideRoundClose): closed already or nothing standing; opened
+	// too recently.
+	ErrRoundNotOpen  = errors.New("round is not open")
+	ErrRoundNotStale = errors.New("round has not been open long enough")
 	// ErrDuplicateTransaction is a new call under an id already booked; the
 	// command layer answers such retries before they reach a decision.
 	ErrDuplicateTransaction = errors.New("transaction id already used")

@@ -35,7 +35,7 @@ func TestErrorTypesSurviveWrapping(t *testing.T) {
 var sentinels = []error{domain.ErrInvalidAmount, domain.ErrTooPrecise, domain.ErrAmountOverflow, domain.ErrUnknownCurrency,
 	domain.ErrCurrencyMismatch, domain.ErrInsufficientFunds, domain.ErrInvalidArgument, domain.ErrTransactionUnknown,
 	domain.ErrAlreadyRolledBack, domain.ErrRolledBackEarlier, domain.ErrBetRolledBack, domain.ErrBetSettled, domain.ErrNotRollbackable,
-	domain.ErrPlayerMismatch, domain.ErrNotFound}
+	domain.ErrPlayerMismatch, domain.ErrNotFound, domain.ErrRoundNotOpen, domain.ErrRoundNotStale}
 
 func TestSentinelErrorsAreDistinct(t *testing.T) {
 	for i, a := range sentinels {

@@ -24,6 +24,9 @@ const (
 	EventWinReversed      EventType = "wallet.win_reversed.v1"
 	EventRollbackRecorded EventType = "wallet.rollback_recorded.v1"
 	EventGameLaunched     EventType = "game.launched.v1"
+	// EventRoundClosed is the ledger closing a round left open past its
+	// provider's limit (DecideRoundClose). It moves no money.
+	EventRoundClosed EventType = "wallet.round_closed.v1"
 )
 
 // Posting is one leg of a double entry: a signed amount (decimal text,

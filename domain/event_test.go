@@ -25,8 +25,9 @@ func TestEventTypeNamesAreFrozen(t *testing.T) {
 		domain.EventWinReversed:      "wallet.win_reversed.v1",
 		domain.EventRollbackRecorded: "wallet.rollback_recorded.v1",
 		domain.EventGameLaunched:     "game.launched.v1",
+		domain.EventRoundClosed:      "wallet.round_closed.v1",
 	}
-	if len(want) != 11 {
+	if len(want) != 12 {
 		t.Fatalf("two event types share a name: %v", want)
 	}
 	for typ, name := range want {

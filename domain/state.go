@@ -24,6 +24,8 @@ const (
 	TxTombstone TxKind = "tombstone"
 	// TxRound is the state of one game round (its open and rolled-back bets).
 	TxRound TxKind = "round"
+	// TxRoundClose is the ledger's close of a stale round (DecideRoundClose).
+	TxRoundClose TxKind = "round_close"
 )
 
 // TxRecord is what the ledger remembers about one external transaction id:

@@ -265,6 +265,7 @@ func TestRecordKeysDoNotCollide(t *testing.T) {
 		domain.GameTxKey("beta", "pragmatic", "tx-1"),
 		domain.ClientTxKey("acme", "tx-1"),
 		domain.RoundKey("acme", "pragmatic", "tx-1"),
+		domain.RoundCloseKey("acme", "pragmatic", "tx-1"),
 	}
 	seen := map[string]bool{}
 	for _, k := range keys {

@@ -111,7 +111,7 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 	recs := []TxRecord{{Key: key, Kind: TxBet, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
 		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}}
 	if g.Round != "" {
-		round := roundRecord(r, g)
+		round := roundRecord(r, g, env.Now)
 		round.OpenBets++
 		round.Closed = round.Closed || g.RoundClosed
 		recs = append(recs, round)
@@ -133,13 +133,15 @@ func unusedID(r Reader, key, what, id string) error {
 	return fmt.Errorf("%s %s: id already used by a %s: %w", what, id, rec.Kind, ErrDuplicateTransaction)
 }
 
-func roundRecord(r Reader, g GameTx) TxRecord {
+// roundRecord is the round's record, or a new one opened now: its
+// CreatedAt is when the round opened (DecideRoundClose measures from it).
+func roundRecord(r Reader, g GameTx, now time.Time) TxRecord {
 	key := RoundKey(g.Client, g.Provider, g.Round)
 	if rec, ok := r.Record(key); ok {
 		return rec
 	}
 	return TxRecord{Key: key, Kind: TxRound, Account: PlayerWallet(g.Client, g.Player, g.Currency),
-		PlayerID: g.Player, Currency: g.Currency.code, RoundID: g.Round}
+		PlayerID: g.Player, Currency: g.Currency.code, RoundID: g.Round, CreatedAt: now.UTC()}
 }
 
 // DecideWin credits a player's wallet. betRef, when given, names the bet the
@@ -188,7 +190,7 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 			return Change{}, fmt.Errorf("win in round %s: %w", g.Round, ErrBetRolledBack)
 		}
 		if !ok {
-			round = roundRecord(r, g)
+			round = roundRecord(r, g, env.Now)
 		}
 		round.Closed = round.Closed || g.RoundClosed
 		if betRef == "" {

@@ -21,13 +21,16 @@ const (
 	KindTransfer     = "transfer"
 	KindAdjustment   = "adjustment"
 	KindBalanceSync  = "balance_sync"
+	// KindRoundClosed is the ledger closing a stale round
+	// (wallet.round_closed.v1): no money moves.
+	KindRoundClosed = "round_closed"
 	// KindAll subscribes an endpoint to every kind, present and future.
 	KindAll = "*"
 )
 
 // WebhookKinds lists every kind an endpoint may subscribe to (besides "*").
 var WebhookKinds = []string{KindGameLaunched, KindBet, KindWin, KindRollback, KindDeposit, KindWithdrawal,
-	KindTransfer, KindAdjustment, KindBalanceSync}
+	KindTransfer, KindAdjustment, KindBalanceSync, KindRoundClosed}
 
 // eventKinds maps every ledger event type to its webhook kind.
 var eventKinds = map[domain.EventType]string{
@@ -42,6 +45,7 @@ var eventKinds = map[domain.EventType]string{
 	domain.EventTransferred:      KindTransfer,
 	domain.EventAdjusted:         KindAdjustment,
 	domain.EventBalanceSynced:    KindBalanceSync,
+	domain.EventRoundClosed:      KindRoundClosed,
 }
 
 // KindOfEvent returns the webhook kind of a ledger event type; false for a

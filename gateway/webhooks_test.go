@@ -161,6 +161,7 @@ func TestKindOfEvent(t *testing.T) {
 		{domain.EventTransferred, gateway.KindTransfer},
 		{domain.EventAdjusted, gateway.KindAdjustment},
 		{domain.EventBalanceSynced, gateway.KindBalanceSync},
+		{domain.EventRoundClosed, gateway.KindRoundClosed},
 	}
 	for _, tc := range tests {
 		if k, ok := gateway.KindOfEvent(tc.event); !ok || k != tc.kind {

@@ -44,9 +44,9 @@ type txn struct {
 	eventID    string // learnt from the service's first answer
 	rolledBack bool
 	// for the history: signed amount, the event's kind
-	histType string
-	signed   int64
-	failed   bool // rollback of nothing: history status "failed"
+	histType  string
+	signed    int64
+	discarded bool // rollback of nothing: history status "discarded"
 	// wins counts the unreversed wins naming this bet; a win's settles is
 	// the bet it named, or settlesRound the round it named no bet in.
 	wins         int
@@ -235,7 +235,7 @@ func (m *model) apply(c call) answer {
 		if !ok {
 			m.game[c.ref] = &txn{kind: "tombstone", id: c.ref, player: c.player, cur: c.cur}
 			t := &txn{kind: "rollback", id: c.id, player: c.player, cur: c.cur, fp: c.fingerprint(), balance: m.bal[w],
-				histType: "rollback", failed: true}
+				histType: "rollback", discarded: true}
 			m.game[c.id] = t
 			m.booked = append(m.booked, t)
 			return accept(t.balance, t, false)
@@ -291,8 +291,8 @@ func (m *model) book(c call, kind string, signed int64, w string) answer {
 // status is the history status of a booked transaction.
 func (t *txn) status() string {
 	switch {
-	case t.failed:
-		return "failed"
+	case t.discarded:
+		return "discarded"
 	case t.rolledBack:
 		return "rolled_back"
 	}

@@ -19,7 +19,10 @@ import (
 //     difference it posted;
 //   - a bet or win that is rolled back gets status rolled_back; the rollback
 //     is a row of its own (positive for a refunded bet, negative for a
-//     reversed win); a rollback that found nothing to undo is "failed";
+//     reversed win); a rollback that found nothing to undo is "discarded"
+//     (the transaction it names was never booked);
+//   - the ledger's close of a stale round is a round_close row of zero and
+//     closes the round's game result;
 //   - a round (client, provider, round id) has one game_result row whose
 //     amount is the net of its bets, wins and rollbacks;
 //   - GGR is booked on the UTC day of each event: bets and wins on theirs,
@@ -41,6 +44,7 @@ var historyTypes = map[domain.EventType]TxType{
 	domain.EventAdjusted:         TypeAdjustment,
 	domain.EventBalanceSynced:    TypeBalanceSync,
 	domain.EventGameLaunched:     TypeLaunch,
+	domain.EventRoundClosed:      TypeRoundClose,
 }
 
 func (history) Lookups(e domain.Event) []GameTxKey {
@@ -81,9 +85,21 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 		row.BalanceAfter, row.HasBalanceAfter = b.Minor(), true
 	}
 	if e.Type == domain.EventRollbackRecorded {
-		row.Status = StatusFailed
+		row.Status = StatusDiscarded
 	}
 	ch := Changes{Transactions: []Transaction{row}}
+	if e.Type == domain.EventRoundClosed {
+		if d.Provider == "" || d.RoundID == "" {
+			return Changes{}, invalid(e, "%s without a provider or round", e.Type)
+		}
+		ch.GameResults = []Transaction{{
+			ID: GameResultID(d.ClientID, d.Provider, d.RoundID), ClientID: d.ClientID, Type: TypeGameResult,
+			Currency: cur.Code(), Scale: cur.Exponent(), Status: StatusPending, CreatedAt: row.CreatedAt,
+			Provider: d.Provider, PlayerID: d.PlayerID, RoundID: d.RoundID, Seq: e.Position, Sub: 1,
+			Position: e.Position, Closed: true,
+		}}
+		return ch, nil
+	}
 
 	game := d.Provider != ""
 	switch e.Type {

@@ -57,27 +57,38 @@ const (
 	TypeLaunch      TxType = "launch"
 	// TypeGameResult is a round's net result for the player.
 	TypeGameResult TxType = "game_result"
+	// TypeRoundClose is the ledger closing a round left open past its
+	// provider's limit (wallet.round_closed.v1): no money moves.
+	TypeRoundClose TxType = "round_close"
 )
 
 // TxTypes lists every type.
 var TxTypes = []TxType{TypeBet, TypeWin, TypeRollback, TypeDeposit, TypeWithdrawal, TypeTransfer,
-	TypeAdjustment, TypeBalanceSync, TypeLaunch, TypeGameResult}
+	TypeAdjustment, TypeBalanceSync, TypeLaunch, TypeGameResult, TypeRoundClose}
 
 // Status is the status of a transaction history row.
 type Status string
 
-// Statuses. Rejected commands never reach the ledger, so "failed" marks
-// only a rollback that found nothing to roll back (it moved no money and
-// made the late original fail).
+// Statuses. A bet booked and then refunded is rolled_back (Caleta's
+// ROLLED_BACK); "discarded" marks a rollback that found nothing to roll
+// back: the transaction it names was never booked and is refused if it
+// comes (Caleta's DISCARDED, docs/read-models.md). Rejected commands never
+// reach the ledger. "failed" is what such a rollback was called before
+// migration 00024; no row has it since.
 const (
 	StatusPending    Status = "pending"
 	StatusSettled    Status = "settled"
 	StatusRolledBack Status = "rolled_back"
+	StatusDiscarded  Status = "discarded"
 	StatusFailed     Status = "failed"
+	// StatusAutoClosed is a round's status in the provider round export
+	// (ProviderRound) when the ledger closed it as stale
+	// (wallet.round_closed.v1); its game result is settled.
+	StatusAutoClosed Status = "auto_closed"
 )
 
-// Statuses lists every status.
-var Statuses = []Status{StatusPending, StatusSettled, StatusRolledBack, StatusFailed}
+// Statuses lists every status of a history row (a filter may name any).
+var Statuses = []Status{StatusPending, StatusSettled, StatusRolledBack, StatusDiscarded, StatusFailed}
 
 // Transaction is one row of the transaction history. In Changes.GameResults
 // the numeric game-result fields are deltas (see Memory for the rule).

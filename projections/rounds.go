@@ -8,7 +8,11 @@ import "time"
 // them (a refund or reversal on its own day, against the kind of what it
 // undoes), so a day's rounds add up to the provider's GGR of the day.
 // Amounts are minor units of Currency at Scale; Status is the whole
-// round's status as the history holds it when the export is read.
+// round's status as the history holds it when the export is read:
+// pending, settled, rolled_back (every bet booked and refunded),
+// auto_closed (settled by the ledger's close of a stale round), or
+// discarded (nothing of the round was ever booked: only rollbacks that
+// found nothing to undo).
 type ProviderRound struct {
 	ClientID string
 	// RoundID is the provider's round id; a bet sent without one is a
@@ -21,6 +25,10 @@ type ProviderRound struct {
 	// Counts of the day's bets, wins, free (promo) bets and rollbacks that
 	// undid something.
 	BetCount, WinCount, FreeBetCount, RollbackCount int64
+	// DiscardedCount counts the day's rollbacks that found nothing to undo
+	// in the round: the transactions they name were discarded, never
+	// booked. They move nothing.
+	DiscardedCount int64
 	// Real money and promo money, as in GGRRow.
 	Bets, BetRefunds, Wins, WinReversals                     int64
 	PromoBets, PromoBetRefunds, PromoWins, PromoWinReversals int64

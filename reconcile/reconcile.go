@@ -39,7 +39,7 @@ type Mapping struct {
 	// Currency is every row's currency when the file has no column for it.
 	Currency string
 	// Statuses maps the file's status values (compared without case) to
-	// ours (settled, rolled_back, pending, failed); an unmapped value is
+	// ours (settled, rolled_back, pending, discarded, failed); an unmapped value is
 	// compared as it is, lower-cased.
 	Statuses map[string]string
 	// Signed: the file's amounts are signed from the wallet's view (a bet
@@ -73,7 +73,7 @@ func ParseMapping(columns, statuses, currency string, signed bool) (Mapping, err
 			theirs, ours = strings.ToLower(strings.TrimSpace(theirs)), strings.TrimSpace(ours)
 			if !ok || theirs == "" || !slices.Contains(projections.Statuses, projections.Status(ours)) {
 				return m, &domain.FieldError{Field: "statuses",
-					Message: fmt.Sprintf("statuses: %q is not THEIRS=ours with ours one of settled, rolled_back, pending, failed", domain.ClipText(pair))}
+					Message: fmt.Sprintf("statuses: %q is not THEIRS=ours with ours one of settled, rolled_back, pending, discarded, failed", domain.ClipText(pair))}
 			}
 			m.Statuses[theirs] = ours
 		}

@@ -108,6 +108,11 @@ func realBodies(t *testing.T) []struct {
 		add("bet rollback", l.apply(domain.DecideRollback(l.v, game("rb1", "r2"), "b2", env())))
 		add("win reversal", l.apply(domain.DecideRollback(l.v, game("rb2", "r1"), "w1", env())))
 		add("rollback of a transaction never seen", l.apply(domain.DecideRollback(l.v, game("rb3", ""), "ghost", env())))
+		l.apply(domain.DecideBet(l.v, game("b3", "r3"), money(t, "1", c), env()))
+		stale := env()
+		stale.Now = stale.Now.Add(49 * time.Hour)
+		add("the ledger's close of a stale round", l.apply(domain.DecideRoundClose(l.v,
+			domain.RoundClose{Client: "acme", Provider: "demo", Round: "r3", After: 48 * time.Hour}, stale)))
 	}
 	return out
 }

@@ -37,6 +37,12 @@ type config struct {
 	// role uses a provider (secret, enabled) it read before reading it
 	// again (adapters/lookupcache); 0 reads it on every wallet call.
 	ProviderCacheTTL time.Duration
+	// RoundAutoCloseAfter is PITBOSS_ROUND_AUTO_CLOSE_AFTER: how long a
+	// round of a provider whose wallet protocol names no limit may stay
+	// open before the ledger closes it (0, the default: never). Caleta's
+	// rounds close after its document's 48 hours whatever it says
+	// (gateway.RoundAutoCloseAges).
+	RoundAutoCloseAfter time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -107,6 +113,10 @@ func loadConfig() (config, error) {
 	if c.ProviderCacheTTL, err = time.ParseDuration(env("PITBOSS_PROVIDER_CACHE_TTL", "1s")); err != nil ||
 		c.ProviderCacheTTL < 0 || c.ProviderCacheTTL > time.Minute {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROVIDER_CACHE_TTL must be a duration from 0s to 1m"))
+	}
+	if c.RoundAutoCloseAfter, err = time.ParseDuration(env("PITBOSS_ROUND_AUTO_CLOSE_AFTER", "0s")); err != nil ||
+		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
+		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
 	}
 	if c.ReplayMemory, err = parseBytes(env("PITBOSS_REPLAY_MEMORY", "512MB")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_REPLAY_MEMORY: %w", err))

@@ -31,9 +31,11 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/adapters/relay"
+	"github.com/pitboss/pitboss/adapters/roundclose"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/statement"
 )
 
@@ -197,6 +199,13 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		return err
 	}
 	m := newMetering(cfg, pool, registry, log)
+	cmds := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
+	rounds, err := roundclose.New(eventstore.NewRounds(pool), cmds, roundclose.Config{
+		Ages: gateway.RoundAutoCloseAges(cfg.RoundAutoCloseAfter), Logger: log})
+	if err != nil {
+		stopWriter()
+		return err
+	}
 	srv := api.NewServer(api.Config{
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
@@ -209,7 +218,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		Statements: auditstore.NewStatements(pool),
 		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
-		Commands: commands.NewHandler(ledger, system.Clock{}, system.IDs{}),
+		Commands: cmds,
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueriesOn(pool, reads), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
@@ -233,6 +242,10 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	// requests, and flushes their counts once more as it stops.
 	meterCtx, stopMeter := context.WithCancel(context.WithoutCancel(ctx))
 	g.Go(func() error { return m.meter.Run(meterCtx) })
+	// The stale-round job writes through the ledger writer of this role,
+	// so it runs here; it stops with the server's context, before the
+	// writer (which stops only after Shutdown).
+	g.Go(func() error { return rounds.Run(ctx) })
 	g.Go(func() error {
 		if cfg.TLSCert != "" {
 			hs.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}

@@ -98,7 +98,7 @@ function download(name, blob) {
 
 // ---- Labels readable without colour ----
 const STATUS = {
-  settled: '✔ settled', pending: '… pending', rolled_back: '↺ rolled back', failed: '✖ failed',
+  settled: '✔ settled', pending: '… pending', rolled_back: '↺ rolled back', discarded: '⊘ discarded', failed: '✖ failed',
   succeeded: '✔ succeeded', queued: '⋯ queued', parked: '✖ parked',
   active: '✔ active', expired: '⌛ expired', revoked: '✖ revoked',
 };

@@ -84,6 +84,14 @@ func (l *Ledger) Rollback(g domain.GameTx, ref string) domain.Event {
 	})
 }
 
+// CloseRound closes a stale round as the ledger's job does.
+func (l *Ledger) CloseRound(client, provider, round string, after time.Duration) domain.Event {
+	l.t.Helper()
+	return l.Do(func(r domain.Reader, env domain.Env) (domain.Change, error) {
+		return domain.DecideRoundClose(r, domain.RoundClose{Client: client, Provider: provider, Round: round, After: after}, env)
+	})
+}
+
 func (l *Ledger) money(amount string, c domain.Currency) domain.Money {
 	l.t.Helper()
 	m, err := domain.ParseMoney(amount, c)

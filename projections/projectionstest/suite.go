@@ -128,6 +128,9 @@ func testHistoryRows(t *testing.T, newStore func(t *testing.T) Store) {
 	bet2 := l.Bet(Game("b2", "r2"), "5.00")
 	refund := l.Rollback(Game("rb", "r2"), "b2")
 	unknown := l.Rollback(Game("rb-x", "r4"), "never-seen")
+	stale := l.Bet(Game("b4", "r5"), "1.00")
+	l.Now = day1.Add(49 * time.Hour)
+	closing := l.CloseRound("acme", "prov", "r5", 48*time.Hour)
 	free := l.Bet(Game("b3", "r3", Promo), "0.00")
 	// when they are applied
 	s := newStore(t)
@@ -148,7 +151,10 @@ func testHistoryRows(t *testing.T, newStore func(t *testing.T) Store) {
 		{"refunded bet is rolled back", bet2.ID, projections.TypeBet, -5_00, projections.StatusRolledBack},
 		{"refund is positive", refund.ID, projections.TypeRollback, 5_00, projections.StatusSettled},
 		{"free spin moves nothing", free.ID, projections.TypeBet, 0, projections.StatusSettled},
-		{"a rollback of nothing failed", unknown.ID, projections.TypeRollback, 0, projections.StatusFailed},
+		{"a rollback of nothing discards what it names", unknown.ID, projections.TypeRollback, 0, projections.StatusDiscarded},
+		{"the bet of a stale round stands", stale.ID, projections.TypeBet, -1_00, projections.StatusSettled},
+		{"the ledger's close of a stale round moves nothing", closing.ID, projections.TypeRoundClose, 0, projections.StatusSettled},
+		{"a round the ledger closed is settled", result("r5"), projections.TypeGameResult, -1_00, projections.StatusSettled},
 		{"closed round is settled", result("r1"), projections.TypeGameResult, 15_00, projections.StatusSettled},
 		{"refunded round is rolled back", result("r2"), projections.TypeGameResult, 0, projections.StatusRolledBack},
 		{"open round is pending", result("r3"), projections.TypeGameResult, 0, projections.StatusPending},
@@ -172,12 +178,20 @@ func testHistoryRows(t *testing.T, newStore func(t *testing.T) Store) {
 		r.RoundID != "r1" || r.Provider != "prov" || r.Game != "slot" || r.PlayerID != "p1" {
 		t.Errorf("win row: %+v", r)
 	}
-	if b := st.Balances[domain.PlayerWallet("acme", "p1", EUR)]; b.Balance != 115_00 || b.Position != free.Position ||
-		b.Kind != "player" || b.ClientID != "acme" || b.PlayerID != "p1" || b.Scale != 2 {
-		t.Errorf("balance = %+v, want 115.00 at %d", b, free.Position)
+	if r := st.Rows[result("r5")]; r.Seq != stale.Position || r.Position != closing.Position || !r.Closed ||
+		r.OpenBets != 1 || r.Game != "slot" || !r.CreatedAt.Equal(stale.OccurredAt) {
+		t.Errorf("game result r5: %+v", r)
 	}
-	if n := len(st.Rows); n != 10 {
-		t.Errorf("%d history rows, want 7 events and 3 game results", n)
+	if r := st.Rows[closing.ID]; r.RoundID != "r5" || r.Provider != "prov" || r.PlayerID != "p1" ||
+		!r.HasBalanceAfter || r.BalanceAfter != 114_00 {
+		t.Errorf("round close row: %+v", r)
+	}
+	if b := st.Balances[domain.PlayerWallet("acme", "p1", EUR)]; b.Balance != 114_00 || b.Position != free.Position ||
+		b.Kind != "player" || b.ClientID != "acme" || b.PlayerID != "p1" || b.Scale != 2 {
+		t.Errorf("balance = %+v, want 114.00 at %d", b, free.Position)
+	}
+	if n := len(st.Rows); n != 13 {
+		t.Errorf("%d history rows, want 9 events and 4 game results", n)
 	}
 }
 

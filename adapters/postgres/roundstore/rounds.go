@@ -21,30 +21,34 @@ import (
 // them, so each client's history is read by its (client_id, created_at)
 // index, not the whole table). A rollback is booked against what it undid
 // (its round, game and promo kind), found by the provider's transaction
-// id like the projection does; one that undid nothing (failed) is left
-// out. The player is that of the round's first event of the day.
+// id like the projection does. One that undid nothing (discarded: the
+// transaction it names was never booked) moves nothing and is counted
+// apart, in the round it names; without a round id it is left out. The
+// player is that of the round's first event of the day.
 const roundsSQL = `
 WITH clients AS (
 	SELECT DISTINCT client_id FROM %[1]s WHERE provider = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
 ), r AS (
 	SELECT t.client_id, t.seq, t.type, t.amount, t.created_at, t.currency, t.scale, t.player_id,
 	       coalesce(o.type, t.type) AS kind,
-	       CASE WHEN t.type = 'rollback' THEN o.promo ELSE t.promo END AS promo,
-	       CASE WHEN t.type = 'rollback' THEN coalesce(o.round_id, 'tx:' || o.external_id)
+	       CASE WHEN o.type IS NOT NULL THEN o.promo ELSE t.promo END AS promo,
+	       CASE WHEN o.type IS NOT NULL THEN coalesce(o.round_id, 'tx:' || o.external_id)
 	            ELSE coalesce(t.round_id, 'tx:' || t.external_id) END AS round,
-	       coalesce(CASE WHEN t.type = 'rollback' THEN o.game ELSE t.game END, '') AS game,
-	       CASE WHEN t.type = 'rollback' THEN o.round_id IS NULL ELSE t.round_id IS NULL END AS single
+	       coalesce(CASE WHEN o.type IS NOT NULL THEN o.game ELSE t.game END, '') AS game,
+	       CASE WHEN o.type IS NOT NULL THEN o.round_id IS NULL ELSE t.round_id IS NULL END AS single
 	FROM clients c
 	JOIN %[2]s t ON t.client_id = c.client_id
 	LEFT JOIN %[2]s o ON t.type = 'rollback' AND o.client_id = t.client_id AND o.provider = t.provider
 	                  AND o.external_id = t.reference_id AND o.type IN ('bet', 'win')
 	WHERE t.created_at >= $2 AND t.created_at < $3 AND t.provider = $1
-	  AND t.type IN ('bet', 'win', 'rollback') AND (t.type <> 'rollback' OR o.type IS NOT NULL)
+	  AND t.type IN ('bet', 'win', 'rollback')
+	  AND (t.type <> 'rollback' OR o.type IS NOT NULL OR (t.base_status = 'discarded' AND t.round_id IS NOT NULL))
 )
 SELECT client_id, round, single, game, currency, max(scale),
        (array_agg(coalesce(player_id, '') ORDER BY seq))[1],
        count(*) FILTER (WHERE type = 'bet'), count(*) FILTER (WHERE type = 'win'),
-       count(*) FILTER (WHERE type = 'bet' AND promo), count(*) FILTER (WHERE type = 'rollback'),
+       count(*) FILTER (WHERE type = 'bet' AND promo), count(*) FILTER (WHERE type = 'rollback' AND kind <> 'rollback'),
+       count(*) FILTER (WHERE kind = 'rollback'),
        coalesce(sum(-amount) FILTER (WHERE type = 'bet' AND NOT promo), 0)::bigint,
        coalesce(sum(amount) FILTER (WHERE type = 'rollback' AND kind = 'bet' AND NOT promo), 0)::bigint,
        coalesce(sum(amount) FILTER (WHERE type = 'win' AND NOT promo), 0)::bigint,
@@ -61,8 +65,15 @@ ORDER BY client_id, round, single, game, currency`
 // roundStatusSQL reads the status of the rounds of roundsSQL: a round
 // with an id from its game_result row (by its name-based id), a round of
 // one bet from that bet's row.
+// A settled round the ledger closed as stale (a round_close row of its
+// client, provider and round) is auto_closed.
 const roundStatusSQL = `
-SELECT id::text, '', status FROM %[1]s WHERE id = ANY($1::uuid[])
+SELECT g.id::text, '',
+       CASE WHEN g.status = 'settled' AND EXISTS (
+                SELECT 1 FROM %[1]s c WHERE c.client_id = g.client_id AND c.type = 'round_close'
+                                        AND c.provider = g.provider AND c.round_id = g.round_id)
+            THEN 'auto_closed' ELSE g.status END
+FROM %[1]s g WHERE g.id = ANY($1::uuid[])
 UNION ALL
 SELECT client_id, external_id, status FROM %[1]s
 WHERE provider = $2 AND type = 'bet' AND (client_id, external_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))`
@@ -94,7 +105,7 @@ func (m *Rounds) ProviderRounds(ctx context.Context, provider string, day time.T
 			scale int16
 		)
 		err := row.Scan(&r.ClientID, &r.RoundID, &r.NoRoundID, &r.Game, &r.Currency, &scale, &r.PlayerID,
-			&r.BetCount, &r.WinCount, &r.FreeBetCount, &r.RollbackCount,
+			&r.BetCount, &r.WinCount, &r.FreeBetCount, &r.RollbackCount, &r.DiscardedCount,
 			&r.Bets, &r.BetRefunds, &r.Wins, &r.WinReversals,
 			&r.PromoBets, &r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.First, &r.Last)
 		r.Scale, r.First, r.Last = int(scale), r.First.UTC(), r.Last.UTC()
@@ -141,6 +152,11 @@ func (m *Rounds) roundStatuses(ctx context.Context, tx pgx.Tx, provider string, 
 	}
 	for i := range rs {
 		rs[i].Status = status[key[i]]
+		// A round of nothing but discarded transactions has no game
+		// result: nothing of it was ever booked.
+		if rs[i].Status == "" && rs[i].DiscardedCount > 0 {
+			rs[i].Status = projections.StatusDiscarded
+		}
 	}
 	return nil
 }
