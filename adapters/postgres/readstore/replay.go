@@ -51,6 +51,9 @@ type ReplayOptions struct {
 	// of starting over; Restart starts over anyway (replay_resume.go).
 	Resumable, Restart bool
 	Fingerprint        string
+	// Started, when set, is told once a rebuild in slices knows whether it
+	// resumes an interrupted one.
+	Started func(ResumeReport)
 	// AfterWrite, when set (tests), is called once slice pass is written,
 	// before it is recorded; an error stops the rebuild there.
 	AfterWrite func(pass int) error

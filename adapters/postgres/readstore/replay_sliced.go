@@ -433,6 +433,9 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	if err := m.startSliced(ctx, opts, s); err != nil {
 		return rep, err
 	}
+	if opts.Started != nil {
+		opts.Started(rep.Resume)
+	}
 	defer func() { _ = s.wait() }() // on an error: no write outlives the rebuild
 	projs, err := replayProjections()
 	if err != nil {
@@ -440,7 +443,7 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	}
 
 	began := time.Now()
-	progress.start, progress.last, progress.resumed = began, began, rep.Events
+	progress.start, progress.resumed = began, rep.Events // last zero: the first chunk is reported
 	err = replayEvents(ctx, snap, nil, s.last, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
 		applyReplayed(s.mem, projs, live, r, e, decodeErr, &rep)
 		s.last = r.position
