@@ -30,6 +30,9 @@ func replayFingerprint() string {
 // printResume says whether the replay resumes an interrupted one.
 func printResume(w io.Writer, r readstore.ResumeReport) {
 	switch {
+	case r.From > 0 && r.From >= r.Passes:
+		fmt.Fprintf(w, "pitboss replay: resuming after pass %d of %d (position %d): every pass of an interrupted replay was complete\n",
+			r.From, r.Passes, r.Position)
 	case r.From > 0:
 		fmt.Fprintf(w, "pitboss replay: resuming from pass %d of %d (position %d): passes 1-%d of an interrupted replay were complete\n",
 			r.From+1, r.Passes, r.Position, r.From)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -92,5 +95,66 @@ func TestReplayCommandResumes(t *testing.T) {
 	}
 	if strings.Contains(out, "resumed") {
 		t.Errorf("replay --restart resumed:\n%s", out)
+	}
+}
+
+// TestReplayKilledHelper is the replay process TestReplayKilledResumes
+// kills: run with PITBOSS_TEST_KILL_REPLAY set to a database URL, it runs
+// the rebuild `pitboss replay --full --memory 16MiB` runs and sends itself
+// SIGKILL once its second slice is written, before it is recorded.
+func TestReplayKilledHelper(t *testing.T) {
+	dsn := os.Getenv("PITBOSS_TEST_KILL_REPLAY")
+	if dsn == "" {
+		t.Skip("run by TestReplayKilledResumes")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = readstore.NewReadModels(pool).Compare(t.Context(), readstore.ReplayOptions{Full: true, Shadow: true,
+		Memory: 16 << 20, Resumable: true, Fingerprint: replayFingerprint(), AfterWrite: func(n int) error {
+			if n == 2 {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {} // until the signal lands
+			}
+			return nil
+		}})
+	t.Fatalf("the replay was not killed: %v", err)
+}
+
+// A replay process killed (SIGKILL: no deferred cleanup, connections
+// dropped) once its second slice was written resumes from that pass when
+// `pitboss replay --full --swap` runs, and the read models it swaps in are
+// those a fresh full rebuild makes: `pitboss replay --full` then finds no
+// difference.
+func TestReplayKilledResumes(t *testing.T) {
+	t.Parallel()
+	pool, dsn := pgtest.NewDatabase(t)
+	if _, err := eventstore.SeedEvents(t.Context(), pool, eventstore.SeedOptions{Events: 25000, Clients: 2,
+		PlayersPerClient: 3, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestReplayKilledHelper$", "-test.count=1")
+	child.Env = append(os.Environ(), "PITBOSS_TEST_KILL_REPLAY="+dsn)
+	out, err := child.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the replay process ended with %v, want killed:\n%s", err, out)
+	}
+	cfg := config{DatabaseURL: dsn, ReplayMemory: 16 << 20}
+	var stdout, stderr bytes.Buffer
+	if err := replay(t.Context(), cfg, []string{"--full", "--swap", "--memory", "16MiB", "--quiet"}, &stdout, &stderr); err != nil {
+		t.Fatalf("replay: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if want := "pitboss replay: resuming from pass 2 of 3 (position 10000): passes 1-1 of an interrupted replay were complete\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if err := replay(t.Context(), cfg, []string{"--full", "--quiet"}, &stdout, &stderr); err != nil {
+		t.Fatalf("a fresh full rebuild differs from the resumed one swapped in: %v\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "\n0 differences\n") || stderr.Len() != 0 {
+		t.Errorf("fresh rebuild after the swap:\n%s\n%s", stdout.String(), stderr.String())
 	}
 }

@@ -141,6 +141,10 @@ func TestInterruptedRebuildStartsOver(t *testing.T) {
 			reason: "it ran with other arguments or another version"},
 		{name: "--restart", change: func(o *readstore.ReplayOptions) { o.Restart = true }, reason: "--restart"},
 		{name: "emptied shadow tables", break_: `TRUNCATE readmodels_shadow.transactions`, reason: "unlogged tables after a crash"},
+		{name: "another ledger", break_: `UPDATE readmodels_replay.passes SET hash = '\x00'`,
+			reason: "the event at position 4200 is not the one its pass 6 read (the ledger changed)"},
+		{name: "interrupted while finishing", break_: `UPDATE readmodels_replay.run SET finishing = true`,
+			reason: "it was interrupted after its last pass, while finishing the shadow tables"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
