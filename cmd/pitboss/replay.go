@@ -43,6 +43,10 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("replay: %w", err)
 	}
 	defer stopProfile()
+	if *restart && !*full {
+		printUsage(fs, stderr)
+		return &exitError{exitUsage, errors.New("replay: --restart belongs to --full (only a full replay resumes)")}
+	}
 	budget, err := parseBytes(*memory)
 	if err != nil {
 		printUsage(fs, stderr)
@@ -72,8 +76,8 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		prog.finish()
 	}
 	if err != nil {
-		if *full && ctx.Err() != nil {
-			fmt.Fprintln(stderr, "pitboss replay: interrupted; run the same command again to resume from its last completed pass (--restart starts afresh)")
+		if *full {
+			fmt.Fprintln(stderr, "pitboss replay: stopped; running the same command again resumes from its last completed pass (--restart starts afresh)")
 		}
 		return err
 	}

@@ -96,6 +96,10 @@ func TestReplayCommandResumes(t *testing.T) {
 	if strings.Contains(out, "resumed") {
 		t.Errorf("replay --restart resumed:\n%s", out)
 	}
+	var ee *exitError
+	if _, _, err := run("--restart"); !errors.As(err, &ee) || ee.code != exitUsage {
+		t.Errorf("replay --restart without --full: %v, want a usage error", err)
+	}
 }
 
 // TestReplayKilledHelper is the replay process TestReplayKilledResumes
