@@ -259,4 +259,7 @@ type Progress struct {
 	Done    int64  // rows done in this phase
 	Total   int64  // rows expected in this phase (an estimate: the head position for events); 0 when unknown
 	Elapsed time.Duration
+	// Pass is the slice under way of Passes of the read models' rebuild;
+	// 0 in the other phases.
+	Pass, Passes int
 }

@@ -21,11 +21,3 @@ func reportPeakMemory(w io.Writer, command string) {
 		fmt.Fprintf(w, "%s: peak memory %d MB (resident, VmHWM)\n", command, b>>20)
 	}
 }
-
-// peakMemory logs the command's peak resident memory as a JSON line, for
-// stderr off a terminal.
-func (l *progressLog) peakMemory() {
-	if b, ok := peakMemory(); ok {
-		l.log.Info(l.command+" peak memory", "command", l.command, "peak_memory_mb", b>>20)
-	}
-}

@@ -1,21 +1,34 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 )
 
-// Long commands (`pitboss replay`, `pitboss verify`) show their progress in
-// one of two ways: on a terminal, a line redrawn in place (progressBar,
-// progressPrinter); anywhere else — a log file, a CI job, a pipe — a
-// structured log line (JSON, on stderr) every progressLogEvery and at the
-// end of every phase, which a log pipeline can read and a person can
-// still follow (`events`, `total`, `events_per_s`, `eta_s`).
+// Long commands (`pitboss replay`, `pitboss verify`) report their progress
+// two ways at once (docs/read-models.md, "Progress"):
+//
+//   - for a person: on a terminal, one line redrawn in place at most every
+//     progressDrawEvery; off a terminal (a log file, a CI job, a pipe) the
+//     log records below are the periodic lines;
+//   - for a log pipeline: structured log records (slog, JSON unless
+//     PITBOSS_LOG_FORMAT=text) on stderr, the first of each phase, one
+//     every progressLogEvery, and the phase's last: `events_done`,
+//     `events_total`, `percent`, `rate` (per second), `eta_seconds`,
+//     `pass`/`passes` (a replay's slices), `elapsed_seconds`.
+//
+// The throttle works on the steps' own Elapsed, so the reporter reads no
+// clock and costs a comparison per step in between.
 
-// progressLogEvery is how often a progress log line is written.
+// progressLogEvery is how often a progress record is logged.
 const progressLogEvery = 5 * time.Second
+
+// progressDrawEvery is how often the line on a terminal is redrawn.
+const progressDrawEvery = 200 * time.Millisecond
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -30,77 +43,180 @@ func isTerminal(w io.Writer) bool {
 // progressStep is one report of a long command's progress.
 type progressStep struct {
 	Phase   string
-	Done    int64
+	Done    int64 // events (rows, in verify's other phases) done
 	Total   int64 // 0 when unknown
-	Elapsed time.Duration
-	End     bool // the phase is over
+	Resumed int64 // of Done, those an interrupted run had done: not in the rate
+	// Pass is the pass (a replay's slice) under way of Passes, 0 if none.
+	Pass, Passes int
+	Elapsed      time.Duration // since this run began the phase
+	End          bool          // the phase is over
+}
+
+// rate is this run's events per second so far.
+func (p progressStep) rate() (float64, bool) {
+	if p.Elapsed <= 0 {
+		return 0, false
+	}
+	return float64(p.Done-p.Resumed) / p.Elapsed.Seconds(), true
 }
 
 // eta is the time the rest of the phase takes at its rate so far; ok is
 // false when it cannot be told (no total, nothing done yet, or done).
 func (p progressStep) eta() (time.Duration, bool) {
-	if p.Total <= 0 || p.Done <= 0 || p.Done >= p.Total || p.Elapsed <= 0 {
+	rate, ok := p.rate()
+	if !ok || rate <= 0 || p.Total <= 0 || p.Done >= p.Total {
 		return 0, false
 	}
-	rate := float64(p.Done) / p.Elapsed.Seconds()
 	return time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second)), true
 }
 
-// progressLog writes progressSteps as structured log lines: the first of
-// each phase, one every progressLogEvery, and the phase's last ("phase
-// done") when the next phase starts, when a step says End, or at finish.
-type progressLog struct {
-	log     *slog.Logger
+// progress reports progressSteps on w: a line redrawn in place when tty,
+// and structured log records (which, on a terminal, clear the line first
+// and redraw it after).
+type progress struct {
 	command string
+	w       io.Writer
+	tty     bool
+	log     *slog.Logger
 	cur     progressStep // the last step seen
 	seen    bool
-	logged  bool          // cur has been written
-	last    time.Duration // Elapsed of the phase's last line
+	logged  bool // cur has been logged
+	// Elapsed of the phase's last record and last drawing.
+	lastLog, lastDraw time.Duration
+	width             int // of the line drawn, 0 when there is none
 }
 
-func newProgressLog(w io.Writer, command string) *progressLog {
-	return &progressLog{log: slog.New(slog.NewJSONHandler(w, nil)), command: command}
+// newProgress returns the reporter of command on w; format is
+// PITBOSS_LOG_FORMAT's ("text", else JSON).
+func newProgress(w io.Writer, tty bool, format, command string) *progress {
+	p := &progress{command: command, w: w, tty: tty}
+	out := w
+	if tty {
+		out = lineClearing{p}
+	}
+	var h slog.Handler = slog.NewJSONHandler(out, nil)
+	if format == "text" {
+		h = slog.NewTextHandler(out, nil)
+	}
+	p.log = slog.New(h)
+	return p
 }
 
-func (l *progressLog) update(p progressStep) {
-	if l.seen && p.Phase != l.cur.Phase {
-		l.finish()
+// lineClearing writes a log record on a terminal below the progress line:
+// it clears the line, writes the record, and draws the line again.
+type lineClearing struct{ p *progress }
+
+func (c lineClearing) Write(b []byte) (int, error) {
+	if c.p.width > 0 {
+		fmt.Fprint(c.p.w, "\r"+strings.Repeat(" ", c.p.width)+"\r")
+		c.p.width = 0
 	}
-	newPhase := !l.seen
-	l.cur, l.seen, l.logged = p, true, false
-	if newPhase || p.End || p.Elapsed-l.last >= progressLogEvery {
-		l.write(p, p.End)
+	n, err := c.p.w.Write(b)
+	if c.p.seen {
+		c.p.draw()
 	}
-	if p.End {
-		l.seen = false
+	return n, err
+}
+
+func (p *progress) update(s progressStep) {
+	if p.seen && s.Phase != p.cur.Phase {
+		p.finish()
+	}
+	first := !p.seen
+	if first {
+		p.lastLog, p.lastDraw = 0, 0
+	}
+	p.cur, p.seen, p.logged = s, true, false
+	if p.tty && (first || s.End || s.Elapsed-p.lastDraw >= progressDrawEvery) {
+		p.lastDraw = s.Elapsed
+		p.draw()
+	}
+	if first || s.End || s.Elapsed-p.lastLog >= progressLogEvery {
+		p.write(s, s.End)
+	}
+	if s.End {
+		p.endLine()
+		p.seen = false
 	}
 }
 
-// finish writes the current phase's last step as done, unless it was.
-func (l *progressLog) finish() {
-	if l.seen && !(l.logged && l.cur.End) {
-		l.write(l.cur, true)
+// finish ends the current phase: its last step is logged as done, unless
+// it was, and the line on a terminal is left as it is.
+func (p *progress) finish() {
+	if p.seen && !(p.logged && p.cur.End) {
+		p.write(p.cur, true)
 	}
-	l.seen = false
+	p.endLine()
+	p.seen = false
 }
 
-func (l *progressLog) write(p progressStep, done bool) {
-	l.last, l.logged = p.Elapsed, true
-	attrs := []any{"command", l.command, "phase", p.Phase, "done", p.Done, "elapsed_s", round1(p.Elapsed.Seconds())}
-	if p.Total > 0 {
-		attrs = append(attrs, "total", p.Total, "percent", round1(100*float64(p.Done)/float64(p.Total)))
+func (p *progress) endLine() {
+	if p.width > 0 {
+		fmt.Fprintln(p.w)
+		p.width = 0
 	}
-	if s := p.Elapsed.Seconds(); s > 0 {
-		attrs = append(attrs, "per_s", int64(float64(p.Done)/s))
+}
+
+// draw redraws the line of the current step.
+func (p *progress) draw() {
+	s := p.cur
+	var b strings.Builder
+	fmt.Fprintf(&b, "\r%s %s", p.command, s.Phase)
+	if s.Passes > 0 {
+		fmt.Fprintf(&b, "  pass %d/%d", s.Pass, s.Passes)
 	}
-	if eta, ok := p.eta(); ok && !done {
-		attrs = append(attrs, "eta_s", round1(eta.Seconds()))
+	if s.Total > 0 {
+		const width = 24
+		frac := min(float64(s.Done)/float64(s.Total), 1)
+		filled := int(frac * width)
+		fmt.Fprintf(&b, "  [%s%s] %3.0f%%  %d/%d", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
+			frac*100, s.Done, s.Total)
+	} else {
+		fmt.Fprintf(&b, "  %d", s.Done)
 	}
-	msg := l.command + " progress"
+	if rate, ok := s.rate(); ok {
+		fmt.Fprintf(&b, "  %.0f/s", rate)
+	}
+	if eta, ok := s.eta(); ok {
+		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
+	}
+	line := b.String()
+	pad := max(p.width-len(line), 0)
+	p.width = len(line)
+	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
+}
+
+func (p *progress) write(s progressStep, done bool) {
+	p.lastLog, p.logged = s.Elapsed, true
+	attrs := []any{"command", p.command, "phase", s.Phase, "events_done", s.Done}
+	if s.Total > 0 {
+		attrs = append(attrs, "events_total", s.Total, "percent", round1(100*float64(s.Done)/float64(s.Total)))
+	}
+	if s.Resumed > 0 {
+		attrs = append(attrs, "events_resumed", s.Resumed)
+	}
+	if rate, ok := s.rate(); ok {
+		attrs = append(attrs, "rate", int64(rate))
+	}
+	if eta, ok := s.eta(); ok && !done {
+		attrs = append(attrs, "eta_seconds", round1(eta.Seconds()))
+	}
+	if s.Passes > 0 {
+		attrs = append(attrs, "pass", s.Pass, "passes", s.Passes)
+	}
+	attrs = append(attrs, "elapsed_seconds", round1(s.Elapsed.Seconds()))
+	msg := p.command + " progress"
 	if done {
-		msg = l.command + " phase done"
+		msg = p.command + " phase done"
 	}
-	l.log.Info(msg, attrs...)
+	p.log.Info(msg, attrs...)
+}
+
+// peakMemory logs the command's peak resident memory.
+func (p *progress) peakMemory() {
+	if b, ok := peakMemory(); ok {
+		p.log.Info(p.command+" peak memory", "command", p.command, "peak_memory_mb", b>>20)
+	}
 }
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }

@@ -29,7 +29,9 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	full := fs.Bool("full", false, "apply every event up to the head, not just what the live projectors applied; "+
 		"differences then include the projectors' lag")
 	examples := fs.Int("diffs", 10, "differences listed per table")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	restart := fs.Bool("restart", false, "with --full: start afresh even if an interrupted replay with the same arguments "+
+		"could resume from its last completed pass")
 	memory := fs.String("memory", formatBytes(cfg.ReplayMemory), "memory budget of the rebuild (MB, GB, MiB, GiB; "+
 		"default PITBOSS_REPLAY_MEMORY or 512MB): it rebuilds in position slices of this much, whatever the ledger's size")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rebuild (Go's pprof format) to this file")
@@ -41,6 +43,10 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("replay: %w", err)
 	}
 	defer stopProfile()
+	if *restart && !*full {
+		printUsage(fs, stderr)
+		return &exitError{exitUsage, errors.New("replay: --restart belongs to --full (only a full replay resumes)")}
+	}
 	budget, err := parseBytes(*memory)
 	if err != nil {
 		printUsage(fs, stderr)
@@ -53,24 +59,26 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	defer pool.Close()
 	rm := readstore.NewReadModels(pool)
-	bar := &progressBar{w: stderr}
-	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, Memory: budget}
-	var plog *progressLog
-	switch {
-	case *quiet:
-	case isTerminal(stderr):
-		opts.Progress = bar.update
-	default:
-		plog = newProgressLog(stderr, "replay")
+	opts := readstore.ReplayOptions{Full: *full, Shadow: true, Examples: *examples, Memory: budget,
+		Resumable: *full, Restart: *restart, Fingerprint: replayFingerprint(), Started: func(r readstore.ResumeReport) {
+			printResume(stderr, r)
+		}}
+	var prog *progress
+	if !*quiet {
+		prog = newProgress(stderr, isTerminal(stderr), cfg.LogFormat, "replay")
 		opts.Progress = func(p readstore.ReplayProgress) {
-			plog.update(progressStep{Phase: "events", Done: p.Events, Total: p.Total, Elapsed: p.Elapsed, End: p.Done})
+			prog.update(progressStep{Phase: "events", Done: p.Events, Total: p.Total, Resumed: p.Resumed,
+				Pass: p.Pass, Passes: p.Passes, Elapsed: p.Elapsed, End: p.Done})
 		}
 	}
 	rep, err := rm.Compare(ctx, opts)
-	if plog != nil {
-		plog.finish()
+	if prog != nil {
+		prog.finish()
 	}
 	if err != nil {
+		if *full {
+			fmt.Fprintln(stderr, "pitboss replay: stopped; running the same command again resumes from its last completed pass (--restart starts afresh)")
+		}
 		return err
 	}
 	printReport(stdout, rep)
@@ -80,7 +88,7 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "swapped the rebuilt read models in (%d events the projectors applied meanwhile were caught up)\n", sw.CaughtUp)
+		printSwap(stdout, sw)
 		return nil
 	}
 	if rep.Differences() > 0 {
@@ -134,6 +142,9 @@ func printReport(w io.Writer, rep readstore.ReplayReport) {
 	fmt.Fprintf(w, "rebuilt from %d events (head position %d, %d dead-lettered) in %d slice(s) (%d late changes), %s: read and apply %s, write shadow %s; %.0f events/s\n",
 		rep.Events, rep.Head, rep.Skipped, rep.Slices, rep.LateChanges, (rep.Read + rep.Write).Round(time.Millisecond), rep.Read.Round(time.Millisecond),
 		rep.Write.Round(time.Millisecond), rate)
+	if rep.Resume.From > 0 {
+		fmt.Fprintf(w, "resumed an interrupted replay after its pass %d of %d (position %d)\n", rep.Resume.From, rep.Resume.Passes, rep.Resume.Position)
+	}
 	mode := "as of the live checkpoints"
 	if rep.Full {
 		mode = "every event up to the head"
@@ -147,34 +158,6 @@ func printReport(w io.Writer, rep readstore.ReplayReport) {
 		}
 	}
 	fmt.Fprintf(w, "%d differences\n", rep.Differences())
-}
-
-// progressBar draws the rebuild's progress on one line of stderr.
-type progressBar struct {
-	w    io.Writer
-	last int
-}
-
-func (b *progressBar) update(p readstore.ReplayProgress) {
-	const width = 30
-	frac := 1.0
-	if p.Total > 0 {
-		frac = min(float64(p.Events)/float64(p.Total), 1)
-	}
-	rate := float64(p.Events) / max(p.Elapsed, time.Millisecond).Seconds()
-	eta := "--"
-	if d, ok := (progressStep{Done: p.Events, Total: p.Total, Elapsed: p.Elapsed}).eta(); ok {
-		eta = d.Round(time.Second).String()
-	}
-	filled := int(frac * width)
-	line := fmt.Sprintf("\r[%s%s] %3.0f%% %d/%d events  %.0f events/s  ETA %s", strings.Repeat("=", filled),
-		strings.Repeat(" ", width-filled), frac*100, p.Events, p.Total, rate, eta)
-	pad := max(b.last-len(line), 0)
-	b.last = len(line)
-	fmt.Fprint(b.w, line+strings.Repeat(" ", pad))
-	if p.Done {
-		fmt.Fprintln(b.w)
-	}
 }
 
 // seedEvents is the hidden `pitboss seed-events`: it fills an empty event

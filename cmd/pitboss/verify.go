@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
@@ -83,25 +81,16 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	defer pool.Close()
 	a := auditstore.NewAudit(pool)
 	opts := auditstore.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
-	var pr *progressPrinter
-	var plog *progressLog
-	switch {
-	case *quiet:
-	case isTerminal(stderr):
-		pr = &progressPrinter{w: stderr}
-		opts.Progress = pr.update
-	default:
-		plog = newProgressLog(stderr, "verify")
+	var prog *progress
+	if !*quiet {
+		prog = newProgress(stderr, isTerminal(stderr), cfg.LogFormat, "verify")
 		opts.Progress = func(p audit.Progress) {
-			plog.update(progressStep{Phase: p.Phase, Done: p.Done, Total: p.Total, Elapsed: p.Elapsed})
+			prog.update(progressStep{Phase: p.Phase, Done: p.Done, Total: p.Total, Pass: p.Pass, Passes: p.Passes, Elapsed: p.Elapsed})
 		}
 	}
 	rep, err := a.Verify(ctx, opts)
-	if pr != nil {
-		pr.end()
-	}
-	if plog != nil {
-		plog.finish()
+	if prog != nil {
+		prog.finish()
 	}
 	if err != nil {
 		return &exitError{exitVerifyError, err}
@@ -121,53 +110,11 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	} else if err := rep.WriteText(stdout); err != nil {
 		return &exitError{exitVerifyError, err}
 	}
-	switch {
-	case plog != nil:
-		plog.peakMemory()
-	case !*quiet:
-		reportPeakMemory(stderr, "pitboss verify")
+	if prog != nil {
+		prog.peakMemory()
 	}
 	if !rep.OK {
 		return &exitError{exitVerifyFailed, errVerifyFailed}
 	}
 	return nil
-}
-
-// progressPrinter writes one status line per phase on stderr, redrawn at
-// most five times a second.
-type progressPrinter struct {
-	w     io.Writer
-	phase string
-	last  time.Time
-	width int
-}
-
-func (p *progressPrinter) update(pr audit.Progress) {
-	if pr.Phase != p.phase {
-		p.end()
-		p.phase = pr.Phase
-	} else if time.Since(p.last) < 200*time.Millisecond && (pr.Total == 0 || pr.Done < pr.Total) {
-		return
-	}
-	p.last = time.Now()
-	line := fmt.Sprintf("%-11s %d", pr.Phase, pr.Done)
-	if pr.Total > 0 {
-		line += fmt.Sprintf("/%d (%3.0f%%)", pr.Total, 100*float64(pr.Done)/float64(pr.Total))
-	}
-	if s := pr.Elapsed.Seconds(); s > 0 {
-		line += fmt.Sprintf("  %.0f/s  %s", float64(pr.Done)/s, pr.Elapsed.Round(100*time.Millisecond))
-	}
-	if eta, ok := (progressStep{Done: pr.Done, Total: pr.Total, Elapsed: pr.Elapsed}).eta(); ok {
-		line += "  ETA " + eta.Round(time.Second).String()
-	}
-	pad := max(p.width-len(line), 0)
-	p.width = len(line)
-	fmt.Fprint(p.w, "\r"+line+strings.Repeat(" ", pad))
-}
-
-func (p *progressPrinter) end() {
-	if p.phase != "" {
-		fmt.Fprintln(p.w)
-	}
-	p.phase, p.width = "", 0
 }

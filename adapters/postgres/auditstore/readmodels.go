@@ -39,7 +39,8 @@ func checkReadModels(ctx context.Context, pool *pgxpool.Pool, examples int, prog
 	defer func() { _ = rm.DropScratch(context.WithoutCancel(ctx)) }()
 	rep, err := rm.Compare(ctx, readstore.ReplayOptions{Examples: examples, Shadow: true,
 		Progress: func(p readstore.ReplayProgress) {
-			progress(audit.Progress{Phase: "read_models", Done: p.Events, Total: p.Total, Elapsed: p.Elapsed})
+			progress(audit.Progress{Phase: "read_models", Done: p.Events, Total: p.Total, Elapsed: p.Elapsed,
+				Pass: p.Pass, Passes: p.Passes})
 		}})
 	if err != nil {
 		return res, fmt.Errorf("compare read models: %w", err)

@@ -160,6 +160,15 @@ func TestReadModelsSwap(t *testing.T) {
 	if sw.CaughtUp == 0 {
 		t.Error("swap caught up on nothing; the live projector had applied 800 more events")
 	}
+	var lagged time.Duration
+	if err := pool.QueryRow(context.Background(), `SELECT (SELECT occurred_at FROM events WHERE position = 2000) -
+		(SELECT occurred_at FROM events WHERE position = 1200)`).Scan(&lagged); err != nil {
+		t.Fatal(err)
+	}
+	if sw.RebuiltHead != 1200 || sw.LiveHead != 2000 || sw.Behind != 800 || sw.BehindTime != lagged || lagged <= 0 {
+		t.Errorf("lag at the swap: rebuilt head %d, live head %d, %d events, %s behind; want 1200, 2000, 800, %s",
+			sw.RebuiltHead, sw.LiveHead, sw.Behind, sw.BehindTime, lagged)
+	}
 	// The swapped-in tables were vacuumed (so index-only scans work from
 	// the start, unless a long transaction elsewhere holds the horizon).
 	for _, table := range []string{"transactions", "tx_order", "ggr_players"} {

@@ -45,14 +45,30 @@ type ReplayOptions struct {
 	// Progress, when set, is called about every 200ms while events are
 	// read and once when they are all applied.
 	Progress func(ReplayProgress)
+	// Resumable (a rebuild with Shadow and Full) records every slice once
+	// written, so that a rebuild with the same Fingerprint (the caller's
+	// arguments and version) resumes after the last one recorded instead
+	// of starting over; Restart starts over anyway (replay_resume.go).
+	Resumable, Restart bool
+	Fingerprint        string
+	// Started, when set, is told once a rebuild in slices knows whether it
+	// resumes an interrupted one.
+	Started func(ResumeReport)
+	// AfterWrite, when set (tests), is called once slice pass is written,
+	// before it is recorded; an error stops the rebuild there.
+	AfterWrite func(pass int) error
 }
 
 // ReplayProgress tells how far a rebuild got.
 type ReplayProgress struct {
 	Events  int64 // events read so far
 	Total   int64 // events in the store when the rebuild began
-	Elapsed time.Duration
-	Done    bool
+	Resumed int64 // of Events, those an interrupted rebuild had read
+	// Pass is the slice being read of Passes (0 in a rebuild not in
+	// slices).
+	Pass, Passes int
+	Elapsed      time.Duration // since this run began reading
+	Done         bool
 }
 
 // ReplayReport is the outcome of a rebuild and its comparison with the
@@ -78,6 +94,7 @@ type ReplayReport struct {
 	// slices, and bets and wins rolled back in a later slice.
 	LateChanges int64
 	Shadowed    bool
+	Resume      ResumeReport
 }
 
 // Differences is the number of rows that differ, over every table.
@@ -188,7 +205,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 		if len(pass.clients) == len(clients) {
 			only = nil // every event
 		}
-		err := replayEvents(ctx, snap, only, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
+		err := replayEvents(ctx, snap, only, 0, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
 			applyReplayed(mem, projs, live, r, e, decodeErr, &rep)
 			return nil
 		}, &rep)
@@ -223,9 +240,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 		}
 		rep.Compare += time.Since(start)
 	}
-	if progress.report != nil {
-		progress.report(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(began), Done: true})
-	}
+	progress.end(rep.Events)
 	rep.Head = max(rep.Head, head)
 
 	// The watermarks, and whatever live rows belong to no client of the

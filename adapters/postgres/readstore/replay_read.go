@@ -16,15 +16,29 @@ import (
 
 // replayProgress reports a rebuild's progress about every 200 ms.
 type replayProgress struct {
-	report      func(ReplayProgress)
-	total       int64
-	start, last time.Time
+	report       func(ReplayProgress)
+	total        int64
+	resumed      int64 // events an interrupted rebuild had done
+	pass, passes int   // of a rebuild in slices
+	start, last  time.Time
 }
 
 func (p *replayProgress) tick(events int64) {
 	if p.report != nil && time.Since(p.last) >= 200*time.Millisecond {
 		p.last = time.Now()
-		p.report(ReplayProgress{Events: events, Total: p.total, Elapsed: time.Since(p.start)})
+		p.report(p.at(events, false))
+	}
+}
+
+func (p *replayProgress) at(events int64, done bool) ReplayProgress {
+	return ReplayProgress{Events: events, Total: p.total, Resumed: p.resumed, Pass: min(p.pass, p.passes), Passes: p.passes,
+		Elapsed: time.Since(p.start), Done: done}
+}
+
+// end reports the last events read.
+func (p *replayProgress) end(events int64) {
+	if p.report != nil {
+		p.report(p.at(events, true))
 	}
 }
 
@@ -79,7 +93,7 @@ func replayProjections() ([]projections.Projection, error) {
 // with the decoding error): one goroutine reads, the others decode chunks
 // in parallel, and this one applies them in order. An error of apply ends
 // the reading.
-func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, progress *replayProgress,
+func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, after int64, progress *replayProgress,
 	apply func(r rawEvent, e domain.Event, decodeErr error) error, rep *ReplayReport) error {
 	// Every event: the position index, the heap read in order. Some
 	// clients: client by client, each one range of
@@ -89,7 +103,7 @@ func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, progress *re
 	// most of the store the planner prefers a sequential scan and a sort of
 	// every body (gigabytes, on disk); the index range reads the heap in
 	// position order, that is nearly sequentially, and needs no sort.
-	query, args := `SELECT position, stream_id, stream_version, body FROM events ORDER BY position`, []any(nil)
+	query, args := `SELECT position, stream_id, stream_version, body FROM events WHERE position > $1 ORDER BY position`, []any{after}
 	if clients != nil {
 		query, args = `SELECT position, stream_id, stream_version, body FROM events
 			WHERE split_part(stream_id, ':', 2) = ANY($1) ORDER BY split_part(stream_id, ':', 2), position`, []any{clients}

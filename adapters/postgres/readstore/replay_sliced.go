@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/replaypass"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -59,12 +60,12 @@ var stagingTables = []struct{ name, like string }{
 // Staging tables of their own: the bets and wins (for the rollbacks of a
 // later slice) and the rollback marks of rows of an earlier slice.
 var (
-	gameTxTable = rmTable{name: "gametx", cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq"},
-		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8},
+	gameTxTable = rmTable{name: "gametx", cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq", "position"},
+		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.gameTxs), row: func(i int) []any {
 				t := rb.gameTxs[i]
-				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq}
+				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq, t.Position}
 			}}
 		}}
 	marksTable = rmTable{name: "marks", cols: []string{"client_id", "provider", "external_id", "position"},
@@ -109,7 +110,8 @@ func (m *ReadModels) createStaging(ctx context.Context) error {
 	}
 	stmts = append(stmts,
 		`CREATE UNLOGGED TABLE `+staging+`.gametx (client_id text NOT NULL, provider text NOT NULL,
-			external_id text NOT NULL, type text NOT NULL, game text, promo boolean NOT NULL, seq bigint NOT NULL)`,
+			external_id text NOT NULL, type text NOT NULL, game text, promo boolean NOT NULL, seq bigint NOT NULL,
+			position bigint NOT NULL)`,
 		`CREATE INDEX ON `+staging+`.gametx (client_id, provider, external_id)`,
 		`CREATE UNLOGGED TABLE `+staging+`.marks (client_id text NOT NULL, provider text NOT NULL,
 			external_id text NOT NULL, position bigint NOT NULL)`)
@@ -161,6 +163,15 @@ type slicer struct {
 	pending chan error          // its write's outcome
 	staged  projections.Lookup  // bets and wins of the slices written
 	slices  int
+	// A resumable rebuild records each slice once written (rec), with the
+	// carried state it changed (track): see replay_resume.go.
+	rec        *replaypass.Log
+	track      *replaypass.Tracker
+	rep        *ReplayReport
+	last       int64 // position of the last event applied
+	history    int64 // history rows of the slices written
+	afterWrite func(pass int) error
+	progress   *replayProgress
 }
 
 func (s *slicer) fresh() {
@@ -193,13 +204,22 @@ func (s *slicer) flush(ctx context.Context) error {
 		return err
 	}
 	s.slices++
+	pass := replaypass.Pass{N: s.slices, Position: s.last, Events: s.rep.Events, Skipped: s.rep.Skipped}
+	var carry []replaypass.Carry
+	if s.rec != nil {
+		var err error
+		if carry, err = s.track.Delta(s.mem, s.last); err != nil {
+			return err
+		}
+	}
+	s.progress.pass = s.slices + 1
 	mem := s.mem
 	mem.Earlier = nil // its own rows only (s.earlier asks the staging table)
 	s.fresh()
 	s.prev = mem
 	done := make(chan error, 1)
 	s.pending = done
-	go func() { done <- s.writeSlice(ctx, mem) }()
+	go func() { done <- s.writeSlice(ctx, mem, pass, carry) }()
 	return nil
 }
 
@@ -216,7 +236,7 @@ func (s *slicer) wait() error {
 // writeSlice writes a slice's rows out: event rows to the shadow history,
 // bets and wins, game-result parts, late marks, round starts and members
 // to the staging tables.
-func (s *slicer) writeSlice(ctx context.Context, mem *projections.Memory) error {
+func (s *slicer) writeSlice(ctx context.Context, mem *projections.Memory, pass replaypass.Pass, carry []replaypass.Carry) error {
 	rb := &rebuilt{}
 	mem.Transactions(func(t *projections.Transaction) {
 		switch t.Type {
@@ -238,7 +258,12 @@ func (s *slicer) writeSlice(ctx context.Context, mem *projections.Memory) error 
 	for k, st := range mem.Rounds {
 		rb.rounds = append(rb.rounds, roundRow{key: k, start: st})
 	}
-	return s.m.copyTables(ctx, s.m.shadow, rb, append(s.m.stagingCopies(), tableNamed("transactions")))
+	if err := s.m.copyTables(ctx, s.m.shadow, rb, append(s.m.stagingCopies(), tableNamed("transactions"))); err != nil {
+		return err
+	}
+	s.history += int64(len(rb.txs))
+	pass.History = s.history
+	return s.record(ctx, pass, carry)
 }
 
 // finishSQL turns the staging tables into the shadow tables' remaining
@@ -394,20 +419,23 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	if err != nil {
 		return rep, err
 	}
-	if err := m.createShadow(ctx); err != nil {
-		return rep, err
-	}
-	if err := m.createStaging(ctx); err != nil {
-		return rep, err
-	}
 	lookups, err := m.pool.Acquire(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("acquire connection: %w", err)
 	}
 	defer lookups.Release()
 	var lookupErr error
-	s := &slicer{m: m, size: opts.sliceEvents(), staged: earlierGameTx(ctx, lookups, m.staging, &lookupErr)}
+	progress := replayProgress{report: opts.Progress, total: total, pass: 1}
+	s := &slicer{m: m, size: opts.sliceEvents(), staged: earlierGameTx(ctx, lookups, m.staging, &lookupErr),
+		rep: &rep, afterWrite: opts.AfterWrite, progress: &progress}
+	progress.passes = int((total + s.size - 1) / s.size)
 	s.fresh()
+	if err := m.startSliced(ctx, opts, s); err != nil {
+		return rep, err
+	}
+	if opts.Started != nil {
+		opts.Started(rep.Resume)
+	}
 	defer func() { _ = s.wait() }() // on an error: no write outlives the rebuild
 	projs, err := replayProjections()
 	if err != nil {
@@ -415,9 +443,10 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	}
 
 	began := time.Now()
-	progress := replayProgress{report: opts.Progress, total: total, start: began, last: began}
-	err = replayEvents(ctx, snap, nil, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
+	progress.start, progress.resumed = began, rep.Events // last zero: the first chunk is reported
+	err = replayEvents(ctx, snap, nil, s.last, &progress, func(r rawEvent, e domain.Event, decodeErr error) error {
 		applyReplayed(s.mem, projs, live, r, e, decodeErr, &rep)
+		s.last = r.position
 		if lookupErr != nil {
 			return lookupErr
 		}
@@ -440,11 +469,14 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 		return rep, err
 	}
 	lookups.Release() // (again at the end: a no-op)
-	if progress.report != nil {
-		progress.report(ReplayProgress{Events: rep.Events, Total: total, Elapsed: time.Since(began), Done: true})
-	}
+	progress.end(rep.Events)
 	rep.Head = max(rep.Head, head)
 	rep.Passes, rep.Slices = 1, s.slices
+	if s.rec != nil {
+		if err := s.rec.Finishing(ctx); err != nil {
+			return rep, err
+		}
+	}
 	finish := time.Now()
 	if err := m.finishShadow(ctx, s.mem, watermark[projections.History], &rep); err != nil {
 		return rep, err

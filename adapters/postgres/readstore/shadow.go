@@ -68,7 +68,7 @@ func (m *ReadModels) copyTables(ctx context.Context, schema string, rb *rebuilt,
 			for i, c := range tb.cols {
 				cols[i] = pgx.Identifier{c}.Sanitize()
 			}
-			_, err = conn.Conn().PgConn().CopyFrom(gctx, newBinaryCopy(tb.rows(rb), tb.types),
+			_, err = conn.Conn().PgConn().CopyFrom(gctx, rowsReader(tb.rows(rb), tb.types),
 				`COPY `+pgx.Identifier{schema, tb.name}.Sanitize()+` (`+strings.Join(cols, ", ")+`) FROM STDIN WITH (FORMAT binary)`)
 			if err != nil {
 				return fmt.Errorf("copy %s.%s: %w", schema, tb.name, err)

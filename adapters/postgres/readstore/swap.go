@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,8 +15,15 @@ import (
 // SwapReport tells what Swap did.
 type SwapReport struct {
 	// CaughtUp is the number of events the live projector had applied since
-	// the rebuild's snapshot, applied to the rebuild before the swap.
+	// the rebuild's snapshot, applied to the rebuild before the swap (one
+	// per projection that applied it).
 	CaughtUp int
+	// At the swap, the rebuild covered the events up to RebuiltHead (its
+	// lowest watermark) and the store's head was LiveHead: the rebuild
+	// lagged it by Behind events, BehindTime of their time (occurred_at).
+	// The projectors apply what they had not applied yet after the swap.
+	RebuiltHead, LiveHead, Behind int64
+	BehindTime                    time.Duration
 }
 
 // ErrNoShadow is returned by Swap when there is no rebuilt schema.
@@ -56,6 +64,17 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 		return rep, fmt.Errorf("lock live checkpoints: %w", err)
 	}
 	shadow := newReadModelsIn(m.pool, ShadowSchema)
+	var lagSeconds float64
+	if err := tx.QueryRow(ctx, `SELECT s.head, coalesce(l.position, 0), (SELECT count(*) FROM events WHERE position > s.head),
+		coalesce(extract(epoch FROM l.occurred_at - coalesce(e.occurred_at, f.occurred_at)), 0)::float8
+		FROM (SELECT coalesce(min(position), 0) AS head FROM `+shadow.t("positions")+`) s
+		LEFT JOIN events e ON e.position = s.head
+		LEFT JOIN LATERAL (SELECT position, occurred_at FROM events ORDER BY position DESC LIMIT 1) l ON true
+		LEFT JOIN LATERAL (SELECT occurred_at FROM events ORDER BY position LIMIT 1) f ON true`).
+		Scan(&rep.RebuiltHead, &rep.LiveHead, &rep.Behind, &lagSeconds); err != nil {
+		return rep, fmt.Errorf("measure the rebuild's lag: %w", err)
+	}
+	rep.BehindTime = time.Duration(lagSeconds * float64(time.Second)).Round(time.Microsecond)
 	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
 		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
 		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
