@@ -274,6 +274,9 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	if ref == g.ExternalTxID {
 		return Change{}, fmt.Errorf("rollback %s refers to itself: %w", ref, ErrInvalidArgument)
 	}
+	if err := g.checkJackpot(false, Zero(g.Currency)); err != nil {
+		return Change{}, err
+	}
 	// A rollback whose own id was rolled back before it arrived is refused
 	// like a late bet or win: the provider was told it would not count.
 	if err := unusedID(r, GameTxKey(g.Client, g.Provider, g.ExternalTxID), "rollback", g.ExternalTxID); err != nil {

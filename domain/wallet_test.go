@@ -269,6 +269,16 @@ func TestDecideWin(t *testing.T) {
 
 func TestDecideRollback(t *testing.T) {
 	runCases(t, []decisionCase{
+		{name: "rollback carrying a jackpot part",
+			given: []decision{fund("100.00"), bet("b1", amt("10.00"))},
+			when:  rollback("rb1", "b1", withJackpot(amt("1.00"))),
+			then:  then{err: domain.ErrInvalidArgument, balances: bal(wallet, 9000, house, 1000)}},
+		{name: "reversal of a jackpot win takes the whole win back",
+			given: []decision{fund("100.00"), bet("b1", amt("10.00")), win("w1", amt("50.00"), "b1", withJackpot(amt("45.00")))},
+			when:  rollback("rb1", "w1"),
+			then: then{typ: domain.EventWinReversed, stream: wallet, version: 4, amount: "50.00", after: "90.00",
+				postings: []domain.Posting{post(wallet, "-50.00"), post(house, "50.00")},
+				balances: bal(wallet, 9000, house, 1000)}},
 		{name: "refund of a bet",
 			given: []decision{fund("100.00"), bet("b1", amt("10.00"), inRound("r1"))},
 			when:  rollback("rb1", "b1", inRound("r1")),
