@@ -277,6 +277,10 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	if err := g.checkJackpot(false, Zero(g.Currency)); err != nil {
 		return Change{}, err
 	}
+	if g.Campaign != "" || g.Reward != "" {
+		return Change{}, fmt.Errorf("rollback %s: a rollback carries no free-bet ids (it undoes what was booked): %w",
+			g.ExternalTxID, ErrInvalidArgument)
+	}
 	// A rollback whose own id was rolled back before it arrived is refused
 	// like a late bet or win: the provider was told it would not count.
 	if err := unusedID(r, GameTxKey(g.Client, g.Provider, g.ExternalTxID), "rollback", g.ExternalTxID); err != nil {
