@@ -396,11 +396,18 @@ func TestCaletaWallet(t *testing.T) {
 			"amount": 100_000})), 9_900_000, s.player)
 		wantCaletaOK(t, s.call("win", with(free, map[string]any{"transaction_uuid": "fw-1", "round": "CG-2",
 			"reference_transaction_uuid": "fb-1", "amount": 300_000})), 10_200_000, s.player)
+		// The ids are part of a retry: the same ones replay, another is a duplicate.
+		wantCaletaOK(t, s.call("bet", with(free, map[string]any{"transaction_uuid": "fb-1", "round": "CG-2",
+			"amount": 100_000})), 9_900_000, s.player)
+		wantCaletaStatus(t, s.call("bet", with(free, map[string]any{"transaction_uuid": "fb-1", "round": "CG-2",
+			"amount": 100_000, "reward_uuid": "r-2"})), "RS_ERROR_DUPLICATE_TRANSACTION")
 		// A jackpot part larger than the win is refused; nothing is booked.
 		wantCaletaStatus(t, s.call("win", map[string]any{"transaction_uuid": "w-x", "reference_transaction_uuid": "b-1",
 			"amount": 100_000, "jackpot_win": 200_000}), "RS_ERROR_WRONG_TYPES")
 		wantCaletaOK(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
 			"amount": 10_000_000, "jackpot_win": 9_000_000}), 20_200_000, s.player)
+		wantCaletaStatus(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
+			"amount": 10_000_000, "jackpot_win": 8_000_000}), "RS_ERROR_DUPLICATE_TRANSACTION")
 		if n := len(h.Events(s.wallet, domain.EventWinCredited)); n != 2 {
 			t.Fatalf("%d wins booked, want 2", n)
 		}
