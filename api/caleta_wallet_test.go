@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -372,27 +374,116 @@ func TestCaletaWallet(t *testing.T) {
 		}
 	})
 
-	t.Run("free bets and jackpot wins are refused, never booked as real money", func(t *testing.T) {
-		s := h.session("100")
+	t.Run("free bets are promo money with their ids; a jackpot part is jackpot money", func(t *testing.T) {
+		c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopeTransactionsRead,
+			gateway.ScopeReportsRead}, gateway.LaunchSettings{})
+		user := apitest.UID("player")
+		a := h.mustLaunch(c, user, "100", nil)
+		s := caletaSession{h: h, token: a.SessionID, player: user, wallet: domain.PlayerWallet(c.ID, user, slEUR)}
+		free := map[string]any{"is_free": true, "campaign_uuid": "c-1", "reward_uuid": "r-1"}
+		with := func(base, extra map[string]any) map[string]any {
+			out := map[string]any{}
+			for _, m := range []map[string]any{base, extra} {
+				for k, v := range m {
+					out[k] = v
+				}
+			}
+			return out
+		}
 		wantCaletaOK(t, s.call("bet", map[string]any{"transaction_uuid": "b-1", "amount": 100_000}), 9_900_000, s.player)
-		for _, tc := range []struct {
-			op     string
-			fields map[string]any
-		}{
-			{"bet", map[string]any{"transaction_uuid": "f-1", "amount": 100_000, "is_free": true}},
-			{"bet", map[string]any{"transaction_uuid": "f-2", "amount": 100_000, "campaign_uuid": "c-1", "reward_uuid": "r-1"}},
-			{"win", map[string]any{"transaction_uuid": "f-3", "reference_transaction_uuid": "b-1", "amount": 100_000, "is_free": true}},
-			{"win", map[string]any{"transaction_uuid": "f-4", "reference_transaction_uuid": "b-1", "amount": 100_000, "reward_uuid": "r-1"}},
-			{"win", map[string]any{"transaction_uuid": "f-5", "reference_transaction_uuid": "b-1", "amount": 1_000_000, "jackpot_win": 900_000}},
-		} {
-			wantCaletaStatus(t, s.call(tc.op, tc.fields), "RS_ERROR_UNKNOWN")
-		}
-		if got := h.Balance(s.wallet); got != 9_900 {
-			t.Fatalf("wallet %d, want 9900", got)
-		}
-		// A jackpot_win of 0 is an ordinary win.
+		// The free bet's amount is its nominal value: the campaign pays it.
+		wantCaletaOK(t, s.call("bet", with(free, map[string]any{"transaction_uuid": "fb-1", "round": "CG-2",
+			"amount": 100_000})), 9_900_000, s.player)
+		wantCaletaOK(t, s.call("win", with(free, map[string]any{"transaction_uuid": "fw-1", "round": "CG-2",
+			"reference_transaction_uuid": "fb-1", "amount": 300_000})), 10_200_000, s.player)
+		// The ids are part of a retry: the same ones replay, another is a duplicate.
+		wantCaletaOK(t, s.call("bet", with(free, map[string]any{"transaction_uuid": "fb-1", "round": "CG-2",
+			"amount": 100_000})), 9_900_000, s.player)
+		wantCaletaStatus(t, s.call("bet", with(free, map[string]any{"transaction_uuid": "fb-1", "round": "CG-2",
+			"amount": 100_000, "reward_uuid": "r-2"})), "RS_ERROR_DUPLICATE_TRANSACTION")
+		// A jackpot part larger than the win is refused; nothing is booked.
+		wantCaletaStatus(t, s.call("win", map[string]any{"transaction_uuid": "w-x", "reference_transaction_uuid": "b-1",
+			"amount": 100_000, "jackpot_win": 200_000}), "RS_ERROR_WRONG_TYPES")
 		wantCaletaOK(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
-			"amount": 200_000, "jackpot_win": 0}), 10_100_000, s.player)
+			"amount": 10_000_000, "jackpot_win": 9_000_000}), 20_200_000, s.player)
+		wantCaletaStatus(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
+			"amount": 10_000_000, "jackpot_win": 8_000_000}), "RS_ERROR_DUPLICATE_TRANSACTION")
+		if n := len(h.Events(s.wallet, domain.EventWinCredited)); n != 2 {
+			t.Fatalf("%d wins booked, want 2", n)
+		}
+		h.Pump()
+		type row struct {
+			Type       string       `json:"type"`
+			External   string       `json:"external_id"`
+			Amount     json.Number  `json:"amount"`
+			Promo      bool         `json:"promo"`
+			Jackpot    *json.Number `json:"jackpot"`
+			CampaignID *string      `json:"campaign_id"`
+			RewardID   *string      `json:"reward_id"`
+		}
+		got := map[string]string{}
+		for _, r := range apitest.Data[[]row](t, h.Get("/api/v1/transactions?player_id="+user, c.Key)) {
+			if r.Type != "bet" && r.Type != "win" {
+				continue
+			}
+			str := func(p *string) string {
+				if p == nil {
+					return "-"
+				}
+				return *p
+			}
+			jp := "-"
+			if r.Jackpot != nil {
+				jp = string(*r.Jackpot)
+			}
+			got[r.External] = fmt.Sprintf("%s %s promo=%v jackpot=%s %s/%s", r.Type, r.Amount, r.Promo, jp,
+				str(r.CampaignID), str(r.RewardID))
+		}
+		want := map[string]string{
+			"b-1":  "bet -1.00 promo=false jackpot=- -/-",
+			"fb-1": "bet 0.00 promo=true jackpot=- c-1/r-1",
+			"fw-1": "win 3.00 promo=true jackpot=- c-1/r-1",
+			"w-1":  "win 100.00 promo=false jackpot=90.00 -/-",
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("history %v, want %v", got, want)
+		}
+		ggr := func() map[string]any {
+			t.Helper()
+			rows := apitest.Data[[]map[string]any](t, h.Get("/api/v1/reports/ggr", c.Key))
+			if len(rows) != 1 {
+				t.Fatalf("GGR rows %v", rows)
+			}
+			return rows[0]
+		}
+		// Real money: 1.00 staked, 10.00 of the win; the free bet and its
+		// win are promo money; 90.00 is the jackpot's.
+		wantCols := func(g map[string]any, want map[string]string) {
+			t.Helper()
+			for k, v := range want {
+				if fmt.Sprint(g[k]) != v {
+					t.Errorf("GGR %s = %s, want %s (%v)", k, g[k], v, g)
+				}
+			}
+		}
+		wantCols(ggr(), map[string]string{"bets": "1.00", "wins": "10.00", "ggr": "-9.00", "promo_bets": "0.00",
+			"promo_wins": "3.00", "promo_ggr": "-3.00", "jackpot_wins": "90.00", "jackpot_win_reversals": "0.00",
+			"jackpot_ggr": "-90.00"})
+		// The rollback of the jackpot win takes its jackpot part back from
+		// the jackpot column, the rest from wins.
+		wantCaletaOK(t, s.call("rollback", map[string]any{"transaction_uuid": "rb-1", "reference_transaction_uuid": "w-1"}),
+			10_200_000, s.player)
+		h.Pump()
+		wantCols(ggr(), map[string]string{"wins": "10.00", "win_reversals": "10.00", "ggr": "1.00",
+			"jackpot_wins": "90.00", "jackpot_win_reversals": "90.00", "jackpot_ggr": "0.00", "promo_ggr": "-3.00"})
+		rec := h.Do(apitest.Request{Method: http.MethodGet, Path: "/api/v1/reports/ggr", Key: c.Key,
+			Header: map[string]string{"Accept": "text/csv"}})
+		header, _, _ := strings.Cut(rec.Body.String(), "\n")
+		if rec.Code != http.StatusOK || header != "currency,bets,bet_refunds,net_bets,wins,win_reversals,net_wins,ggr,"+
+			"promo_bets,promo_bet_refunds,promo_wins,promo_win_reversals,promo_ggr,jackpot_wins,jackpot_win_reversals,"+
+			"jackpot_ggr,rounds,players" {
+			t.Fatalf("CSV %d: %s", rec.Code, rec.Body)
+		}
 	})
 
 	t.Run("check answers the token", func(t *testing.T) {

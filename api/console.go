@@ -211,7 +211,11 @@ func itemOfTransaction(t projections.Transaction) transactionItem {
 		Currency: t.Currency, Status: string(t.Status), CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Provider: optional(t.Provider), Game: optional(t.Game), PlayerID: optional(t.PlayerID),
 		RoundID: optional(t.RoundID), ExternalTxID: optional(t.ExternalTxID), ReferenceTx: optional(t.ReferenceTx),
-		Promo: t.Promo, Position: t.Position}
+		Promo: t.Promo, CampaignID: optional(t.CampaignID), RewardID: optional(t.RewardID), Position: t.Position}
+	if t.Jackpot != 0 {
+		j := wire.Number(domain.FormatMinor(t.Jackpot, t.Scale))
+		it.Jackpot = &j
+	}
 	if t.HasBalanceAfter {
 		it.BalanceAfter = wire.Number(domain.FormatMinor(t.BalanceAfter, t.Scale))
 	}

@@ -127,6 +127,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	if row := eval(`[...document.querySelectorAll('#rep-table tbody tr')].map(r => r.innerText).join('\n')`); !strings.Contains(row, today) || !strings.Contains(row, "3.00") {
 		t.Fatalf("report table %q, want today's 3.00", row)
 	}
+	// Finance sees the money kinds apart: promo and jackpot columns.
+	if head := eval(`[...document.querySelectorAll('#rep-table thead th')].map(h => h.textContent).join(',')`); !strings.Contains(head, ",promo_ggr,") ||
+		!strings.Contains(head, ",jackpot_wins,jackpot_win_reversals,jackpot_ggr,") {
+		t.Fatalf("report columns %q, want the promo and jackpot columns", head)
+	}
 	shot("4-reports.png")
 	if _, err := chromedp.Run(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 		_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{

@@ -129,11 +129,11 @@ func TestGGRInAReportingCurrencyOverHTTP(t *testing.T) {
 		if len(p.Data) != 1 || p.Data[0].GGR != "27.00" {
 			t.Fatalf("rows %+v", p.Data)
 		}
-		want := `{"currency":"USD","complete":false,"net_bets":null,"net_wins":null,"ggr":null,"promo_ggr":null,"missing_rate_days":["2025-03-02"]}`
+		want := `{"currency":"USD","complete":false,"net_bets":null,"net_wins":null,"ggr":null,"promo_ggr":null,"jackpot_ggr":null,"missing_rate_days":["2025-03-02"]}`
 		if got := string(p.Data[0].Reporting); got != want {
 			t.Errorf("reporting\n got %s\nwant %s", got, want)
 		}
-		wantTotal := `{"currency":"USD","complete":false,"net_bets":null,"net_wins":null,"ggr":null,"promo_ggr":null,"missing_rates":[{"currency":"EUR","days":["2025-03-02"]}]}`
+		wantTotal := `{"currency":"USD","complete":false,"net_bets":null,"net_wins":null,"ggr":null,"promo_ggr":null,"jackpot_ggr":null,"missing_rates":[{"currency":"EUR","days":["2025-03-02"]}]}`
 		if len(p.Totals) != 1 || string(p.Totals[0].Reporting) != wantTotal || p.Totals[0].Provider != "prov-a" {
 			t.Errorf("totals %+v\nwant %s", p.Totals, wantTotal)
 		}
@@ -142,7 +142,7 @@ func TestGGRInAReportingCurrencyOverHTTP(t *testing.T) {
 		putRates(t, h, fxRate("USD", "EUR", "2025-03-02", "0.8")) // the inverse: 1 EUR = 1.25 USD
 		p := get(t, days+"&group_by=provider&reporting_currency=USD")
 		// day 1: net bets 20.00, net wins 25.00 at 1.10; day 2: 7.00, -25.00, promo -4.00 at 1.25.
-		want := `{"currency":"USD","complete":true,"net_bets":30.75,"net_wins":-3.75,"ggr":34.50,"promo_ggr":-5.00}`
+		want := `{"currency":"USD","complete":true,"net_bets":30.75,"net_wins":-3.75,"ggr":34.50,"promo_ggr":-5.00,"jackpot_ggr":0.00}`
 		if len(p.Data) != 1 || string(p.Data[0].Reporting) != want {
 			t.Errorf("reporting %+v\nwant %s", p.Data, want)
 		}
@@ -152,7 +152,7 @@ func TestGGRInAReportingCurrencyOverHTTP(t *testing.T) {
 	})
 	t.Run("in the row's own currency, the amounts themselves", func(t *testing.T) {
 		p := get(t, days+"&reporting_currency=EUR")
-		want := `{"currency":"EUR","complete":true,"net_bets":27.00,"net_wins":0.00,"ggr":27.00,"promo_ggr":-4.00}`
+		want := `{"currency":"EUR","complete":true,"net_bets":27.00,"net_wins":0.00,"ggr":27.00,"promo_ggr":-4.00,"jackpot_ggr":0.00}`
 		if len(p.Data) != 1 || string(p.Data[0].Reporting) != want {
 			t.Errorf("reporting %s, want %s", p.Data[0].Reporting, want)
 		}
@@ -161,8 +161,8 @@ func TestGGRInAReportingCurrencyOverHTTP(t *testing.T) {
 		rec := h.get("/api/v1/reports/ggr?from=2025-03-01&to=2025-03-03&group_by=day&reporting_currency=JPY", h.full, "text/csv")
 		lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
 		if rec.Code != http.StatusOK || len(lines) != 3 ||
-			!strings.HasSuffix(lines[0], ",rounds,players,reporting_currency,reporting_net_bets,reporting_net_wins,reporting_ggr,reporting_promo_ggr,missing_rate_days") ||
-			!strings.HasSuffix(lines[1], ",JPY,,,,,2025-03-01") {
+			!strings.HasSuffix(lines[0], ",rounds,players,reporting_currency,reporting_net_bets,reporting_net_wins,reporting_ggr,reporting_promo_ggr,reporting_jackpot_ggr,missing_rate_days") ||
+			!strings.HasSuffix(lines[1], ",JPY,,,,,,2025-03-01") {
 			t.Errorf("status %d\n%s", rec.Code, rec.Body)
 		}
 	})

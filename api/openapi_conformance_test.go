@@ -834,7 +834,10 @@ func (h *oaHarness) session() {
 	h.caleta("rollback", map[string]any{"token": cs, "request_uuid": "rq-4", "transaction_uuid": "crb-1",
 		"reference_transaction_uuid": "cb-9", "round": "cr-9", "round_closed": true, "game_code": "caleta-slot", "user": "p1"}, "RS_OK")
 	h.caleta("bet", map[string]any{"token": cs, "request_uuid": "rq-5", "transaction_uuid": "cb-2", "round": "cr-2",
-		"currency": "EUR", "amount": 1_000_000, "is_free": true}, "RS_ERROR_UNKNOWN")
+		"currency": "EUR", "amount": 1_000_000, "is_free": true, "campaign_uuid": "camp-1", "reward_uuid": "rew-1"}, "RS_OK")
+	h.caleta("win", map[string]any{"token": cs, "request_uuid": "rq-8", "transaction_uuid": "cw-3", "reference_transaction_uuid": "cb-2",
+		"round": "cr-2", "round_closed": true, "currency": "EUR", "amount": 5_000_000, "is_free": true, "campaign_uuid": "camp-1",
+		"reward_uuid": "rew-1", "jackpot_win": 4_000_000}, "RS_OK")
 	h.caleta("win", map[string]any{"token": "gs_unknown", "request_uuid": "rq-6", "transaction_uuid": "cw-2",
 		"reference_transaction_uuid": "cb-1", "round": "cr-1", "currency": "EUR", "amount": 1}, "RS_ERROR_INVALID_TOKEN")
 	h.do(oaReq{method: "POST", path: "/provider/caleta/caleta/wallet/balance", body: `{"token":"` + cs + `","request_uuid":"rq-7"}`,

@@ -56,7 +56,7 @@ func roundLines(t *testing.T, rec *httptest.ResponseRecorder) map[string]map[str
 	}
 	if got, want := strings.Join(recs[0], ","), "day,client_id,round_id,player_id,game_id,currency,bets,wins,free_bets,rollbacks,"+
 		"bet_amount,bet_refunds,win_amount,win_reversals,ggr,promo_bet_amount,promo_bet_refunds,promo_win_amount,"+
-		"promo_win_reversals,promo_ggr,status,first_at,last_at"; got != want {
+		"promo_win_reversals,promo_ggr,jackpot_win_amount,jackpot_win_reversals,jackpot_ggr,status,first_at,last_at"; got != want {
 		t.Fatalf("header\n%s\nwant\n%s", got, want)
 	}
 	out := map[string]map[string]string{}
@@ -89,16 +89,26 @@ func TestProviderRoundExport(t *testing.T) {
 		"round_closed": true}), "102.70")
 	wantOK(t, w.call("bet", map[string]any{"transaction_id": "solo", "amount": "0.40"}), "102.30")
 	wantOK(t, other.call("bet", map[string]any{"transaction_id": "b1", "round_id": "r1", "amount": "3"}), "47.00")
+	// A jackpot win: 45.00 of its 50.00 is jackpot money (reversed the next day).
+	jp := newRoundsWallet(t, h, "10")
+	wantOK(t, jp.call("bet", map[string]any{"transaction_id": "jb", "round_id": "r3", "amount": "1"}), "9.00")
+	wantError(t, jp.call("bet", map[string]any{"transaction_id": "jb2", "round_id": "r3", "amount": "1", "jackpot": "1"}),
+		http.StatusBadRequest, wire.CodeInvalidRequest, false)
+	wantError(t, jp.call("win", map[string]any{"transaction_id": "jw0", "round_id": "r3", "amount": "1", "jackpot": "2"}),
+		http.StatusBadRequest, wire.CodeInvalidAmount, false)
+	wantOK(t, jp.call("win", map[string]any{"transaction_id": "jw", "round_id": "r3", "amount": "50", "jackpot": "45",
+		"round_closed": true}), "59.00")
 	// The next day: a late win of r1 and the reversal of w1.
 	h.Clock.Advance(24 * time.Hour)
 	day2 := h.Clock.Now().UTC().Format(time.DateOnly)
 	wantOK(t, w.call("win", map[string]any{"transaction_id": "w2", "round_id": "r1", "amount": "0.50", "round_closed": true}), "102.80")
 	wantOK(t, w.call("rollback", map[string]any{"transaction_id": "rb2", "reference_transaction_id": "w1", "round_id": "r1"}), "98.80")
+	wantOK(t, jp.call("rollback", map[string]any{"transaction_id": "jrb", "reference_transaction_id": "jw", "round_id": "r3"}), "9.00")
 	h.Pump()
 
 	t.Run("the first day", func(t *testing.T) {
 		lines := roundLines(t, getRounds(h, h.provider, h.providerSecret, day1))
-		if len(lines) != 4 {
+		if len(lines) != 5 {
 			t.Fatalf("%d lines: %v", len(lines), lines)
 		}
 		r1 := lines[w.client.ID+"/r1"]
@@ -117,6 +127,13 @@ func TestProviderRoundExport(t *testing.T) {
 				t.Errorf("r2 %s = %q, want %q (%v)", col, r2[col], want, r2)
 			}
 		}
+		r3 := lines[jp.client.ID+"/r3"]
+		for col, want := range map[string]string{"win_amount": "5.00", "jackpot_win_amount": "45.00", "jackpot_win_reversals": "0.00",
+			"jackpot_ggr": "-45.00", "ggr": "-4.00", "promo_ggr": "0.00"} {
+			if r3[col] != want {
+				t.Errorf("r3 %s = %q, want %q (%v)", col, r3[col], want, r3)
+			}
+		}
 		solo := lines[w.client.ID+"/tx:solo"]
 		if solo["bet_amount"] != "0.40" || solo["ggr"] != "0.40" || solo["status"] != "settled" {
 			t.Errorf("the bet without a round: %v", solo)
@@ -128,7 +145,11 @@ func TestProviderRoundExport(t *testing.T) {
 	t.Run("the second day has the round's late part", func(t *testing.T) {
 		lines := roundLines(t, getRounds(h, h.provider, h.providerSecret, day2))
 		r1 := lines[w.client.ID+"/r1"]
-		if len(lines) != 1 || r1["bets"] != "0" || r1["wins"] != "1" || r1["rollbacks"] != "1" || r1["win_amount"] != "0.50" ||
+		r3 := lines[jp.client.ID+"/r3"]
+		if r3["win_reversals"] != "5.00" || r3["jackpot_win_reversals"] != "45.00" || r3["jackpot_ggr"] != "45.00" || r3["ggr"] != "5.00" {
+			t.Errorf("r3 reversed: %v", r3)
+		}
+		if len(lines) != 2 || r1["bets"] != "0" || r1["wins"] != "1" || r1["rollbacks"] != "1" || r1["win_amount"] != "0.50" ||
 			r1["win_reversals"] != "4.00" || r1["ggr"] != "3.50" || r1["status"] != "settled" {
 			t.Fatalf("lines %v", lines)
 		}
@@ -143,7 +164,7 @@ func TestProviderRoundExport(t *testing.T) {
 				}
 				sum[l["client_id"]] += m.Minor()
 			}
-			for _, c := range []apitest.Client{w.client, other.client} {
+			for _, c := range []apitest.Client{w.client, other.client, jp.client} {
 				rec := h.Get("/api/v1/reports/ggr?from="+day+"&to="+day+"&group_by=provider", c.Key)
 				rows := apitest.Data[[]map[string]any](t, rec)
 				var want int64

@@ -146,7 +146,12 @@ type transactionItem struct {
 	ReferenceTx  *string     `json:"reference_id"`
 	BalanceAfter wire.Number `json:"balance_after"`
 	Promo        bool        `json:"promo"`
-	Position     int64       `json:"position"`
+	// Jackpot is a win's jackpot part (a reversal's: the part it took
+	// back); null when none. CampaignID and RewardID name a free bet's.
+	Jackpot    *wire.Number `json:"jackpot"`
+	CampaignID *string      `json:"campaign_id"`
+	RewardID   *string      `json:"reward_id"`
+	Position   int64        `json:"position"`
 }
 
 type transactionList struct {
@@ -338,8 +343,13 @@ type ggrItem struct {
 	PromoWins         wire.Number `json:"promo_wins"`
 	PromoWinReversals wire.Number `json:"promo_win_reversals"`
 	PromoGGR          wire.Number `json:"promo_ggr"`
-	Rounds            int64       `json:"rounds"`
-	Players           int64       `json:"players"`
+	// Jackpot money: the jackpot parts of wins, apart from wins and
+	// promo_wins (docs/finance.md).
+	JackpotWins         wire.Number `json:"jackpot_wins"`
+	JackpotWinReversals wire.Number `json:"jackpot_win_reversals"`
+	JackpotGGR          wire.Number `json:"jackpot_ggr"`
+	Rounds              int64       `json:"rounds"`
+	Players             int64       `json:"players"`
 	// Reporting is the row in ?reporting_currency=, when asked.
 	Reporting *reportingView `json:"reporting,omitempty"`
 }
@@ -355,6 +365,7 @@ type reportingView struct {
 	NetWins         *wire.Number  `json:"net_wins"`
 	GGR             *wire.Number  `json:"ggr"`
 	PromoGGR        *wire.Number  `json:"promo_ggr"`
+	JackpotGGR      *wire.Number  `json:"jackpot_ggr"`
 	MissingRateDays []string      `json:"missing_rate_days,omitempty"`
 	MissingRates    []missingView `json:"missing_rates,omitempty"`
 }
@@ -383,6 +394,7 @@ func viewOfReporting(r projections.ReportingGGR) *reportingView {
 	if r.Complete {
 		n := func(x int64) *wire.Number { w := wire.Number(domain.FormatMinor(x, r.Scale)); return &w }
 		v.NetBets, v.NetWins, v.GGR, v.PromoGGR = n(r.NetBets), n(r.NetWins), n(r.GGR), n(r.PromoGGR)
+		v.JackpotGGR = n(r.JackpotGGR)
 	}
 	return v
 }
@@ -440,12 +452,14 @@ func (s *Server) reportingCurrency(c echo.Context) (domain.Currency, bool, error
 }
 
 var ggrAmountColumns = []string{"bets", "bet_refunds", "net_bets", "wins", "win_reversals", "net_wins", "ggr",
-	"promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "promo_ggr"}
+	"promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "promo_ggr",
+	"jackpot_wins", "jackpot_win_reversals", "jackpot_ggr"}
 
 func ggrAmounts(r projections.GGRRow) []string {
 	f := func(v int64) string { return domain.FormatMinor(v, r.Scale) }
 	return []string{f(r.Bets), f(r.BetRefunds), f(r.NetBets()), f(r.Wins), f(r.WinReversals), f(r.NetWins()),
-		f(r.GGR()), f(r.PromoBets), f(r.PromoBetRefunds), f(r.PromoWins), f(r.PromoWinReversals), f(r.PromoGGR())}
+		f(r.GGR()), f(r.PromoBets), f(r.PromoBetRefunds), f(r.PromoWins), f(r.PromoWinReversals), f(r.PromoGGR()),
+		f(r.JackpotWins), f(r.JackpotWinReversals), f(r.JackpotGGR())}
 }
 
 // ggrReport answers GET /api/v1/reports/ggr: GGR per UTC day (or month),
@@ -497,7 +511,7 @@ func (s *Server) ggrReport(c echo.Context) error {
 		header = append(header, "rounds", "players")
 		if converted {
 			header = append(header, "reporting_currency", "reporting_net_bets", "reporting_net_wins", "reporting_ggr",
-				"reporting_promo_ggr", "missing_rate_days")
+				"reporting_promo_ggr", "reporting_jackpot_ggr", "missing_rate_days")
 		}
 		out := make([][]string, 0, len(rows))
 		for i, r := range rows {
@@ -524,7 +538,7 @@ func (s *Server) ggrReport(c echo.Context) error {
 					return string(*n)
 				}
 				rec = append(rec, v.Currency, amount(v.NetBets), amount(v.NetWins), amount(v.GGR), amount(v.PromoGGR),
-					strings.Join(v.MissingRateDays, ";"))
+					amount(v.JackpotGGR), strings.Join(v.MissingRateDays, ";"))
 			}
 			out = append(out, rec)
 		}
@@ -536,7 +550,8 @@ func (s *Server) ggrReport(c echo.Context) error {
 		it := ggrItem{Currency: r.Currency, Bets: wire.Number(a[0]), BetRefunds: wire.Number(a[1]), NetBets: wire.Number(a[2]),
 			Wins: wire.Number(a[3]), WinReversals: wire.Number(a[4]), NetWins: wire.Number(a[5]), GGR: wire.Number(a[6]),
 			PromoBets: wire.Number(a[7]), PromoBetRefunds: wire.Number(a[8]), PromoWins: wire.Number(a[9]),
-			PromoWinReversals: wire.Number(a[10]), PromoGGR: wire.Number(a[11]), Rounds: r.Rounds, Players: r.Players}
+			PromoWinReversals: wire.Number(a[10]), PromoGGR: wire.Number(a[11]), JackpotWins: wire.Number(a[12]),
+			JackpotWinReversals: wire.Number(a[13]), JackpotGGR: wire.Number(a[14]), Rounds: r.Rounds, Players: r.Players}
 		it.Day, it.Month, it.Provider, it.Game = groupColumns(rq, r.Period, r.Provider, r.Game)
 		if converted {
 			it.Reporting = viewOfReporting(reporting[i])

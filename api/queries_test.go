@@ -256,7 +256,8 @@ func TestReportsEndpoints(t *testing.T) {
 	}
 	t.Run("200 GGR by provider", func(t *testing.T) {
 		rows := ggr(t, days+"&group_by=provider")
-		want := `[map[bet_refunds:20.00 bets:47.00 currency:EUR ggr:27.00 net_bets:27.00 net_wins:0.00 players:2 ` +
+		want := `[map[bet_refunds:20.00 bets:47.00 currency:EUR ggr:27.00 jackpot_ggr:0.00 jackpot_win_reversals:0.00 jackpot_wins:0.00 ` +
+			`net_bets:27.00 net_wins:0.00 players:2 ` +
 			`promo_bet_refunds:0.00 promo_bets:0.00 promo_ggr:-4.00 promo_win_reversals:0.00 promo_wins:4.00 ` +
 			`provider:prov-a rounds:5 win_reversals:25.00 wins:25.00]]`
 		if got := fmt.Sprint(rows); got != want {
@@ -286,11 +287,11 @@ func TestReportsEndpoints(t *testing.T) {
 		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
 			t.Fatalf("status %d, content type %q", rec.Code, rec.Header().Get("Content-Type"))
 		}
-		want := `day,provider,game,currency,bets,bet_refunds,net_bets,wins,win_reversals,net_wins,ggr,promo_bets,promo_bet_refunds,promo_wins,promo_win_reversals,promo_ggr,rounds,players
-2025-03-01,prov-a,slot-1,EUR,30.00,20.00,10.00,25.00,0.00,25.00,-15.00,0.00,0.00,0.00,0.00,0.00,2,1
-2025-03-01,prov-a,slot-2,EUR,10.00,0.00,10.00,0.00,0.00,0.00,10.00,0.00,0.00,0.00,0.00,0.00,1,1
-2025-03-02,prov-a,slot-1,EUR,7.00,0.00,7.00,0.00,25.00,-25.00,32.00,0.00,0.00,0.00,0.00,0.00,1,1
-2025-03-02,prov-a,slot-2,EUR,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,4.00,0.00,-4.00,1,1
+		want := `day,provider,game,currency,bets,bet_refunds,net_bets,wins,win_reversals,net_wins,ggr,promo_bets,promo_bet_refunds,promo_wins,promo_win_reversals,promo_ggr,jackpot_wins,jackpot_win_reversals,jackpot_ggr,rounds,players
+2025-03-01,prov-a,slot-1,EUR,30.00,20.00,10.00,25.00,0.00,25.00,-15.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,2,1
+2025-03-01,prov-a,slot-2,EUR,10.00,0.00,10.00,0.00,0.00,0.00,10.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,1,1
+2025-03-02,prov-a,slot-1,EUR,7.00,0.00,7.00,0.00,25.00,-25.00,32.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,1,1
+2025-03-02,prov-a,slot-2,EUR,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00,4.00,0.00,-4.00,0.00,0.00,0.00,1,1
 `
 		if rec.Body.String() != want {
 			t.Errorf("csv\n%s\nwant\n%s", rec.Body, want)

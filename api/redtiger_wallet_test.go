@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -446,21 +447,34 @@ func TestRedTigerWallet(t *testing.T) {
 		}
 	})
 
-	t.Run("jackpots are refused, never booked as game money", func(t *testing.T) {
+	t.Run("a payout's jackpot part is jackpot money; a contribution is part of the stake", func(t *testing.T) {
 		s := h.session("100")
 		wantRTOK(t, s.call("stake", stakeTx("s-1", "1.00")), "99.00")
-		wantRTCode(t, s.call("stake", map[string]any{"transaction": map[string]any{"id": "j-1", "stake": "1.00",
-			"details": map[string]any{"game": "0.99", "jackpot": "0.01"}}}), 400, 201)
-		wantRTCode(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-2", "payout": "500.00",
-			"details": map[string]any{"game": "0.00", "jackpot": "500.000000"}}}), 400, 201)
-		wantRTCode(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-3", "payout": "500.00",
-			"sources": map[string]any{"jackpot": map[string]any{"mega": "500.000000"}}},
-			"jackpot": map[string]any{"group": "g", "contribution": "0.01", "pots": []string{"mega"}}}), 400, 201)
-		if got := h.Balance(s.wallet); got != 9_900 {
-			t.Fatalf("wallet %d, want 9900", got)
-		}
+		// The contribution to the pool is the player's stake: booked whole.
+		wantRTOK(t, s.call("stake", map[string]any{"transaction": map[string]any{"id": "j-1", "stake": "1.00",
+			"details": map[string]any{"game": "0.99", "jackpot": "0.01"}}}), "98.00")
+		wantRTOK(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-2", "payout": "500.00",
+			"details": map[string]any{"game": "0.00", "jackpot": "500.000000"}}}), "598.00")
+		wantRTOK(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-3", "payout": "300.00",
+			"sources": map[string]any{"jackpot": map[string]any{"mega": "200.000000", "mini": "50.00"}}},
+			"jackpot": map[string]any{"group": "g", "contribution": "0.01", "pots": []string{"mega", "mini"}}}), "898.00")
+		// The pots must add up to details.jackpot, and stay within the payout.
+		wantRTCode(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-4", "payout": "30.00",
+			"details": map[string]any{"jackpot": "10.00"}, "sources": map[string]any{"jackpot": map[string]any{"mega": "20.00"}}}}), 400, 200)
+		wantRTCode(t, s.call("payout", map[string]any{"transaction": map[string]any{"id": "j-5", "payout": "30.00",
+			"details": map[string]any{"jackpot": "30.01"}}}), 400, 200)
 		// Zero jackpot fields are an ordinary payout.
-		wantRTOK(t, s.call("payout", with(payoutTx("p-1", "2.00"), map[string]any{"jackpot": map[string]any{"group": "g", "pots": []string{}}})), "101.00")
+		wantRTOK(t, s.call("payout", with(payoutTx("p-1", "2.00"), map[string]any{"jackpot": map[string]any{"group": "g", "pots": []string{}}})), "900.00")
+		var got []string
+		for _, e := range h.Events(s.wallet, domain.EventWinCredited) {
+			got = append(got, e.Data.ExternalTxID+" "+e.Data.Amount+" jackpot "+e.Data.Jackpot)
+		}
+		if want := []string{"j-2 500.00 jackpot 500.00", "j-3 300.00 jackpot 250.00", "p-1 2.00 jackpot "}; !slices.Equal(got, want) {
+			t.Fatalf("wins %q, want %q", got, want)
+		}
+		if bets := h.Events(s.wallet, domain.EventBetPlaced); len(bets) != 2 || bets[1].Data.Amount != "1.00" || bets[1].Data.Promo {
+			t.Fatalf("bets %+v, want the stake with its contribution booked whole as real money", bets)
+		}
 	})
 
 	t.Run("an expired token takes no stake, but payouts and refunds", func(t *testing.T) {

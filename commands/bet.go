@@ -13,12 +13,24 @@ func gameKey(g domain.GameTx) string { return domain.GameTxKey(g.Client, g.Provi
 // gameRequest is the fingerprint of a provider's wallet call: the fields a
 // retry must repeat. The keys are stored with the original call, so they
 // never change.
+//
+// The free-bet ids and the jackpot part are keys only when given, so the
+// fingerprints of calls stored before they existed still match a retry.
 func gameRequest(g domain.GameTx, kind domain.TxKind, amount string) map[string]string {
-	return map[string]string{
+	req := map[string]string{
 		"kind": string(kind), "player_id": g.Player, "game_id": g.Game, "round_id": g.Round,
 		"currency": g.Currency.Code(), "amount": amount, "transaction_id": g.ExternalTxID,
 		"promo": strconv.FormatBool(g.Promo),
 	}
+	for k, v := range map[string]string{"campaign_id": g.Campaign, "reward_id": g.Reward} {
+		if v != "" {
+			req[k] = v
+		}
+	}
+	if !g.Jackpot.IsZero() {
+		req["jackpot"] = g.Jackpot.String()
+	}
+	return req
 }
 
 func gameAccounts(g domain.GameTx) []domain.AccountID {

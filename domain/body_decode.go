@@ -204,6 +204,12 @@ func (s *scanner) data(d *EventData) bool {
 			return s.bool(&d.RoundClosed)
 		case "promo":
 			return s.bool(&d.Promo)
+		case "jackpot":
+			return s.str(&d.Jackpot)
+		case "campaign_id":
+			return s.str(&d.CampaignID)
+		case "reward_id":
+			return s.str(&d.RewardID)
 		case "expires_at":
 			return s.str(&d.ExpiresAt)
 		case "reason":

@@ -20,7 +20,7 @@ func canonicalEvents() []Event {
 			Meta: Metadata{RequestID: "req-1", Actor: "provider:pragmatic"}},
 		{ID: "e2", Type: EventWinCredited, StreamID: w, Version: math.MaxInt64, Position: math.MinInt64, OccurredAt: at,
 			Data: EventData{ClientID: "acme", ReferenceTx: "b1", Currency: "EUR", Amount: "0.00", RoundClosed: true, Promo: true,
-				ExpiresAt: "2026-11-25T03:00:00Z", Reason: "promo credit", Postings: []Posting{}},
+				Jackpot: "0.00", CampaignID: "c-1", RewardID: "rw-1", ExpiresAt: "2026-11-25T03:00:00Z", Reason: "promo credit", Postings: []Posting{}},
 			Meta: Metadata{CorrelationID: "c-1"}},
 		{ID: "e3", Type: EventDeposited, StreamID: w, OccurredAt: at, Data: EventData{ClientID: "acme", Currency: "EUR",
 			Amount: "5"}},

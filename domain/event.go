@@ -39,23 +39,31 @@ type Posting struct {
 // EventData is the payload of a ledger event. Amounts are decimal text in
 // the event's currency so any consumer can read them exactly.
 type EventData struct {
-	ClientID     string    `json:"client_id"`
-	PlayerID     string    `json:"player_id,omitempty"`
-	Provider     string    `json:"provider,omitempty"`
-	GameID       string    `json:"game_id,omitempty"`
-	RoundID      string    `json:"round_id,omitempty"`
-	SessionID    string    `json:"session_id,omitempty"`
-	ExternalTxID string    `json:"external_tx_id,omitempty"`
-	ReferenceTx  string    `json:"reference_tx_id,omitempty"`
-	Currency     string    `json:"currency"`
-	Amount       string    `json:"amount"`
-	BalanceAfter string    `json:"balance_after,omitempty"`
-	Direction    string    `json:"direction,omitempty"`
-	RoundClosed  bool      `json:"round_closed,omitempty"`
-	Promo        bool      `json:"promo,omitempty"`
-	ExpiresAt    string    `json:"expires_at,omitempty"`
-	Reason       string    `json:"reason,omitempty"`
-	Postings     []Posting `json:"postings"`
+	ClientID     string `json:"client_id"`
+	PlayerID     string `json:"player_id,omitempty"`
+	Provider     string `json:"provider,omitempty"`
+	GameID       string `json:"game_id,omitempty"`
+	RoundID      string `json:"round_id,omitempty"`
+	SessionID    string `json:"session_id,omitempty"`
+	ExternalTxID string `json:"external_tx_id,omitempty"`
+	ReferenceTx  string `json:"reference_tx_id,omitempty"`
+	Currency     string `json:"currency"`
+	Amount       string `json:"amount"`
+	BalanceAfter string `json:"balance_after,omitempty"`
+	Direction    string `json:"direction,omitempty"`
+	RoundClosed  bool   `json:"round_closed,omitempty"`
+	Promo        bool   `json:"promo,omitempty"`
+	// Jackpot is the part of a win's Amount a jackpot paid (decimal text,
+	// 0 < Jackpot <= Amount); empty when none. Postings still move the whole
+	// Amount: the split only says which kind of money it is.
+	Jackpot string `json:"jackpot,omitempty"`
+	// CampaignID and RewardID name the provider's free-bet campaign and the
+	// reward given to the player, on a promo bet or win that has them.
+	CampaignID string    `json:"campaign_id,omitempty"`
+	RewardID   string    `json:"reward_id,omitempty"`
+	ExpiresAt  string    `json:"expires_at,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Postings   []Posting `json:"postings"`
 }
 
 // Metadata carries correlation data. It is part of the hashed body.

@@ -67,6 +67,14 @@ func TestEncodeBodyIsCanonical(t *testing.T) {
 				`"expires_at":"2025-03-01T13:00:00Z","reason":"\u003cwhy \u0026 how\u003e","postings":[{"account":"player:acme:p-17:EUR","amount":"-10.00"},` +
 				`{"account":"house:acme:pragmatic:EUR","amount":"10.00"}]},` +
 				`"meta":{"request_id":"req-1","correlation_id":"corr-1","actor":"provider:pragmatic"}}`},
+		{name: "free-bet ids and a jackpot part follow promo",
+			e: domain.Event{ID: "ev-3", Type: domain.EventWinCredited, StreamID: wallet, Version: 2, Position: 2,
+				OccurredAt: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
+				Data: domain.EventData{ClientID: client, Currency: "EUR", Amount: "12.00", Promo: true, Jackpot: "10.00",
+					CampaignID: "c-1", RewardID: "rw-1", Postings: []domain.Posting{}}},
+			want: `{"position":2,"id":"ev-3","type":"wallet.win_credited.v1","stream_id":"player:acme:p-17:EUR","version":2,` +
+				`"occurred_at":"2025-03-01T12:00:00Z","data":{"client_id":"acme","currency":"EUR","amount":"12.00","promo":true,` +
+				`"jackpot":"10.00","campaign_id":"c-1","reward_id":"rw-1","postings":[]},"meta":{}}`},
 		{name: "empty optional fields are left out",
 			e: domain.Event{ID: "ev-2", Type: domain.EventGameLaunched, StreamID: wallet, Version: 1, Position: 1,
 				OccurredAt: time.Date(2025, 3, 1, 13, 0, 0, 0, time.FixedZone("CET", 3600)),

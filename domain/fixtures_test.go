@@ -60,6 +60,10 @@ func inCur(c domain.Currency) gameOpt         { return func(g *domain.GameTx) { 
 func closingRound(g *domain.GameTx)           { g.RoundClosed = true }
 func asPromo(g *domain.GameTx)                { g.Promo = true }
 func gameWith(f func(*domain.GameTx)) gameOpt { return f }
+func freeBet(campaign, reward string) gameOpt {
+	return func(g *domain.GameTx) { g.Promo, g.Campaign, g.Reward = true, campaign, reward }
+}
+func withJackpot(m domain.Money) gameOpt { return func(g *domain.GameTx) { g.Jackpot = m } }
 
 func game(id string, opts ...gameOpt) domain.GameTx {
 	g := domain.GameTx{Client: client, Player: player, Provider: provider, Game: "sweet-bonanza",

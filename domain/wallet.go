@@ -21,6 +21,13 @@ type GameTx struct {
 	Client, Player, Provider, Game, Round, Session, ExternalTxID string
 	Currency                                                     Currency
 	RoundClosed, Promo                                           bool
+	// Campaign and Reward name a free bet's campaign and reward (the
+	// provider's ids); only a promo bet or win carries them.
+	Campaign, Reward string
+	// Jackpot is the part of a win's amount a jackpot paid (zero: none).
+	// Only a win carries one; it is booked as jackpot money, apart from
+	// game and promo wins.
+	Jackpot Money
 }
 
 func (g GameTx) validate() error {
@@ -41,6 +48,34 @@ func (g GameTx) validate() error {
 	if g.Currency.IsZero() {
 		return ErrUnknownCurrency
 	}
+	for _, f := range []struct{ name, v string }{{"campaign_id", g.Campaign}, {"reward_id", g.Reward}} {
+		if f.v == "" {
+			continue
+		}
+		if err := ValidateID(f.name, f.v); err != nil {
+			return err
+		}
+		if !g.Promo {
+			return fmt.Errorf("%s names a free bet: only a promo transaction carries one: %w", f.name, ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// checkJackpot refuses a jackpot part on anything but a win, and one that
+// is negative or larger than the win it is part of.
+func (g GameTx) checkJackpot(win bool, amount Money) error {
+	if g.Jackpot.IsZero() {
+		return nil
+	}
+	switch {
+	case !win:
+		return fmt.Errorf("jackpot %s: only a win carries a jackpot part: %w", g.Jackpot, ErrInvalidArgument)
+	case g.Jackpot.cur != g.Currency:
+		return fmt.Errorf("jackpot in %s for a %s wallet: %w", g.Jackpot.cur, g.Currency, ErrCurrencyMismatch)
+	case g.Jackpot.minor < 0 || g.Jackpot.minor > amount.minor:
+		return fmt.Errorf("jackpot %s must be between 0 and the win %s: %w", g.Jackpot, amount, ErrInvalidAmount)
+	}
 	return nil
 }
 
@@ -49,6 +84,7 @@ func (g GameTx) data(amount Money, balanceAfter int64) EventData {
 		ClientID: g.Client, PlayerID: g.Player, Provider: g.Provider, GameID: g.Game, RoundID: g.Round,
 		SessionID: g.Session, ExternalTxID: g.ExternalTxID, Currency: g.Currency.code, Amount: amount.String(),
 		BalanceAfter: FormatMinor(balanceAfter, g.Currency.Exponent()), RoundClosed: g.RoundClosed, Promo: g.Promo,
+		CampaignID: g.Campaign, RewardID: g.Reward,
 	}
 }
 
@@ -95,6 +131,9 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 		return Change{}, err
 	}
 	if err := checkAmount(amount, g.Currency, g.Promo); err != nil {
+		return Change{}, err
+	}
+	if err := g.checkJackpot(false, amount); err != nil {
 		return Change{}, err
 	}
 	key := GameTxKey(g.Client, g.Provider, g.ExternalTxID)
@@ -159,6 +198,9 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 	if err := checkAmount(amount, g.Currency, true); err != nil {
 		return Change{}, err
 	}
+	if err := g.checkJackpot(true, amount); err != nil {
+		return Change{}, err
+	}
 	key := GameTxKey(g.Client, g.Provider, g.ExternalTxID)
 	if err := unusedID(r, key, "win", g.ExternalTxID); err != nil {
 		return Change{}, err
@@ -210,6 +252,9 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 	}
 	d := g.data(amount, after)
 	d.ReferenceTx = betRef
+	if !g.Jackpot.IsZero() {
+		d.Jackpot = g.Jackpot.String()
+	}
 	d.Postings = move(HouseAccount(g.Client, g.Provider, g.Currency), player, amount)
 	return Change{Event: newEvent(EventWinCredited, player, env, d), Records: recs}, nil
 }
@@ -230,6 +275,13 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	// under one key, and its retry would then fail instead of replaying.
 	if ref == g.ExternalTxID {
 		return Change{}, fmt.Errorf("rollback %s refers to itself: %w", ref, ErrInvalidArgument)
+	}
+	if err := g.checkJackpot(false, Zero(g.Currency)); err != nil {
+		return Change{}, err
+	}
+	if g.Campaign != "" || g.Reward != "" {
+		return Change{}, fmt.Errorf("rollback %s: a rollback carries no free-bet ids (it undoes what was booked): %w",
+			g.ExternalTxID, ErrInvalidArgument)
 	}
 	// A rollback whose own id was rolled back before it arrived is refused
 	// like a late bet or win: the provider was told it would not count.

@@ -14,7 +14,7 @@ import (
 
 // A GGR report in a reporting currency (docs/reporting-currency.md): every
 // row keeps its own currency's amounts, and gets beside them its net bets,
-// net wins, GGR and promo GGR in the reporting currency, converted at the
+// net wins, GGR, promo GGR and jackpot GGR in the reporting currency, converted at the
 // rate of each day; totals add the rows of a group across currencies. A
 // day without a rate is a gap, never a zero: the row's reporting amounts
 // are then left out (Complete false) and the days named.
@@ -40,6 +40,8 @@ type ReportingGGR struct {
 	// GGR is NetBets - NetWins; each of those is the sum over the days of
 	// the day's amount converted and rounded half away from zero.
 	NetBets, NetWins, GGR, PromoGGR int64
+	// JackpotGGR is converted as PromoGGR is: day by day, rounded.
+	JackpotGGR int64
 }
 
 // MissingRate names a currency whose rate to the reporting currency is
@@ -213,7 +215,7 @@ func convertGGR(r ReportQuery, rows, days []GGRRow, rates map[rateKey]*big.Rat, 
 		for _, a := range []struct {
 			dst *int64
 			v   int64
-		}{{&rg.NetBets, d.NetBets()}, {&rg.NetWins, d.NetWins()}, {&rg.PromoGGR, d.PromoGGR()}} {
+		}{{&rg.NetBets, d.NetBets()}, {&rg.NetWins, d.NetWins()}, {&rg.PromoGGR, d.PromoGGR()}, {&rg.JackpotGGR, d.JackpotGGR()}} {
 			v, err := domain.ConvertMinor(a.v, from, rate, to)
 			if err != nil {
 				return nil, err
@@ -224,7 +226,7 @@ func convertGGR(r ReportQuery, rows, days []GGRRow, rates map[rateKey]*big.Rat, 
 	for i := range out {
 		rg := &out[i]
 		if !rg.Complete {
-			rg.NetBets, rg.NetWins, rg.GGR, rg.PromoGGR = 0, 0, 0, 0
+			rg.NetBets, rg.NetWins, rg.GGR, rg.PromoGGR, rg.JackpotGGR = 0, 0, 0, 0, 0
 			slices.SortFunc(rg.MissingDays, func(a, b time.Time) int { return a.Compare(b) })
 			continue
 		}
@@ -263,11 +265,12 @@ func totalGGR(r ReportQuery, rows []GGRRow, reporting []ReportingGGR, to domain.
 		t.Reporting.NetBets += rg.NetBets
 		t.Reporting.NetWins += rg.NetWins
 		t.Reporting.PromoGGR += rg.PromoGGR
+		t.Reporting.JackpotGGR += rg.JackpotGGR
 	}
 	for i := range out {
 		t := &out[i].Reporting
 		if !t.Complete {
-			t.NetBets, t.NetWins, t.PromoGGR = 0, 0, 0
+			t.NetBets, t.NetWins, t.PromoGGR, t.JackpotGGR = 0, 0, 0, 0
 			continue
 		}
 		t.GGR = t.NetBets - t.NetWins

@@ -27,7 +27,8 @@ import (
 //     amount is the net of its bets, wins and rollbacks;
 //   - GGR is booked on the UTC day of each event: bets and wins on theirs,
 //     a refund or reversal on the rollback's day, against the game and promo
-//     kind of the transaction it undoes; promo money is kept apart.
+//     kind of the transaction it undoes; promo money is kept apart, and so
+//     is a win's jackpot part (jackpot money), whatever kind the rest is.
 type history struct{}
 
 func (history) Name() Name { return History }
@@ -75,7 +76,17 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 		ID: e.ID, ClientID: d.ClientID, Type: typ, Amount: signed, Currency: cur.Code(), Scale: cur.Exponent(),
 		Status: StatusSettled, CreatedAt: eventTime(e), Provider: d.Provider, Game: d.GameID, PlayerID: d.PlayerID,
 		RoundID: d.RoundID, ExternalTxID: d.ExternalTxID, ReferenceTx: d.ReferenceTx, Seq: e.Position,
-		Position: e.Position, Promo: d.Promo,
+		Position: e.Position, Promo: d.Promo, CampaignID: d.CampaignID, RewardID: d.RewardID,
+	}
+	if d.Jackpot != "" {
+		if e.Type != domain.EventWinCredited {
+			return Changes{}, invalid(e, "jackpot on a %s", e.Type)
+		}
+		j, err := domain.ParseMoney(d.Jackpot, cur)
+		if err != nil || j.IsNegative() || j.Minor() > signed {
+			return Changes{}, invalid(e, "jackpot %q is not within the win %d", d.Jackpot, signed)
+		}
+		row.Jackpot = j.Minor()
 	}
 	if d.BalanceAfter != "" {
 		b, err := domain.ParseMoney(d.BalanceAfter, cur)
@@ -133,10 +144,11 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 		ch.Rounds = []GGRMember{{GGRKey: key, Member: round}}
 		result.OpenBets = 1
 	case domain.EventWinCredited:
+		delta.JackpotWins = row.Jackpot
 		if d.Promo {
-			delta.PromoWins = signed
+			delta.PromoWins = signed - row.Jackpot
 		} else {
-			delta.Wins = signed
+			delta.Wins = signed - row.Jackpot
 		}
 		result.Wins = 1
 	case domain.EventBetRolledBack, domain.EventWinReversed:
@@ -151,15 +163,24 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 		}
 		key.Game, result.Game, ch.Transactions[0].Promo = orig.Game, orig.Game, orig.Promo
 		ch.RolledBack = []RollbackMark{{Key: ref, Position: e.Position}}
+		if want == TypeWin {
+			// A reversal takes the whole win back: its jackpot part
+			// leaves the jackpot column, the rest the win's own.
+			if orig.Jackpot < 0 || orig.Jackpot > -signed {
+				return Changes{}, invalid(e, "reversal of %d with a jackpot part of %d", -signed, orig.Jackpot)
+			}
+			ch.Transactions[0].Jackpot = orig.Jackpot
+			delta.JackpotWinReversals = orig.Jackpot
+		}
 		switch {
 		case want == TypeBet && orig.Promo:
 			delta.PromoBetRefunds = signed
 		case want == TypeBet:
 			delta.BetRefunds = signed
 		case orig.Promo:
-			delta.PromoWinReversals = -signed
+			delta.PromoWinReversals = -signed - orig.Jackpot
 		default:
-			delta.WinReversals = -signed
+			delta.WinReversals = -signed - orig.Jackpot
 		}
 		if want == TypeBet {
 			result.OpenBets, result.RolledBets = -1, 1

@@ -200,7 +200,7 @@ func (m *Memory) Lookup(k GameTxKey) (GameTx, bool) {
 		}
 		return GameTx{}, false
 	}
-	return GameTx{Type: t.Type, Game: t.Game, Promo: t.Promo}, true
+	return GameTx{Type: t.Type, Game: t.Game, Promo: t.Promo, Jackpot: t.Jackpot}, true
 }
 
 // ApplyChanges applies ch. The rules, which the Postgres store mirrors:

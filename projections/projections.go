@@ -121,6 +121,13 @@ type Transaction struct {
 	BalanceAfter    int64
 	HasBalanceAfter bool
 	Promo           bool
+	// Jackpot is the jackpot part of a win (minor units, within Amount),
+	// and on the rollback row of a reversed win the part it took back; 0
+	// when none.
+	Jackpot int64
+	// CampaignID and RewardID name a free bet's campaign and reward, on
+	// the promo bet or win that carried them ("" when none).
+	CampaignID, RewardID string
 	// Game results only.
 	OpenBets, RolledBets, Wins int64
 	Closed                     bool
@@ -168,6 +175,8 @@ type GameTx struct {
 	Type  TxType
 	Game  string
 	Promo bool
+	// Jackpot is a win's jackpot part (minor units).
+	Jackpot int64
 }
 
 // Lookup finds a bet or win already in the history.
@@ -189,11 +198,14 @@ type GGRKey struct {
 }
 
 // GGRDelta adds to one GGR group. All amounts are positive minor units.
+// A win's jackpot part is jackpot money, never game or promo money: Wins
+// and PromoWins hold the rest of the win.
 type GGRDelta struct {
 	GGRKey
 	Scale                                                    int
 	Bets, BetRefunds, Wins, WinReversals                     int64
 	PromoBets, PromoBetRefunds, PromoWins, PromoWinReversals int64
+	JackpotWins, JackpotWinReversals                         int64
 	// Rounds is kept by the store, never set by a projection: how many
 	// rounds start in the group (see RoundStart).
 	Rounds int64
@@ -210,6 +222,8 @@ func (g *GGRDelta) Add(d GGRDelta) {
 	g.PromoBetRefunds += d.PromoBetRefunds
 	g.PromoWins += d.PromoWins
 	g.PromoWinReversals += d.PromoWinReversals
+	g.JackpotWins += d.JackpotWins
+	g.JackpotWinReversals += d.JackpotWinReversals
 }
 
 // GGRMember is a member of a GGR group's set of players, or a round with a

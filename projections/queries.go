@@ -96,6 +96,8 @@ type GGRRow struct {
 	// Gross bets and wins, and the rollbacks booked in the period.
 	Bets, BetRefunds, Wins, WinReversals                     int64
 	PromoBets, PromoBetRefunds, PromoWins, PromoWinReversals int64
+	// Jackpot parts of wins, and of the wins reversed in the period.
+	JackpotWins, JackpotWinReversals int64
 	// Rounds with a bet and players who bet, each counted once per group.
 	Rounds, Players int64
 }
@@ -114,6 +116,11 @@ func (r GGRRow) GGR() int64 { return r.NetBets() - r.NetWins() }
 func (r GGRRow) PromoGGR() int64 {
 	return (r.PromoBets - r.PromoBetRefunds) - (r.PromoWins - r.PromoWinReversals)
 }
+
+// JackpotGGR is what jackpots paid, net of reversals, as GGR: zero or
+// negative (a jackpot has no stake of its own; contributions are part of
+// the bets). GGR does not include it (docs/finance.md).
+func (r GGRRow) JackpotGGR() int64 { return -(r.JackpotWins - r.JackpotWinReversals) }
 
 // CommissionRow is the commission of one provider on one currency's GGR in
 // one period.

@@ -32,7 +32,9 @@ type ProviderRound struct {
 	// Real money and promo money, as in GGRRow.
 	Bets, BetRefunds, Wins, WinReversals                     int64
 	PromoBets, PromoBetRefunds, PromoWins, PromoWinReversals int64
-	Status                                                   Status
+	// Jackpot parts of the day's wins and reversals, as in GGRRow.
+	JackpotWins, JackpotWinReversals int64
+	Status                           Status
 	// First and Last are the times of the round's first and last event of
 	// the day.
 	First, Last time.Time
@@ -46,3 +48,6 @@ func (r ProviderRound) GGR() int64 { return r.Bets - r.BetRefunds - (r.Wins - r.
 func (r ProviderRound) PromoGGR() int64 {
 	return r.PromoBets - r.PromoBetRefunds - (r.PromoWins - r.PromoWinReversals)
 }
+
+// JackpotGGR is what jackpots paid in the round, net of reversals.
+func (r ProviderRound) JackpotGGR() int64 { return -(r.JackpotWins - r.JackpotWinReversals) }

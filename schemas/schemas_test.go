@@ -113,6 +113,15 @@ func realBodies(t *testing.T) []struct {
 		stale.Now = stale.Now.Add(49 * time.Hour)
 		add("the ledger's close of a stale round", l.apply(domain.DecideRoundClose(l.v,
 			domain.RoundClose{Client: "acme", Provider: "demo", Round: "r3", After: 48 * time.Hour}, stale)))
+		free := game("fb1", "r4")
+		free.Promo, free.Campaign, free.Reward = true, "camp-1", "reward-1"
+		add("free bet with its campaign and reward", l.apply(domain.DecideBet(l.v, free, domain.Zero(c), env())))
+		free.ExternalTxID = "fw1"
+		add("free bet's win with its campaign and reward", l.apply(domain.DecideWin(l.v, free, money(t, "3", c), "fb1", env())))
+		jp := game("jw1", "")
+		jp.Jackpot = money(t, "40", c)
+		add("win with a jackpot part", l.apply(domain.DecideWin(l.v, jp, money(t, "45", c), "", env())))
+		add("reversal of a jackpot win", l.apply(domain.DecideRollback(l.v, game("rb4", ""), "jw1", env())))
 	}
 	return out
 }

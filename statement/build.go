@@ -38,7 +38,8 @@ func Lines(provider string, ggr []projections.GGRRow, com []projections.Commissi
 		if !ok {
 			zero := domain.FormatMinor(0, scale)
 			l = &Line{Currency: cur, Bets: zero, BetRefunds: zero, Wins: zero, WinReversals: zero, GGR: zero, PromoBets: zero,
-				PromoBetRefunds: zero, PromoWins: zero, PromoWinReversals: zero, PromoGGR: zero, Commission: zero}
+				PromoBetRefunds: zero, PromoWins: zero, PromoWinReversals: zero, PromoGGR: zero, JackpotWins: zero, JackpotWinReversals: zero, JackpotGGR: zero,
+				Commission: zero}
 			byCur[cur] = l
 		}
 		return l
@@ -51,6 +52,7 @@ func Lines(provider string, ggr []projections.GGRRow, com []projections.Commissi
 		l.Bets, l.BetRefunds, l.Wins, l.WinReversals, l.GGR = f(r.Bets), f(r.BetRefunds), f(r.Wins), f(r.WinReversals), f(r.GGR())
 		l.PromoBets, l.PromoBetRefunds, l.PromoWins, l.PromoWinReversals, l.PromoGGR = f(r.PromoBets), f(r.PromoBetRefunds),
 			f(r.PromoWins), f(r.PromoWinReversals), f(r.PromoGGR())
+		l.JackpotWins, l.JackpotWinReversals, l.JackpotGGR = f(r.JackpotWins), f(r.JackpotWinReversals), f(r.JackpotGGR())
 		l.Rounds, l.Players = r.Rounds, r.Players
 	}
 	for _, r := range com {

@@ -42,7 +42,8 @@ func TestParsePeriod(t *testing.T) {
 
 func TestLinesTakeTheProvidersRowsPerCurrency(t *testing.T) {
 	ggr := []projections.GGRRow{
-		{Provider: "p", Currency: "USD", Scale: 2, Bets: 1000, Wins: 400, BetRefunds: 100, PromoWins: 50, Rounds: 3, Players: 2},
+		{Provider: "p", Currency: "USD", Scale: 2, Bets: 1000, Wins: 400, BetRefunds: 100, PromoWins: 50, Rounds: 3, Players: 2,
+			JackpotWins: 300, JackpotWinReversals: 100},
 		{Provider: "p", Currency: "EUR", Scale: 2, Bets: 500, Wins: 700},
 		{Provider: "other", Currency: "EUR", Scale: 2, Bets: 99999},
 	}
@@ -61,6 +62,10 @@ func TestLinesTakeTheProvidersRowsPerCurrency(t *testing.T) {
 	if usd.Bets != "10.00" || usd.BetRefunds != "1.00" || usd.GGR != "5.00" || usd.PromoGGR != "-0.50" || usd.Commission != "0.50" ||
 		usd.Rate != "0.1" || usd.Rounds != 3 || usd.Players != 2 {
 		t.Errorf("USD %+v", usd)
+	}
+	// Jackpot money is its own columns, outside GGR and commission.
+	if usd.JackpotWins != "3.00" || usd.JackpotWinReversals != "1.00" || usd.JackpotGGR != "-2.00" || eur.JackpotGGR != "0.00" {
+		t.Errorf("jackpot columns: USD %+v, EUR %+v", usd, eur)
 	}
 }
 
@@ -172,6 +177,9 @@ func TestPayloadIsCanonicalAndValidated(t *testing.T) {
 		"a day over two days":           func(p *statement.Payload) { p.Period, p.To = statement.PeriodDay, "2026-10-02" },
 		"a position without a hash":     func(p *statement.Payload) { p.ChainHash = "" },
 		"an amount that is not decimal": func(p *statement.Payload) { p.Totals[0].GGR = "1e3" },
+		"a jackpot amount that is not decimal": func(p *statement.Payload) {
+			p.Lines[0].JackpotWins, p.Lines[0].JackpotWinReversals, p.Lines[0].JackpotGGR = "0.00", "0.00", "x"
+		},
 		"lines out of order": func(p *statement.Payload) {
 			p.Lines = append(p.Lines, p.Lines[0])
 		},

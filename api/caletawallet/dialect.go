@@ -163,6 +163,23 @@ func toMoney(field string, units *int64, cur domain.Currency) (domain.Money, err
 	return domain.FromMinor(*units/step, cur), nil
 }
 
+// jackpotPart is the part of a win's amount jackpot_win says a jackpot
+// paid, in the win's currency (zero when left out or 0). It is part of the
+// amount, never added to it: one larger than the amount is refused.
+func jackpotPart(units *int64, win domain.Money) (domain.Money, error) {
+	if units == nil || *units == 0 {
+		return domain.Zero(win.Currency()), nil
+	}
+	j, err := toMoney("jackpot_win", units, win.Currency())
+	if err != nil {
+		return domain.Money{}, err
+	}
+	if j.Cmp(win) > 0 {
+		return domain.Money{}, refuse(StatusWrongTypes, "jackpot_win is larger than amount: it is the part of the win a jackpot paid")
+	}
+	return j, nil
+}
+
 // toUnits is m in document units (checkCurrency holds for its currency).
 func toUnits(m domain.Money) (int64, error) {
 	step := pow10(unitDigits - m.Currency().Exponent())

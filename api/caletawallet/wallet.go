@@ -220,20 +220,11 @@ func (h *Handlers) ok(c echo.Context, cl call, requestUUID string, balance domai
 		Currency: cl.cur.Code(), Balance: &units})
 }
 
-// unsupported refuses what this dialect cannot book yet: free bets
-// (is_free, campaign_uuid, reward_uuid) and jackpot wins, which would
-// otherwise be booked as real-money play (docs/protocols/caleta.md).
-func unsupported(isFree bool, campaign, reward string, jackpot *int64) error {
-	switch {
-	case isFree:
-		return refuse(StatusUnknown, "is_free (free bets) is not supported yet")
-	case campaign != "" || reward != "":
-		return refuse(StatusUnknown, "campaign_uuid and reward_uuid (free bets) are not supported yet")
-	case jackpot != nil && *jackpot != 0:
-		return refuse(StatusUnknown, "jackpot_win is not supported yet")
-	}
-	return nil
-}
+// free reports whether a bet or win is a free bet's: is_free, or the
+// campaign and reward ids the document sends "during Free Bets" (either
+// one makes it free: booking a campaign's call as real money would take
+// the player's money for a bet the campaign pays).
+func (f moneyFields) free() bool { return f.isFree || f.campaign != "" || f.reward != "" }
 
 // Check answers POST .../wallet/check: the token to use for the wallet
 // calls, which is the one given (a session id serves every call).
@@ -308,13 +299,21 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 		return raw, err
 	}
 	ctx := c.Request().Context()
-	cl, amount, game, err := h.moneyCall(ctx, prov, moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount,
-		gameCode: b.GameCode, isFree: b.IsFree, campaign: b.CampaignUUID, reward: b.RewardUUID})
+	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
+		campaign: b.CampaignUUID, reward: b.RewardUUID}
+	cl, amount, game, err := h.moneyCall(ctx, prov, f)
 	if err != nil {
 		return raw, err
 	}
-	res, err := h.deps.Commands.PlaceBetInSession(ctx, cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed),
-		amount, cl.sess.ExpiresAt)
+	g := cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed)
+	if f.free() {
+		// A free bet: the campaign pays the stake, the player's wallet
+		// gives nothing. It is booked as a promo bet of zero under the
+		// campaign's ids (amount is the bet's nominal value).
+		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
+		amount = domain.Zero(cl.cur)
+	}
+	res, err := h.deps.Commands.PlaceBetInSession(ctx, g, amount, cl.sess.ExpiresAt)
 	if err != nil {
 		return raw, err
 	}
@@ -327,12 +326,11 @@ type moneyFields struct {
 	amount                    *int64
 	isFree                    bool
 	campaign, reward          string
-	jackpot                   *int64
 }
 
 // moneyCall checks what a bet and a win share, in the document's order:
-// the session of the token, its currency, the fields we do not book yet,
-// the amount at the currency's precision, the game.
+// the session of the token, its currency, the amount at the currency's
+// precision, the game.
 func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f moneyFields) (call, domain.Money, string, error) {
 	cl, err := h.session(ctx, prov, f.token)
 	if err != nil {
@@ -340,9 +338,6 @@ func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f money
 	}
 	if f.currency != cl.sess.Currency {
 		return call{}, domain.Money{}, "", refuse(StatusWrongCurrency, "currency is not the session's")
-	}
-	if err := unsupported(f.isFree, f.campaign, f.reward, f.jackpot); err != nil {
-		return call{}, domain.Money{}, "", err
 	}
 	amount, err := toMoney("amount", f.amount, cl.cur)
 	if err != nil {
@@ -377,13 +372,21 @@ func (h *Handlers) win(c echo.Context, b *winCall) ([]byte, error) {
 		return raw, err
 	}
 	ctx := c.Request().Context()
-	cl, amount, game, err := h.moneyCall(ctx, prov, moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount,
-		gameCode: b.GameCode, isFree: b.IsFree, campaign: b.CampaignUUID, reward: b.RewardUUID, jackpot: b.JackpotWin})
+	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
+		campaign: b.CampaignUUID, reward: b.RewardUUID}
+	cl, amount, game, err := h.moneyCall(ctx, prov, f)
 	if err != nil {
 		return raw, err
 	}
-	res, err := h.deps.Commands.CreditWin(ctx, cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed),
-		amount, b.ReferenceTransactionUUID)
+	g := cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed)
+	if f.free() {
+		// A free bet's win is credited in full, as promo money.
+		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
+	}
+	if g.Jackpot, err = jackpotPart(b.JackpotWin, amount); err != nil {
+		return raw, err
+	}
+	res, err := h.deps.Commands.CreditWin(ctx, g, amount, b.ReferenceTransactionUUID)
 	if err != nil {
 		return raw, err
 	}

@@ -27,6 +27,7 @@ var RoundColumns = []string{"day", "client_id", "round_id", "player_id", "game_i
 	"bets", "wins", "free_bets", "rollbacks",
 	"bet_amount", "bet_refunds", "win_amount", "win_reversals", "ggr",
 	"promo_bet_amount", "promo_bet_refunds", "promo_win_amount", "promo_win_reversals", "promo_ggr",
+	"jackpot_win_amount", "jackpot_win_reversals", "jackpot_ggr",
 	"status", "first_at", "last_at"}
 
 // Rounds answers GET /provider/v1/reports/rounds/{day}: the calling
@@ -81,6 +82,7 @@ func WriteRounds(c echo.Context, provider string, day time.Time, rounds []projec
 			count(r.BetCount), count(r.WinCount), count(r.FreeBetCount), count(r.RollbackCount),
 			money(r.Bets), money(r.BetRefunds), money(r.Wins), money(r.WinReversals), money(r.GGR()),
 			money(r.PromoBets), money(r.PromoBetRefunds), money(r.PromoWins), money(r.PromoWinReversals), money(r.PromoGGR()),
+			money(r.JackpotWins), money(r.JackpotWinReversals), money(r.JackpotGGR()),
 			string(r.Status), wire.FormatTime(r.First), wire.FormatTime(r.Last)}); err != nil {
 			return err
 		}

@@ -77,6 +77,9 @@ type walletCall struct {
 	Currency               string            `json:"currency"`
 	ReferenceTransactionID string            `json:"reference_transaction_id"`
 	Promo                  bool              `json:"promo"`
+	// Jackpot is a win's jackpot part; only a win may carry one (the
+	// domain refuses it on a bet or rollback).
+	Jackpot domain.AmountText `json:"jackpot"`
 }
 
 type walletAnswer struct {
@@ -182,6 +185,13 @@ func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domai
 // already open play on and settle (docs/provider-wallet.md).
 func (h *Handlers) gameTx(ctx context.Context, call walletCall, sess gateway.GameSession, cur domain.Currency) (domain.GameTx, error) {
 	g := call.game(sess, cur)
+	if call.Jackpot != "" {
+		j, err := domain.ParseMoney(string(call.Jackpot), cur)
+		if err != nil {
+			return domain.GameTx{}, fmt.Errorf("jackpot: %w", err)
+		}
+		g.Jackpot = j
+	}
 	if g.Game == sess.GameID {
 		return g, nil
 	}

@@ -19,7 +19,7 @@ const (
 	// CodeInvalidInput: the body is not the call's shape, or an amount is
 	// not exact in the currency.
 	CodeInvalidInput = 200
-	// CodeGeneric: a call the ledger cannot book faithfully (jackpots, a
+	// CodeGeneric: a call the ledger cannot book faithfully (a
 	// stake split between player and promo money).
 	CodeGeneric = 201
 	// CodeNotAuthorized: the token is not a session of this provider, or

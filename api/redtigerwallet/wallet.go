@@ -242,18 +242,39 @@ func split(cashField, promoField string, cashText, promoText domain.AmountText, 
 	return c, false, nil
 }
 
-// noJackpot refuses a jackpot amount other than zero: the ledger has no
-// jackpot kind yet, and booking one as a game win or stake would mix it
-// into real-money GGR.
-func noJackpot(field string, text domain.AmountText, cur domain.Currency) error {
-	m, err := amount(field, text, cur)
+// jackpotPart is the part of a payout a jackpot paid: details.jackpot,
+// or the sum of sources.jackpot's pots when only they say it. When both
+// are given they must agree; the part must be within the payout paid
+// (docs/protocols/redtiger.md, Jackpots). It is booked as jackpot money,
+// apart from game and promo wins.
+func jackpotPart(tx payoutTx, paid domain.Money) (domain.Money, error) {
+	cur := paid.Currency()
+	detail, err := amount("transaction.details.jackpot", tx.Details.Jackpot, cur)
 	if err != nil {
-		return err
+		return domain.Money{}, err
 	}
-	if !m.IsZero() {
-		return refuse(CodeGeneric, field+" is not supported: jackpot games cannot be booked yet")
+	pots := domain.Zero(cur)
+	for pot, v := range tx.Sources.Jackpot {
+		m, err := amount("transaction.sources.jackpot."+pot, v, cur)
+		if err != nil {
+			return domain.Money{}, err
+		}
+		if pots, err = pots.Add(m); err != nil {
+			return domain.Money{}, refuse(CodeInvalidInput, "transaction.sources.jackpot: "+err.Error())
+		}
 	}
-	return nil
+	part := detail
+	switch {
+	case detail.IsZero():
+		part = pots
+	case !pots.IsZero() && pots.Cmp(detail) != 0:
+		return domain.Money{}, refuse(CodeInvalidInput, "transaction.sources.jackpot adds up to "+pots.String()+
+			", transaction.details.jackpot says "+detail.String())
+	}
+	if part.Cmp(paid) > 0 {
+		return domain.Money{}, refuse(CodeInvalidInput, "the jackpot part "+part.String()+" is more than the payout "+paid.String())
+	}
+	return part, nil
 }
 
 // Stake answers POST .../stake: the player's stake debited at once, while
@@ -283,11 +304,13 @@ func (h *Handlers) stake(c echo.Context, buyin bool) (any, error) {
 	if strings.TrimSpace(b.Transaction.ID) == "" {
 		return nil, refuse(CodeInvalidInput, "transaction.id is required")
 	}
-	if err := noJackpot("transaction.details.jackpot", b.Transaction.Details.Jackpot, cl.cur); err != nil {
-		return nil, err
-	}
-	if _, err := amount("transaction.details.game", b.Transaction.Details.Game, cl.cur); err != nil {
-		return nil, err
+	// A jackpot contribution (details.jackpot) is part of the player's
+	// stake: read, booked with it as the bet (docs/protocols/redtiger.md).
+	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
+		"transaction.details.jackpot": b.Transaction.Details.Jackpot} {
+		if _, err := amount(f, v, cl.cur); err != nil {
+			return nil, err
+		}
 	}
 	m, promo, err := split("transaction.stake", "transaction.stakePromo", b.Transaction.Stake, b.Transaction.StakePromo, cl.cur)
 	if err != nil {
@@ -337,14 +360,6 @@ func (h *Handlers) payout(c echo.Context, settle bool) (any, error) {
 	if strings.TrimSpace(b.Transaction.ID) == "" {
 		return nil, refuse(CodeInvalidInput, "transaction.id is required")
 	}
-	if err := noJackpot("transaction.details.jackpot", b.Transaction.Details.Jackpot, cl.cur); err != nil {
-		return nil, err
-	}
-	for pot, v := range b.Transaction.Sources.Jackpot {
-		if err := noJackpot("transaction.sources.jackpot."+pot, v, cl.cur); err != nil {
-			return nil, err
-		}
-	}
 	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
 		"transaction.sources.lines": b.Transaction.Sources.Lines, "transaction.sources.features": b.Transaction.Sources.Features} {
 		if _, err := amount(f, v, cl.cur); err != nil {
@@ -355,11 +370,17 @@ func (h *Handlers) payout(c echo.Context, settle bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	jp, err := jackpotPart(b.Transaction, m)
+	if err != nil {
+		return nil, err
+	}
 	g, err := h.game(ctx, cl, b.Game.Key)
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.deps.Commands.CreditWin(ctx, cl.gameTx(g, b.Transaction.ID, b.Round, promo || settle), m, "")
+	tx := cl.gameTx(g, b.Transaction.ID, b.Round, promo || settle)
+	tx.Jackpot = jp
+	res, err := h.deps.Commands.CreditWin(ctx, tx, m, "")
 	if err != nil {
 		return nil, err
 	}

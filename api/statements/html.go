@@ -37,11 +37,11 @@ dt{font-weight:600}code{font-size:.85em;word-break:break-all}.note{color:#333;fo
 </dl>
 <h2>The period, per currency</h2>
 <table><thead><tr><th>Currency</th><th class="num">Bets</th><th class="num">Refunds</th><th class="num">Wins</th><th class="num">Reversals</th>
-<th class="num">GGR</th><th class="num">Promo GGR</th><th class="num">Rounds</th><th class="num">Players</th><th class="num">Rate</th><th class="num">Commission</th></tr></thead>
+<th class="num">GGR</th><th class="num">Promo GGR</th><th class="num">Jackpot GGR</th><th class="num">Rounds</th><th class="num">Players</th><th class="num">Rate</th><th class="num">Commission</th></tr></thead>
 <tbody>{{range .Statement.Lines}}<tr><td>{{.Currency}}</td><td class="num">{{.Bets}}</td><td class="num">{{.BetRefunds}}</td><td class="num">{{.Wins}}</td>
-<td class="num">{{.WinReversals}}</td><td class="num">{{.GGR}}</td><td class="num">{{.PromoGGR}}</td><td class="num">{{.Rounds}}</td><td class="num">{{.Players}}</td>
+<td class="num">{{.WinReversals}}</td><td class="num">{{.GGR}}</td><td class="num">{{.PromoGGR}}</td><td class="num">{{or .JackpotGGR "—"}}</td><td class="num">{{.Rounds}}</td><td class="num">{{.Players}}</td>
 <td class="num">{{if .Rate}}{{.Rate}}{{if .RateChanged}} (changed){{end}}{{else}}—{{end}}</td><td class="num">{{.Commission}}</td></tr>
-{{else}}<tr><td colspan="11">No play in the period.</td></tr>{{end}}</tbody></table>
+{{else}}<tr><td colspan="12">No play in the period.</td></tr>{{end}}</tbody></table>
 <h2>Late changes of earlier closed periods</h2>
 {{if .Statement.Late}}<table><thead><tr><th>Statement</th><th>Period</th><th>Currency</th><th class="num">GGR</th><th class="num">Commission</th></tr></thead>
 <tbody>{{range .Statement.Late}}<tr><td><code>{{.StatementID}}</code></td><td>{{.From}} to {{.To}}</td><td>{{.Currency}}</td><td class="num">{{.GGR}}</td><td class="num">{{.Commission}}</td></tr>{{end}}</tbody></table>

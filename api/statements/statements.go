@@ -134,7 +134,8 @@ func (h Handlers) Get(c echo.Context, client string) error {
 // CSVColumns are a statement's CSV columns: one row per line (kind line),
 // late change (late) and total (total).
 var CSVColumns = []string{"statement_id", "client_id", "provider", "from", "to", "kind", "currency", "of_statement", "of_from", "of_to",
-	"bets", "bet_refunds", "wins", "win_reversals", "ggr", "promo_ggr", "rounds", "players", "rate", "rate_changed", "commission"}
+	"bets", "bet_refunds", "wins", "win_reversals", "ggr", "promo_ggr", "jackpot_ggr", "rounds", "players", "rate", "rate_changed",
+	"commission"}
 
 func writeCSV(c echo.Context, v View) error {
 	res := c.Response()
@@ -151,14 +152,14 @@ func writeCSV(c echo.Context, v View) error {
 		if l.RateChanged {
 			changed = "true"
 		}
-		row("line", l.Currency, "", "", "", l.Bets, l.BetRefunds, l.Wins, l.WinReversals, l.GGR, l.PromoGGR,
+		row("line", l.Currency, "", "", "", l.Bets, l.BetRefunds, l.Wins, l.WinReversals, l.GGR, l.PromoGGR, l.JackpotGGR,
 			itoa(l.Rounds), itoa(l.Players), l.Rate, changed, l.Commission)
 	}
 	for _, l := range p.Late {
-		row("late", l.Currency, l.StatementID, l.From, l.To, "", "", "", "", l.GGR, "", "", "", "", "", l.Commission)
+		row("late", l.Currency, l.StatementID, l.From, l.To, "", "", "", "", l.GGR, "", "", "", "", "", "", l.Commission)
 	}
 	for _, t := range p.Totals {
-		row("total", t.Currency, "", "", "", "", "", "", "", t.GGR, "", "", "", "", "", t.Commission)
+		row("total", t.Currency, "", "", "", "", "", "", "", t.GGR, "", "", "", "", "", "", t.Commission)
 	}
 	w.Flush()
 	return w.Error()

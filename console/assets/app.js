@@ -307,7 +307,7 @@ async function openTx(id) {
   try {
     const t = (await call('/api/v1/transactions/' + encodeURIComponent(id))).data;
     const fields = ['id', 'type', 'status', 'amount', 'currency', 'created_at', 'player_id', 'provider', 'game', 'round_id',
-      'external_id', 'reference_id', 'balance_after', 'promo', 'position'];
+      'external_id', 'reference_id', 'balance_after', 'promo', 'jackpot', 'campaign_id', 'reward_id', 'position'];
     out.replaceChildren(
       el('dl', { class: 'fields' }, fields.map((f) => [el('dt', { text: f }), el('dd', {}, f === 'status' ? badge(t.status) : text(t[f]))])),
       el('h4', { text: `Ledger events (${t.events.length})` }),

@@ -128,6 +128,16 @@ func Closed(g *domain.GameTx) { g.RoundClosed = true }
 // Promo makes the call promo money (a free spin).
 func Promo(g *domain.GameTx) { g.Promo = true }
 
+// FreeBet makes the call a free bet of campaign and reward (promo money).
+func FreeBet(campaign, reward string) func(*domain.GameTx) {
+	return func(g *domain.GameTx) { g.Promo, g.Campaign, g.Reward = true, campaign, reward }
+}
+
+// Jackpot makes minor units of a win's amount its jackpot part.
+func Jackpot(minor int64) func(*domain.GameTx) {
+	return func(g *domain.GameTx) { g.Jackpot = domain.FromMinor(minor, g.Currency) }
+}
+
 // InGame sets the game.
 func InGame(game string) func(*domain.GameTx) { return func(g *domain.GameTx) { g.Game = game } }
 

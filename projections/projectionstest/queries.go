@@ -218,6 +218,8 @@ func testGGRReport(t *testing.T, newStore func(t *testing.T) Store) {
 			w.sum.PromoWins += g.PromoWins
 			w.sum.PromoBetRefunds += g.PromoBetRefunds
 			w.sum.PromoWinReversals += g.PromoWinReversals
+			w.sum.JackpotWins += g.JackpotWins
+			w.sum.JackpotWinReversals += g.JackpotWinReversals
 			w.sum.Rounds += g.Rounds
 		}
 		for m := range st.Players {

@@ -23,6 +23,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	}{
 		{"history rows of bets, wins, rollbacks and rounds", testHistoryRows},
 		{"GGR books a rollback on its own day, against what it undoes", testGGRRollbacks},
+		{"free bets and jackpot parts are their own money kinds", testMoneyKinds},
 		{"a round counts where it starts, whatever order its bets come in", testRoundStarts},
 		{"players' bet days per month", testPlayerMonths},
 		{"a game result of two streams does not depend on their order", testGameResultOrder},
@@ -240,6 +241,50 @@ func testGGRRollbacks(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	if !st.Players[projections.GGRMember{GGRKey: d1.GGRKey, Member: "p1"}] || len(st.Players) != 2 {
 		t.Errorf("players %v, want p1 in slot-a on either day", st.Players)
+	}
+}
+
+func testMoneyKinds(t *testing.T, newStore func(t *testing.T) Store) {
+	// given a free bet and its win, a real bet won with a jackpot part, and
+	// a promo win with a jackpot part reversed the next day
+	l := NewLedger(t, day1)
+	l.Deposit(Client("acme", "p1", "dep", EUR), "100.00")
+	free := l.Bet(Game("fb1", "r1", FreeBet("camp-1", "rw-1")), "0.00")
+	freeWin := l.Win(Game("fw1", "r1", FreeBet("camp-1", "rw-1"), Closed), "6.00", "fb1")
+	l.Bet(Game("b2", "r2"), "10.00")
+	jp := l.Win(Game("w2", "r2", Jackpot(500_00), Closed), "520.00", "b2")
+	l.Bet(Game("b3", "r3"), "1.00")
+	l.Win(Game("w3", "r3", Promo, Jackpot(40_00), Closed), "45.00", "b3")
+	l.Now = day2
+	rev := l.Rollback(Game("rb3", "r3", InGame("other")), "w3")
+	// when
+	s := newStore(t)
+	applyAll(t, s, l.Events...)
+	st := state(t, s)
+	// then the history carries the ids and the jackpot parts
+	if r := st.Rows[free.ID]; !r.Promo || r.CampaignID != "camp-1" || r.RewardID != "rw-1" || r.Amount != 0 {
+		t.Errorf("free bet row %+v", r)
+	}
+	if r := st.Rows[freeWin.ID]; !r.Promo || r.CampaignID != "camp-1" || r.RewardID != "rw-1" || r.Jackpot != 0 {
+		t.Errorf("free win row %+v", r)
+	}
+	if r := st.Rows[jp.ID]; r.Jackpot != 500_00 || r.Amount != 520_00 || r.Promo {
+		t.Errorf("jackpot win row %+v", r)
+	}
+	if r := st.Rows[rev.ID]; r.Jackpot != 40_00 || r.Amount != -45_00 || !r.Promo {
+		t.Errorf("reversal of a jackpot win: %+v", r)
+	}
+	// and GGR keeps jackpot money apart from game and promo wins
+	ggr := func(day time.Time) projections.GGRDelta {
+		return st.GGR[projections.GGRKey{ClientID: "acme", Day: midnight(day), Provider: "prov", Game: "slot", Currency: "EUR"}]
+	}
+	d1, d2 := ggr(day1), ggr(day2)
+	if d1.Bets != 11_00 || d1.Wins != 20_00 || d1.PromoBets != 0 || d1.PromoWins != 11_00 || d1.JackpotWins != 540_00 ||
+		d1.JackpotWinReversals != 0 {
+		t.Errorf("day 1 = %+v", d1)
+	}
+	if d2.PromoWinReversals != 5_00 || d2.JackpotWinReversals != 40_00 || d2.WinReversals != 0 || d2.JackpotWins != 0 {
+		t.Errorf("day 2 = %+v", d2)
 	}
 }
 

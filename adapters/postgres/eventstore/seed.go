@@ -193,6 +193,7 @@ func (s *seedTraffic) Decide(g *Generator) (domain.Change, error) {
 		}
 		gt.ExternalTxID, gt.RoundClosed = g.NextID("win"), true
 		gt.Promo = rnd.IntN(20) == 0
+		seedKinds(&gt, amount, s.money)
 		ch, err := domain.DecideWin(view, gt, s.money(amount), "", g.Env())
 		if err == nil {
 			p.round, p.bets, p.lastWin, p.lastWinRound = "", nil, gt.ExternalTxID, gt.Round
@@ -211,10 +212,24 @@ func (s *seedTraffic) bet(p *seedPlayer, gt domain.GameTx, id string) (domain.Ch
 	if gt.Promo && rnd.IntN(2) == 0 {
 		amount = 0 // a free spin
 	}
+	seedKinds(&gt, 0, s.money)
 	ch, err := domain.DecideBet(s.g.View(), gt, s.money(amount), s.g.Env())
 	if err == nil {
 		p.round = gt.Round
 		p.bets = append(p.bets, id)
 	}
 	return ch, err
+}
+
+// seedKinds gives a promo call free-bet ids, and a win (amount > 0) now and
+// then a jackpot part: two thirds of every win whose amount is a multiple
+// of 7 minor units. Derived from what was drawn, not drawn itself, so the
+// rest of the traffic stays what each seed made before.
+func seedKinds(gt *domain.GameTx, winAmount int64, money func(int64) domain.Money) {
+	if gt.Promo {
+		gt.Campaign, gt.Reward = "camp-"+gt.Game, "reward-"+gt.Player
+	}
+	if winAmount > 0 && winAmount%7 == 0 {
+		gt.Jackpot = money(winAmount - winAmount/3)
+	}
 }

@@ -124,7 +124,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 				idx int64
 				g   projections.GameTx
 			)
-			if _, err := pgx.ForEachRow(rows, []any{&idx, &g.Type, &g.Game, &g.Promo}, func() error {
+			if _, err := pgx.ForEachRow(rows, []any{&idx, &g.Type, &g.Game, &g.Promo, &g.Jackpot}, func() error {
 				k := idx - 1
 				i := lookupOf[k]
 				key := projections.GameTxKey{ClientID: lk.clients[k], Provider: lk.providers[k], ExternalTxID: lk.externals[k]}
@@ -338,7 +338,7 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 			clients, providers, games, currencies []string
 			days                                  []time.Time
 			scales                                []int16
-			sums                                  [8][]int64
+			sums                                  [10][]int64
 		)
 		for _, k := range c.ggr.keys {
 			g := c.ggr.byKey[k]
@@ -346,7 +346,7 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 				append(providers, k.Provider), append(games, k.Game), append(currencies, k.Currency)
 			scales = append(scales, int16(g.Scale))
 			for j, v := range []int64{g.Bets, g.BetRefunds, g.Wins, g.WinReversals, g.PromoBets, g.PromoBetRefunds,
-				g.PromoWins, g.PromoWinReversals} {
+				g.PromoWins, g.PromoWinReversals, g.JackpotWins, g.JackpotWinReversals} {
 				sums[j] = append(sums[j], v)
 			}
 		}
@@ -398,7 +398,8 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 // upsertGameResults.
 type txArrays struct {
 	ids, clients, types, currencies, statuses, providers, games, players, rounds, externals, references []string
-	amounts, seqs, positions, balances, openBets, rolledBets, wins                                      []int64
+	amounts, seqs, positions, balances, openBets, rolledBets, wins, jackpots                            []int64
+	campaigns, rewards                                                                                  []string
 	scales, subs                                                                                        []int16
 	createdAt                                                                                           []time.Time
 	hasBalance, promos, closed                                                                          []bool
@@ -415,6 +416,7 @@ func (a *txArrays) add(t *projections.Transaction) {
 	a.openBets, a.rolledBets, a.wins = append(a.openBets, t.OpenBets), append(a.rolledBets, t.RolledBets), append(a.wins, t.Wins)
 	a.scales, a.subs, a.createdAt = append(a.scales, int16(t.Scale)), append(a.subs, int16(t.Sub)), append(a.createdAt, t.CreatedAt)
 	a.hasBalance, a.promos, a.closed = append(a.hasBalance, t.HasBalanceAfter), append(a.promos, t.Promo), append(a.closed, t.Closed)
+	a.jackpots, a.campaigns, a.rewards = append(a.jackpots, t.Jackpot), append(a.campaigns, t.CampaignID), append(a.rewards, t.RewardID)
 }
 
 // args are insertTxs' and upsertGameResults' parameters, in their unnest's
@@ -422,5 +424,5 @@ func (a *txArrays) add(t *projections.Transaction) {
 func (a *txArrays) args() []any {
 	return []any{a.ids, a.clients, a.types, a.amounts, a.currencies, a.scales, a.statuses, a.createdAt, a.providers,
 		a.games, a.players, a.rounds, a.externals, a.references, a.seqs, a.subs, a.positions, a.balances, a.hasBalance,
-		a.promos, a.openBets, a.rolledBets, a.wins, a.closed}
+		a.promos, a.openBets, a.rolledBets, a.wins, a.closed, a.jackpots, a.campaigns, a.rewards}
 }

@@ -125,9 +125,11 @@ func (s *pgReadStore) State(ctx context.Context) (projectionstest.State, error) 
 			[]any{&b.Account, &b.Kind, &b.ClientID, &b.PlayerID, &b.Currency, &b.Scale, &b.Balance, &b.Position},
 			func() error { st.Balances[b.Account] = b; return nil }},
 		{`SELECT client_id, day, provider, game, currency, scale, bets, bet_refunds, wins, win_reversals, promo_bets,
-			promo_bet_refunds, promo_wins, promo_win_reversals, rounds FROM readmodels.ggr_daily`,
+			promo_bet_refunds, promo_wins, promo_win_reversals, rounds, jackpot_wins, jackpot_win_reversals
+			FROM readmodels.ggr_daily`,
 			[]any{&g.ClientID, &g.Day, &g.Provider, &g.Game, &g.Currency, &g.Scale, &g.Bets, &g.BetRefunds, &g.Wins,
-				&g.WinReversals, &g.PromoBets, &g.PromoBetRefunds, &g.PromoWins, &g.PromoWinReversals, &g.Rounds},
+				&g.WinReversals, &g.PromoBets, &g.PromoBetRefunds, &g.PromoWins, &g.PromoWinReversals, &g.Rounds, &g.JackpotWins,
+				&g.JackpotWinReversals},
 			func() error { st.GGR[g.GGRKey] = g; return nil }},
 		{`SELECT client_id, day, provider, game, currency, player_id FROM readmodels.ggr_players`,
 			[]any{&m.ClientID, &m.Day, &m.Provider, &m.Game, &m.Currency, &m.Member},

@@ -414,11 +414,13 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 		       sum(wins)::bigint AS wins, sum(win_reversals)::bigint AS win_reversals,
 		       sum(promo_bets)::bigint AS promo_bets, sum(promo_bet_refunds)::bigint AS promo_bet_refunds,
 		       sum(promo_wins)::bigint AS promo_wins, sum(promo_win_reversals)::bigint AS promo_win_reversals,
+		       sum(jackpot_wins)::bigint AS jackpot_wins, sum(jackpot_win_reversals)::bigint AS jackpot_win_reversals,
 		       sum(rounds)::bigint AS rounds
 		FROM ` + m.t("ggr_daily") + ` WHERE ` + where + ` GROUP BY ` + group + `),
 	players AS (` + playersSQL + `)
 	SELECT ` + prefixed("s.", group) + `, s.scale, s.bets, s.bet_refunds, s.wins, s.win_reversals, s.promo_bets,
-	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, s.rounds, coalesce(p.n, 0)
+	       s.promo_bet_refunds, s.promo_wins, s.promo_win_reversals, s.jackpot_wins, s.jackpot_win_reversals,
+	       s.rounds, coalesce(p.n, 0)
 	FROM sums s LEFT JOIN players p USING (` + group + `)
 	ORDER BY ` + prefixed("s.", group)
 	// Enough memory to hash a month of players without spilling to disk.
@@ -453,7 +455,8 @@ func (m *ReadModels) GGR(ctx context.Context, q projections.ReportQuery) ([]proj
 			}
 		}
 		dest = append(dest, &scale, &r.Bets, &r.BetRefunds, &r.Wins, &r.WinReversals, &r.PromoBets,
-			&r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.Rounds, &r.Players)
+			&r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.JackpotWins, &r.JackpotWinReversals,
+			&r.Rounds, &r.Players)
 		err := row.Scan(dest...)
 		r.Scale = int(scale)
 		return r, err

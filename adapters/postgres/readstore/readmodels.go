@@ -88,22 +88,23 @@ type readModelSQL struct {
 func newReadModelSQL(schema string) readModelSQL {
 	t := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	txCols := `id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
-		round_id, external_id, reference_id, seq, sub, position, balance_after, promo, open_bets, rolled_bets, wins, closed`
+		round_id, external_id, reference_id, seq, sub, position, balance_after, promo, open_bets, rolled_bets, wins, closed,
+		jackpot, campaign_id, reward_id`
 	// The rows of txArrays.args, for insertTxs and upsertGameResults.
 	txRows := `
 			SELECT id::uuid, client_id, type, amount, currency, scale, base_status, created_at, nullif(provider, ''),
 			       nullif(game, ''), nullif(player_id, ''), nullif(round_id, ''), nullif(external_id, ''),
 			       nullif(reference_id, ''), seq, sub, position, CASE WHEN has_balance THEN balance_after END, promo,
-			       open_bets, rolled_bets, wins, closed
+			       open_bets, rolled_bets, wins, closed, jackpot, nullif(campaign_id, ''), nullif(reward_id, '')
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::int2[], $7::text[],
 			            $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
 			            $15::int8[], $16::int2[], $17::int8[], $18::int8[], $19::bool[], $20::bool[], $21::int8[],
-			            $22::int8[], $23::int8[], $24::bool[])
+			            $22::int8[], $23::int8[], $24::bool[], $25::int8[], $26::text[], $27::text[])
 			  AS r(id, client_id, type, amount, currency, scale, base_status, created_at, provider, game, player_id,
 			       round_id, external_id, reference_id, seq, sub, position, balance_after, has_balance, promo,
-			       open_bets, rolled_bets, wins, closed)`
+			       open_bets, rolled_bets, wins, closed, jackpot, campaign_id, reward_id)`
 	ggrAmounts := []string{"bets", "bet_refunds", "wins", "win_reversals", "promo_bets", "promo_bet_refunds",
-		"promo_wins", "promo_win_reversals"}
+		"promo_wins", "promo_win_reversals", "jackpot_wins", "jackpot_win_reversals"}
 	var adds []string
 	for _, c := range ggrAmounts {
 		adds = append(adds, c+" = g."+c+" + excluded."+c)
@@ -125,10 +126,10 @@ func newReadModelSQL(schema string) readModelSQL {
 		// One probe of the game-transaction key per lookup, whatever the
 		// statistics say: as a plain join, a plan made while the table held
 		// no bets walked every bet for each batch once it did (46 ms).
-		lookupGameTxs: `SELECT k.i, t.type, coalesce(t.game, ''), t.promo
+		lookupGameTxs: `SELECT k.i, t.type, coalesce(t.game, ''), t.promo, t.jackpot
 			FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(client_id, provider, external_id, i)
 			CROSS JOIN LATERAL (
-				SELECT type, game, promo FROM ` + t("transactions") + `
+				SELECT type, game, promo, jackpot FROM ` + t("transactions") + `
 				WHERE client_id = k.client_id AND provider = k.provider AND external_id = k.external_id
 				  AND type IN ('bet', 'win')
 				LIMIT 1) t`,
@@ -314,7 +315,8 @@ func txArgs(t projections.Transaction) []any {
 	}
 	return []any{t.ID, t.ClientID, string(t.Type), t.Amount, t.Currency, t.Scale, string(t.Status), t.CreatedAt,
 		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalTxID),
-		nullText(t.ReferenceTx), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed}
+		nullText(t.ReferenceTx), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed,
+		t.Jackpot, nullText(t.CampaignID), nullText(t.RewardID)}
 }
 
 // nullText stores "" as NULL.

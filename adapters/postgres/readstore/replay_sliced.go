@@ -60,12 +60,12 @@ var stagingTables = []struct{ name, like string }{
 // Staging tables of their own: the bets and wins (for the rollbacks of a
 // later slice) and the rollback marks of rows of an earlier slice.
 var (
-	gameTxTable = rmTable{name: "gametx", cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq", "position"},
-		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8, colInt8},
+	gameTxTable = rmTable{name: "gametx", cols: []string{"client_id", "provider", "external_id", "type", "game", "promo", "seq", "jackpot", "position"},
+		types: []colType{colText, colText, colText, colText, colText, colBool, colInt8, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.gameTxs), row: func(i int) []any {
 				t := rb.gameTxs[i]
-				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq, t.Position}
+				return []any{t.ClientID, t.Provider, t.ExternalTxID, string(t.Type), nullText(t.Game), t.Promo, t.Seq, t.Jackpot, t.Position}
 			}}
 		}}
 	marksTable = rmTable{name: "marks", cols: []string{"client_id", "provider", "external_id", "position"},
@@ -111,7 +111,7 @@ func (m *ReadModels) createStaging(ctx context.Context) error {
 	stmts = append(stmts,
 		`CREATE UNLOGGED TABLE `+staging+`.gametx (client_id text NOT NULL, provider text NOT NULL,
 			external_id text NOT NULL, type text NOT NULL, game text, promo boolean NOT NULL, seq bigint NOT NULL,
-			position bigint NOT NULL)`,
+			jackpot bigint NOT NULL, position bigint NOT NULL)`,
 		`CREATE INDEX ON `+staging+`.gametx (client_id, provider, external_id)`,
 		`CREATE UNLOGGED TABLE `+staging+`.marks (client_id text NOT NULL, provider text NOT NULL,
 			external_id text NOT NULL, position bigint NOT NULL)`)
@@ -126,14 +126,14 @@ func (m *ReadModels) createStaging(ctx context.Context) error {
 // earlierGameTx looks up on conn a bet or win that an earlier slice wrote:
 // the last one with the key, as projections.Memory keeps it.
 func earlierGameTx(ctx context.Context, conn *pgxpool.Conn, staging string, errp *error) projections.Lookup {
-	query := `SELECT type, coalesce(game, ''), promo FROM ` + pgx.Identifier{staging, "gametx"}.Sanitize() + `
+	query := `SELECT type, coalesce(game, ''), promo, jackpot FROM ` + pgx.Identifier{staging, "gametx"}.Sanitize() + `
 		WHERE client_id = $1 AND provider = $2 AND external_id = $3 ORDER BY seq DESC LIMIT 1`
 	return func(k projections.GameTxKey) (projections.GameTx, bool) {
 		var (
 			g   projections.GameTx
 			typ string
 		)
-		err := conn.QueryRow(ctx, query, k.ClientID, k.Provider, k.ExternalTxID).Scan(&typ, &g.Game, &g.Promo)
+		err := conn.QueryRow(ctx, query, k.ClientID, k.Provider, k.ExternalTxID).Scan(&typ, &g.Game, &g.Promo, &g.Jackpot)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return g, false
 		}

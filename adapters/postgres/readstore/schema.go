@@ -20,7 +20,7 @@ func TxCols(a string) string {
 	return strings.NewReplacer("@", a).Replace(`@id::text, @client_id, @type, @amount, @currency, @scale, @status,
 	@created_at, coalesce(@provider, ''), coalesce(@game, ''), coalesce(@player_id, ''), coalesce(@round_id, ''),
 	coalesce(@external_id, ''), coalesce(@reference_id, ''), @seq, @sub, @position, @balance_after, @promo,
-	@open_bets, @rolled_bets, @wins, @closed`)
+	@open_bets, @rolled_bets, @wins, @closed, @jackpot, coalesce(@campaign_id, ''), coalesce(@reward_id, '')`)
 }
 
 // ScanTx reads a history row selected with TxCols.
@@ -35,7 +35,7 @@ func ScanTx(row pgx.CollectableRow) (projections.Transaction, error) {
 	)
 	err := row.Scan(&t.ID, &t.ClientID, &typ, &t.Amount, &t.Currency, &scale, &status, &t.CreatedAt, &t.Provider,
 		&t.Game, &t.PlayerID, &t.RoundID, &t.ExternalTxID, &t.ReferenceTx, &t.Seq, &sub, &t.Position, &bal, &t.Promo,
-		&t.OpenBets, &t.RolledBets, &t.Wins, &t.Closed)
+		&t.OpenBets, &t.RolledBets, &t.Wins, &t.Closed, &t.Jackpot, &t.CampaignID, &t.RewardID)
 	t.Type, t.Status, t.Scale, t.Sub = projections.TxType(typ), projections.Status(status), int(scale), int(sub)
 	t.CreatedAt = t.CreatedAt.UTC()
 	if bal != nil {

@@ -47,10 +47,11 @@ func splitTables(all []rmTable) (perClient, global []rmTable) {
 var rmTables = []rmTable{
 	{name: "transactions", client: "client_id", key: 1, order: "id",
 		types: []colType{colUUID, colText, colText, colInt8, colText, colInt2, colText, colTimestamptz, colText, colText,
-			colText, colText, colText, colText, colInt8, colInt2, colInt8, colInt8, colBool, colInt8, colInt8, colInt8, colBool},
+			colText, colText, colText, colText, colInt8, colInt2, colInt8, colInt8, colBool, colInt8, colInt8, colInt8, colBool,
+			colInt8, colText, colText},
 		cols: []string{"id", "client_id", "type", "amount", "currency", "scale", "base_status", "created_at",
 			"provider", "game", "player_id", "round_id", "external_id", "reference_id", "seq", "sub", "position",
-			"balance_after", "promo", "open_bets", "rolled_bets", "wins", "closed"},
+			"balance_after", "promo", "open_bets", "rolled_bets", "wins", "closed", "jackpot", "campaign_id", "reward_id"},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.txs), row: func(i int) []any {
 				t := rb.txs[i]
@@ -112,14 +113,16 @@ var rmTables = []rmTable{
 		}},
 	{name: "ggr_daily", client: "client_id", key: 5, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C"`,
 		cols: []string{"client_id", "day", "provider", "game", "currency", "scale", "bets", "bet_refunds", "wins",
-			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "rounds"},
+			"win_reversals", "promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "rounds",
+			"jackpot_wins", "jackpot_win_reversals"},
 		types: []colType{colText, colDate, colText, colText, colText, colInt2, colInt8, colInt8, colInt8, colInt8, colInt8,
-			colInt8, colInt8, colInt8, colInt8},
+			colInt8, colInt8, colInt8, colInt8, colInt8, colInt8},
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.ggr), row: func(i int) []any {
 				g := rb.ggr[i]
 				return []any{g.ClientID, g.Day, g.Provider, g.Game, g.Currency, g.Scale, g.Bets, g.BetRefunds, g.Wins,
-					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals, g.Rounds}
+					g.WinReversals, g.PromoBets, g.PromoBetRefunds, g.PromoWins, g.PromoWinReversals, g.Rounds,
+					g.JackpotWins, g.JackpotWinReversals}
 			}}
 		}},
 	{name: "ggr_players", client: "client_id", key: 6, order: `client_id COLLATE "C", day, provider COLLATE "C", game COLLATE "C", currency COLLATE "C", player_id COLLATE "C"`,

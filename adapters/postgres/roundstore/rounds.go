@@ -23,8 +23,10 @@ import (
 // (its round, game and promo kind), found by the provider's transaction
 // id like the projection does. One that undid nothing (discarded: the
 // transaction it names was never booked) moves nothing and is counted
-// apart, in the round it names; without a round id it is left out. The
-// player is that of the round's first event of the day.
+// apart, in the round it names; without a round id it is left out. A win's
+// jackpot part (a reversal's: its win's) is jackpot money, apart from the
+// game and promo columns, as in the GGR. The player is that of the round's
+// first event of the day.
 const roundsSQL = `
 WITH clients AS (
 	SELECT DISTINCT client_id FROM %[1]s WHERE provider = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
@@ -32,6 +34,7 @@ WITH clients AS (
 	SELECT t.client_id, t.seq, t.type, t.amount, t.created_at, t.currency, t.scale, t.player_id,
 	       coalesce(o.type, t.type) AS kind,
 	       CASE WHEN o.type IS NOT NULL THEN o.promo ELSE t.promo END AS promo,
+	       CASE WHEN o.type IS NOT NULL THEN o.jackpot ELSE t.jackpot END AS jackpot,
 	       CASE WHEN o.type IS NOT NULL THEN coalesce(o.round_id, 'tx:' || o.external_id)
 	            ELSE coalesce(t.round_id, 'tx:' || t.external_id) END AS round,
 	       coalesce(CASE WHEN o.type IS NOT NULL THEN o.game ELSE t.game END, '') AS game,
@@ -51,12 +54,14 @@ SELECT client_id, round, single, game, currency, max(scale),
        count(*) FILTER (WHERE kind = 'rollback'),
        coalesce(sum(-amount) FILTER (WHERE type = 'bet' AND NOT promo), 0)::bigint,
        coalesce(sum(amount) FILTER (WHERE type = 'rollback' AND kind = 'bet' AND NOT promo), 0)::bigint,
-       coalesce(sum(amount) FILTER (WHERE type = 'win' AND NOT promo), 0)::bigint,
-       coalesce(sum(-amount) FILTER (WHERE type = 'rollback' AND kind = 'win' AND NOT promo), 0)::bigint,
+       coalesce(sum(amount - jackpot) FILTER (WHERE type = 'win' AND NOT promo), 0)::bigint,
+       coalesce(sum(-amount - jackpot) FILTER (WHERE type = 'rollback' AND kind = 'win' AND NOT promo), 0)::bigint,
        coalesce(sum(-amount) FILTER (WHERE type = 'bet' AND promo), 0)::bigint,
        coalesce(sum(amount) FILTER (WHERE type = 'rollback' AND kind = 'bet' AND promo), 0)::bigint,
-       coalesce(sum(amount) FILTER (WHERE type = 'win' AND promo), 0)::bigint,
-       coalesce(sum(-amount) FILTER (WHERE type = 'rollback' AND kind = 'win' AND promo), 0)::bigint,
+       coalesce(sum(amount - jackpot) FILTER (WHERE type = 'win' AND promo), 0)::bigint,
+       coalesce(sum(-amount - jackpot) FILTER (WHERE type = 'rollback' AND kind = 'win' AND promo), 0)::bigint,
+       coalesce(sum(jackpot) FILTER (WHERE type = 'win'), 0)::bigint,
+       coalesce(sum(jackpot) FILTER (WHERE type = 'rollback' AND kind = 'win'), 0)::bigint,
        min(created_at), max(created_at)
 FROM r
 GROUP BY client_id, round, single, game, currency
@@ -107,7 +112,8 @@ func (m *Rounds) ProviderRounds(ctx context.Context, provider string, day time.T
 		err := row.Scan(&r.ClientID, &r.RoundID, &r.NoRoundID, &r.Game, &r.Currency, &scale, &r.PlayerID,
 			&r.BetCount, &r.WinCount, &r.FreeBetCount, &r.RollbackCount, &r.DiscardedCount,
 			&r.Bets, &r.BetRefunds, &r.Wins, &r.WinReversals,
-			&r.PromoBets, &r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.First, &r.Last)
+			&r.PromoBets, &r.PromoBetRefunds, &r.PromoWins, &r.PromoWinReversals, &r.JackpotWins, &r.JackpotWinReversals,
+			&r.First, &r.Last)
 		r.Scale, r.First, r.Last = int(scale), r.First.UTC(), r.Last.UTC()
 		return r, err
 	})
