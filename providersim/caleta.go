@@ -21,7 +21,9 @@ type caleta struct{ key *rsa.PrivateKey }
 // caletaDigits is how many decimals a Caleta amount carries.
 const caletaDigits = 5
 
-func (caleta) has(k kind) bool { return k <= callRollback }
+// has: every call; a promo bet and win are a free bet's (is_free, with
+// the campaign's and reward's ids), which the campaign pays.
+func (caleta) has(kind) bool { return true }
 
 func (caleta) status(o outcome) string {
 	switch o {
@@ -48,7 +50,8 @@ func (caleta) step(r *run) int64 {
 func (d caleta) build(r *run, k kind, t tx) wireRequest {
 	s := r.sess
 	b := map[string]any{"token": s.ID}
-	op := map[kind]string{callOpen: "check", callBalance: "balance", callBet: "bet", callWin: "win", callRollback: "rollback"}[k]
+	op := map[kind]string{callOpen: "check", callBalance: "balance", callBet: "bet", callWin: "win", callRollback: "rollback",
+		callPromoBet: "bet", callPromoWin: "win"}[k]
 	req := wireRequest{kind: k, path: "/provider/caleta/" + url.PathEscape(r.cfg.Provider) + "/wallet/" + op, tx: t}
 	if k != callOpen {
 		req.echo = r.id("req")
@@ -58,16 +61,20 @@ func (d caleta) build(r *run, k kind, t tx) wireRequest {
 	switch k {
 	case callBalance:
 		b["supplier_user"] = s.Player
-	case callBet, callWin:
+	case callBet, callWin, callPromoBet, callPromoWin:
 		b["supplier_user"] = s.Player
 		b["transaction_uuid"] = t.ID
 		b["round"] = t.Round
 		b["round_closed"] = t.Closed
-		b["is_free"] = false
+		b["is_free"] = k == callPromoBet || k == callPromoWin
 		b["currency"] = s.Currency.Code()
 		b["amount"] = t.Amount * d.step(r)
-		if k == callWin {
+		if k == callWin || k == callPromoWin {
 			b["reference_transaction_uuid"] = t.Ref
+		}
+		if k == callPromoBet || k == callPromoWin { // the free bet's campaign and reward, the same on its win
+			b["campaign_uuid"] = "campaign-" + r.nonce
+			b["reward_uuid"] = "reward-" + t.Round
 		}
 	case callRollback:
 		b["transaction_uuid"] = t.ID
