@@ -46,8 +46,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	e, known := wire.Classify(err)
 	rid := wire.RequestID(c)
 	if !known {
-		s.log.ErrorContext(c.Request().Context(), "request failed", "error", err, "request_id", rid,
-			"method", c.Request().Method, "path", c.Path())
+		wire.LogFault(c, s.log, "request failed", err)
 	}
 	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
 		if ra, ok := e.Details["retry_after_seconds"]; ok {

@@ -103,8 +103,7 @@ func (h *Handlers) refused(c echo.Context, raw []byte, err error) error {
 func (h *Handlers) status(c echo.Context, err error) string {
 	status, known := classify(err)
 	if !known {
-		h.deps.Logger.ErrorContext(c.Request().Context(), "caleta wallet call failed", "error", err,
-			"request_id", wire.RequestID(c), "path", c.Request().URL.Path)
+		wire.LogFault(c, h.deps.Logger, "caleta wallet call failed", err)
 	}
 	return status
 }

@@ -102,8 +102,7 @@ func (h *Handlers) status(c echo.Context, err error, conflict string) string {
 }
 
 func (h *Handlers) logFault(c echo.Context, err error) {
-	h.deps.Logger.ErrorContext(c.Request().Context(), "evolution wallet call failed", "error", err,
-		"request_id", wire.RequestID(c), "path", c.Path())
+	wire.LogFault(c, h.deps.Logger, "evolution wallet call failed", err)
 }
 
 // balanceOf is the session player's balance in the session's currency.

@@ -78,8 +78,7 @@ type call struct {
 func (h *Handlers) refused(c echo.Context, err error) error {
 	code, msg, known := classify(err)
 	if !known {
-		h.deps.Logger.ErrorContext(c.Request().Context(), "red tiger wallet call failed", "error", err,
-			"request_id", wire.RequestID(c), "path", c.Request().URL.Path)
+		wire.LogFault(c, h.deps.Logger, "red tiger wallet call failed", err)
 	}
 	return c.JSON(httpStatus(code), failure{Success: false,
 		Error: failureError{Message: msg, Code: code, RequestID: wire.RequestID(c)}})
