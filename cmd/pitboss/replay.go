@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
+	"github.com/pitboss/pitboss/internal/progress"
 )
 
 // errDifferences makes `pitboss replay` exit 1 when the rebuild differs.
@@ -63,17 +64,17 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		Resumable: *full, Restart: *restart, Fingerprint: replayFingerprint(), Started: func(r readstore.ResumeReport) {
 			printResume(stderr, r)
 		}}
-	var prog *progress
+	var prog *progress.Reporter
 	if !*quiet {
-		prog = newProgress(stderr, isTerminal(stderr), cfg.LogFormat, "replay")
+		prog = progress.New(stderr, progress.IsTerminal(stderr), cfg.LogFormat, "replay")
 		opts.Progress = func(p readstore.ReplayProgress) {
-			prog.update(progressStep{Phase: "events", Done: p.Events, Total: p.Total, Resumed: p.Resumed,
+			prog.Update(progress.Step{Phase: "events", Done: p.Events, Total: p.Total, Resumed: p.Resumed,
 				Pass: p.Pass, Passes: p.Passes, Elapsed: p.Elapsed, End: p.Done})
 		}
 	}
 	rep, err := rm.Compare(ctx, opts)
 	if prog != nil {
-		prog.finish()
+		prog.Finish()
 	}
 	if err != nil {
 		if *full {

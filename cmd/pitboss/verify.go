@@ -11,6 +11,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/audit"
+	"github.com/pitboss/pitboss/internal/progress"
 )
 
 // Exit codes of `pitboss verify`, like diff(1): 0 every check held, 1 a
@@ -81,16 +82,16 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	defer pool.Close()
 	a := auditstore.NewAudit(pool)
 	opts := auditstore.VerifyOptions{Examples: *examples, Anchors: anchors, SkipReadModels: *skipRM, BatchSize: *batch}
-	var prog *progress
+	var prog *progress.Reporter
 	if !*quiet {
-		prog = newProgress(stderr, isTerminal(stderr), cfg.LogFormat, "verify")
+		prog = progress.New(stderr, progress.IsTerminal(stderr), cfg.LogFormat, "verify")
 		opts.Progress = func(p audit.Progress) {
-			prog.update(progressStep{Phase: p.Phase, Done: p.Done, Total: p.Total, Pass: p.Pass, Passes: p.Passes, Elapsed: p.Elapsed})
+			prog.Update(progress.Step{Phase: p.Phase, Done: p.Done, Total: p.Total, Pass: p.Pass, Passes: p.Passes, Elapsed: p.Elapsed})
 		}
 	}
 	rep, err := a.Verify(ctx, opts)
 	if prog != nil {
-		prog.finish()
+		prog.Finish()
 	}
 	if err != nil {
 		return &exitError{exitVerifyError, err}
@@ -111,7 +112,7 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 		return &exitError{exitVerifyError, err}
 	}
 	if prog != nil {
-		prog.peakMemory()
+		prog.PeakMemory()
 	}
 	if !rep.OK {
 		return &exitError{exitVerifyFailed, errVerifyFailed}

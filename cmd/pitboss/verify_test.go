@@ -127,3 +127,27 @@ RETURNING position`).Scan(&edited); err != nil {
 		t.Errorf("verify without a database: exit %d (%v)", exitCode(err), err)
 	}
 }
+
+// progressLogged reports whether s holds a progress record msg of phase
+// with done and total (internal/progress writes them).
+func progressLogged(t *testing.T, s, msg, phase string, done, total int64) bool {
+	t.Helper()
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var r struct {
+			Msg   string `json:"msg"`
+			Phase string `json:"phase"`
+			Done  int64  `json:"events_done"`
+			Total int64  `json:"events_total"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("a progress record that is not JSON: %q (%v)", line, err)
+		}
+		if r.Msg == msg && r.Phase == phase && r.Done == done && r.Total == total {
+			return true
+		}
+	}
+	return false
+}

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -13,17 +13,17 @@ import (
 func TestProgressETA(t *testing.T) {
 	tests := []struct {
 		name string
-		step progressStep
+		step Step
 		want time.Duration
 		ok   bool
 	}{
-		{"a quarter in 10 s", progressStep{Done: 250, Total: 1000, Elapsed: 10 * time.Second}, 30 * time.Second, true},
-		{"nothing done yet", progressStep{Done: 0, Total: 1000, Elapsed: time.Second}, 0, false},
-		{"no total", progressStep{Done: 10, Elapsed: time.Second}, 0, false},
-		{"done", progressStep{Done: 1000, Total: 1000, Elapsed: time.Second}, 0, false},
-		{"more than the estimate", progressStep{Done: 1200, Total: 1000, Elapsed: time.Second}, 0, false},
-		{"no time yet", progressStep{Done: 10, Total: 1000}, 0, false},
-		{"resumed at 500: this run's 100 in 10 s", progressStep{Done: 600, Total: 1000, Resumed: 500, Elapsed: 10 * time.Second}, 40 * time.Second, true},
+		{"a quarter in 10 s", Step{Done: 250, Total: 1000, Elapsed: 10 * time.Second}, 30 * time.Second, true},
+		{"nothing done yet", Step{Done: 0, Total: 1000, Elapsed: time.Second}, 0, false},
+		{"no total", Step{Done: 10, Elapsed: time.Second}, 0, false},
+		{"done", Step{Done: 1000, Total: 1000, Elapsed: time.Second}, 0, false},
+		{"more than the estimate", Step{Done: 1200, Total: 1000, Elapsed: time.Second}, 0, false},
+		{"no time yet", Step{Done: 10, Total: 1000}, 0, false},
+		{"resumed at 500: this run's 100 in 10 s", Step{Done: 600, Total: 1000, Resumed: 500, Elapsed: 10 * time.Second}, 40 * time.Second, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,26 +70,15 @@ func logLines(t *testing.T, s string) []logLine {
 	return out
 }
 
-// progressLogged reports whether s holds a record msg of phase with done
-// and total.
-func progressLogged(t *testing.T, s, msg, phase string, done, total int64) bool {
-	for _, l := range logLines(t, s) {
-		if l.Msg == msg && l.Phase == phase && l.Done == done && l.Total == total {
-			return true
-		}
-	}
-	return false
-}
-
 // TestProgressLog: off a terminal, the first step of a phase, one step
 // every five seconds (of the steps' time: the clock is theirs), and each
 // phase's last step are logged as structured records, with rate, ETA and
 // pass; nothing in between.
 func TestProgressLog(t *testing.T) {
 	var buf bytes.Buffer
-	l := newProgress(&buf, false, "json", "replay")
+	l := New(&buf, false, "json", "replay")
 	s := time.Second
-	for _, p := range []progressStep{
+	for _, p := range []Step{
 		{Phase: "events", Done: 100, Total: 1000, Pass: 1, Passes: 4, Elapsed: 1 * s},   // first of the phase: logged
 		{Phase: "events", Done: 300, Total: 1000, Pass: 2, Passes: 4, Elapsed: 3 * s},   // too soon
 		{Phase: "events", Done: 600, Total: 1000, Pass: 3, Passes: 4, Elapsed: 6 * s},   // 5 s on: logged, ETA 4 s
@@ -99,9 +88,9 @@ func TestProgressLog(t *testing.T) {
 		{Phase: "replayed", Done: 7, Total: 7, Elapsed: s, End: true},                   // ends its phase at once
 		{Phase: "resumed", Done: 600, Total: 1000, Resumed: 500, Elapsed: 10 * s},       // 100 this run in 10 s
 	} {
-		l.update(p)
+		l.Update(p)
 	}
-	l.finish()
+	l.Finish()
 	if strings.Contains(buf.String(), "\r") {
 		t.Errorf("a line drawn off a terminal:\n%q", buf.String())
 	}
@@ -140,18 +129,18 @@ func TestProgressLog(t *testing.T) {
 // it; the phase's end leaves the line and a newline.
 func TestProgressTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, true, "text", "replay")
+	p := New(&buf, true, "text", "replay")
 	ms := time.Millisecond
-	step := func(done int64, elapsed time.Duration) progressStep {
-		return progressStep{Phase: "events", Done: done, Total: 10000, Pass: 2, Passes: 5, Elapsed: elapsed}
+	step := func(done int64, elapsed time.Duration) Step {
+		return Step{Phase: "events", Done: done, Total: 10000, Pass: 2, Passes: 5, Elapsed: elapsed}
 	}
-	p.update(step(1000, 1000*ms)) // first: drawn and logged
-	p.update(step(1100, 1100*ms)) // too soon for either
-	p.update(step(1300, 1300*ms)) // drawn
-	p.update(step(7000, 7000*ms)) // drawn and logged
+	p.Update(step(1000, 1000*ms)) // first: drawn and logged
+	p.Update(step(1100, 1100*ms)) // too soon for either
+	p.Update(step(1300, 1300*ms)) // drawn
+	p.Update(step(7000, 7000*ms)) // drawn and logged
 	end := step(10000, 8000*ms)
 	end.End = true
-	p.update(end)
+	p.Update(end)
 	out := buf.String()
 	lines := strings.Split(out, "\r")
 	var drawn []string
@@ -189,7 +178,7 @@ func TestProgressTerminal(t *testing.T) {
 }
 
 func TestIsTerminal(t *testing.T) {
-	if isTerminal(&bytes.Buffer{}) {
+	if IsTerminal(&bytes.Buffer{}) {
 		t.Fatal("a buffer is not a terminal")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "out")
@@ -197,7 +186,7 @@ func TestIsTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if isTerminal(f) {
+	if IsTerminal(f) {
 		t.Fatal("a regular file is not a terminal")
 	}
 }

@@ -1,16 +1,5 @@
-package main
-
-import (
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"strings"
-	"time"
-)
-
-// Long commands (`pitboss replay`, `pitboss verify`) report their progress
-// two ways at once (docs/read-models.md, "Progress"):
+// Package progress is how long commands (`pitboss replay`, `pitboss
+// verify`) report their progress two ways at once (docs/read-models.md, "Progress"):
 //
 //   - for a person: on a terminal, one line redrawn in place at most every
 //     progressDrawEvery; off a terminal (a log file, a CI job, a pipe) the
@@ -23,6 +12,18 @@ import (
 //
 // The throttle works on the steps' own Elapsed, so the reporter reads no
 // clock and costs a comparison per step in between.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pitboss/pitboss/internal/procmem"
+)
 
 // progressLogEvery is how often a progress record is logged.
 const progressLogEvery = 5 * time.Second
@@ -30,8 +31,8 @@ const progressLogEvery = 5 * time.Second
 // progressDrawEvery is how often the line on a terminal is redrawn.
 const progressDrawEvery = 200 * time.Millisecond
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a character device (a terminal).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -40,8 +41,8 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressStep is one report of a long command's progress.
-type progressStep struct {
+// Step is one report of a long command's progress.
+type Step struct {
 	Phase   string
 	Done    int64 // events (rows, in verify's other phases) done
 	Total   int64 // 0 when unknown
@@ -53,7 +54,7 @@ type progressStep struct {
 }
 
 // rate is this run's events per second so far.
-func (p progressStep) rate() (float64, bool) {
+func (p Step) rate() (float64, bool) {
 	if p.Elapsed <= 0 {
 		return 0, false
 	}
@@ -62,7 +63,7 @@ func (p progressStep) rate() (float64, bool) {
 
 // eta is the time the rest of the phase takes at its rate so far; ok is
 // false when it cannot be told (no total, nothing done yet, or done).
-func (p progressStep) eta() (time.Duration, bool) {
+func (p Step) eta() (time.Duration, bool) {
 	rate, ok := p.rate()
 	if !ok || rate <= 0 || p.Total <= 0 || p.Done >= p.Total {
 		return 0, false
@@ -70,15 +71,15 @@ func (p progressStep) eta() (time.Duration, bool) {
 	return time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second)), true
 }
 
-// progress reports progressSteps on w: a line redrawn in place when tty,
+// Reporter reports Steps on w: a line redrawn in place when tty,
 // and structured log records (which, on a terminal, clear the line first
 // and redraw it after).
-type progress struct {
+type Reporter struct {
 	command string
 	w       io.Writer
 	tty     bool
 	log     *slog.Logger
-	cur     progressStep // the last step seen
+	cur     Step // the last step seen
 	seen    bool
 	logged  bool // cur has been logged
 	// Elapsed of the phase's last record and last drawing.
@@ -86,10 +87,10 @@ type progress struct {
 	width             int // of the line drawn, 0 when there is none
 }
 
-// newProgress returns the reporter of command on w; format is
+// New returns the reporter of command on w; format is
 // PITBOSS_LOG_FORMAT's ("text", else JSON).
-func newProgress(w io.Writer, tty bool, format, command string) *progress {
-	p := &progress{command: command, w: w, tty: tty}
+func New(w io.Writer, tty bool, format, command string) *Reporter {
+	p := &Reporter{command: command, w: w, tty: tty}
 	out := w
 	if tty {
 		out = lineClearing{p}
@@ -104,7 +105,7 @@ func newProgress(w io.Writer, tty bool, format, command string) *progress {
 
 // lineClearing writes a log record on a terminal below the progress line:
 // it clears the line, writes the record, and draws the line again.
-type lineClearing struct{ p *progress }
+type lineClearing struct{ p *Reporter }
 
 func (c lineClearing) Write(b []byte) (int, error) {
 	if c.p.width > 0 {
@@ -118,9 +119,9 @@ func (c lineClearing) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func (p *progress) update(s progressStep) {
+func (p *Reporter) Update(s Step) {
 	if p.seen && s.Phase != p.cur.Phase {
-		p.finish()
+		p.Finish()
 	}
 	first := !p.seen
 	if first {
@@ -142,7 +143,7 @@ func (p *progress) update(s progressStep) {
 
 // finish ends the current phase: its last step is logged as done, unless
 // it was, and the line on a terminal is left as it is.
-func (p *progress) finish() {
+func (p *Reporter) Finish() {
 	if p.seen && !(p.logged && p.cur.End) {
 		p.write(p.cur, true)
 	}
@@ -150,7 +151,7 @@ func (p *progress) finish() {
 	p.seen = false
 }
 
-func (p *progress) endLine() {
+func (p *Reporter) endLine() {
 	if p.width > 0 {
 		fmt.Fprintln(p.w)
 		p.width = 0
@@ -158,7 +159,7 @@ func (p *progress) endLine() {
 }
 
 // draw redraws the line of the current step.
-func (p *progress) draw() {
+func (p *Reporter) draw() {
 	s := p.cur
 	var b strings.Builder
 	fmt.Fprintf(&b, "\r%s %s", p.command, s.Phase)
@@ -186,7 +187,7 @@ func (p *progress) draw() {
 	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
 }
 
-func (p *progress) write(s progressStep, done bool) {
+func (p *Reporter) write(s Step, done bool) {
 	p.lastLog, p.logged = s.Elapsed, true
 	attrs := []any{"command", p.command, "phase", s.Phase, "events_done", s.Done}
 	if s.Total > 0 {
@@ -213,9 +214,10 @@ func (p *progress) write(s progressStep, done bool) {
 }
 
 // peakMemory logs the command's peak resident memory.
-func (p *progress) peakMemory() {
-	if b, ok := peakMemory(); ok {
-		p.log.Info(p.command+" peak memory", "command", p.command, "peak_memory_mb", b>>20)
+// PeakMemory logs the command's peak resident memory (VmHWM).
+func (p *Reporter) PeakMemory() {
+	if _, hwm, err := procmem.KB("self"); err == nil && hwm > 0 {
+		p.log.Info(p.command+" peak memory", "command", p.command, "peak_memory_mb", hwm>>10)
 	}
 }
 
