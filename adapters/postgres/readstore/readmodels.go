@@ -1,5 +1,6 @@
 // Package readstore is the Postgres store of the read models: it applies
-// the projections' changes with their checkpoints (one event or a batch),
+// the projections' changes with their checkpoints (one event or a batch;
+// one projection, or several in one transaction: ApplyProjections),
 // moves the watermarks, answers the history and report queries, and
 // rebuilds the read models from the event store to compare them with the
 // live tables or to swap the rebuild in (Compare, Swap).
@@ -115,14 +116,16 @@ func newReadModelSQL(schema string) readModelSQL {
 	}
 	return readModelSQL{
 		ensureCheckpoints: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
-			SELECT $1, s, 0, 0 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING`,
-		// Locked in byte order of the stream ids (the rows are locked as the
-		// sorted rows come out), the order ApplyBatch sorts its events in.
-		lockCheckpoints: `SELECT stream_id, version FROM ` + t("checkpoints") + `
-			WHERE projection = $1 AND stream_id = ANY($2::text[]) ORDER BY stream_id COLLATE "C" FOR UPDATE`,
+			SELECT p, s, 0, 0 FROM unnest($1::text[], $2::text[]) AS u(p, s) ON CONFLICT DO NOTHING`,
+		// Locked in byte order of (projection, stream id) (the rows are
+		// locked as the sorted rows come out), the order ApplyBatch sorts
+		// its events in: every projection of $1, every stream of $2.
+		lockCheckpoints: `SELECT projection, stream_id, version FROM ` + t("checkpoints") + `
+			WHERE projection = ANY($1::text[]) AND stream_id = ANY($2::text[])
+			ORDER BY projection COLLATE "C", stream_id COLLATE "C" FOR UPDATE`,
 		saveCheckpoints: `UPDATE ` + t("checkpoints") + ` c SET version = u.version, position = u.position
-			FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(stream_id, version, position)
-			WHERE c.projection = $1 AND c.stream_id = u.stream_id`,
+			FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(projection, stream_id, version, position)
+			WHERE c.projection = u.projection AND c.stream_id = u.stream_id`,
 		// One probe of the game-transaction key per lookup, whatever the
 		// statistics say: as a plain join, a plan made while the table held
 		// no bets walked every bet for each batch once it did (46 ms).
@@ -163,8 +166,12 @@ func newReadModelSQL(schema string) readModelSQL {
 		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
 			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
-		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
-			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
+		// A batch's rollback marks, one per key (the greatest position), in
+		// key order.
+		markRolledBack: `UPDATE ` + t("transactions") + ` t SET base_status = 'rolled_back', position = greatest(t.position, u.position)
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[]) AS u(client_id, provider, external_id, position)
+			WHERE t.client_id = u.client_id AND t.provider = u.provider AND t.external_id = u.external_id
+			  AND t.type IN ('bet', 'win')`,
 		// A batch's player members (distinct, in key order: one lock order
 		// for every writer) and, for the rows that are new, their days in
 		// their months' bitmaps (projections.PlayerMonthOf), in key order
@@ -289,23 +296,11 @@ func (m *ReadModels) Apply(ctx context.Context, p projections.Projection, e doma
 // applyOn applies e on db, a transaction the caller ends (Swap's catch-up),
 // as a batch of one event.
 func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event) (bool, error) {
-	res, err := m.applyEvents(ctx, db, p, []domain.Event{e}, false)
+	res, err := m.applyEvents(ctx, db, []projections.Projection{p}, []domain.Event{e}, false)
 	if err != nil {
 		return false, err
 	}
-	return res[0].Applied, res[0].Err
-}
-
-// queueChanges queues one statement per change of the kinds batchChanges
-// keeps per event: rollback marks and rounds.
-func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) {
-	for _, r := range ch.RolledBack {
-		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalTxID, r.Position)
-	}
-	for _, r := range ch.Rounds {
-		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
-		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
-	}
+	return res[0][0].Applied, res[0][0].Err
 }
 
 func txArgs(t projections.Transaction) []any {
