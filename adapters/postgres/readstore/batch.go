@@ -34,9 +34,10 @@ var ErrSameStreamInBatch = errors.New("two events of one stream in a batch")
 // The statements are per batch where the changes commute: the checkpoints
 // (locked and saved; made only for streams new to the projection), the
 // lookups, the new history rows, the game
-// results, the GGR sums, the players and the balances are one statement
-// each over arrays, whatever the batch's size; rollback marks and rounds
-// stay one statement per change. Per event, before, the history projection
+// results, the GGR sums, the players, the rollback marks, the rounds
+// (merged per round, with their advisory locks in one statement more) and
+// the balances are one statement each over arrays, whatever the batch's
+// size. Per event, before, the history projection
 // sent about nine statements and the balances five: most of the database's
 // CPU under the wallet load of `make bench`.
 func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error) {
@@ -272,17 +273,18 @@ func readCheckpoints(rows pgx.Rows, locked map[ckKey]int64) error {
 
 // batchChanges gathers the Changes of a batch's events for
 // queueBatchChanges: the kinds that commute (new rows, game results, GGR
-// sums, players, balance sums, checkpoints) as one statement each, the rest
-// per event.
+// sums, players, rollback marks, rounds, balance sums, checkpoints) as one
+// statement each, merged per key where a statement may not touch a row
+// twice.
 type batchChanges struct {
 	txs       []projections.Transaction
 	results   merged[string, projections.Transaction] // game results by id
 	ggr       merged[projections.GGRKey, projections.GGRDelta]
 	players   merged[projections.GGRMember, struct{}]
 	balances  merged[domain.AccountID, projections.Balance]
-	marks     merged[projections.GameTxKey, int64] // rollback marks: the greatest position
-	rounds    []projections.GGRMember
-	projs     []string // the checkpoints: projection, stream, version, position
+	marks     merged[projections.GameTxKey, int64]  // rollback marks: the greatest position
+	rounds    merged[string, projections.GGRMember] // by round key: the least (day, game)
+	projs     []string                              // the checkpoints: projection, stream, version, position
 	streams   []string
 	versions  []int64
 	positions []int64
@@ -331,7 +333,13 @@ func (c *batchChanges) add(projection string, ch projections.Changes, e domain.E
 	for _, r := range ch.RolledBack {
 		c.marks.add(r.Key, r.Position, func(into *int64, p int64) { *into = max(*into, p) })
 	}
-	c.rounds = append(c.rounds, ch.Rounds...)
+	for _, r := range ch.Rounds {
+		c.rounds.add(r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member, r, func(into *projections.GGRMember, r projections.GGRMember) {
+			if r.Day.Before(into.Day) || r.Day.Equal(into.Day) && r.Game < into.Game {
+				*into = r
+			}
+		})
+	}
 	c.projs, c.streams = append(c.projs, projection), append(c.streams, string(e.StreamID))
 	c.versions = append(c.versions, e.Version)
 	c.positions = append(c.positions, e.Position)
@@ -340,10 +348,11 @@ func (c *batchChanges) add(projection string, ch projections.Changes, e domain.E
 // queueBatchChanges queues c's statements and returns how many. The order
 // keeps what Apply's order guarantees: rows exist before a rollback marks
 // them, a bet's GGR row exists before its round is counted in it. The game
-// results and players of the whole batch may go before the per-event marks
-// and rounds: a mark only touches bets and wins, never a game result, and a
-// round neither. Game results, GGR rows, players and balances are written
-// in key order, so two projector processes lock shared rows in one order.
+// results and players of the whole batch may go before the marks and
+// rounds: a mark only touches bets and wins, never a game result, and a
+// round neither. Game results, GGR rows, players, marks, round locks and
+// balances are written in key order, so two projector processes lock shared
+// rows in one order.
 func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 	n := b.Len()
 	if len(c.txs) > 0 {
@@ -412,9 +421,17 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 		}
 		b.Queue(m.sql.markRolledBack, clients, providers, externals, positions)
 	}
-	for _, r := range c.rounds {
-		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
-		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
+	if len(c.rounds.keys) > 0 {
+		slices.Sort(c.rounds.keys)
+		var clients, providers, games, currencies, members []string
+		var days []time.Time
+		for _, k := range c.rounds.keys {
+			r := c.rounds.byKey[k]
+			clients, days, providers, games = append(clients, r.ClientID), append(days, r.Day), append(providers, r.Provider), append(games, r.Game)
+			currencies, members = append(currencies, r.Currency), append(members, r.Member)
+		}
+		b.Queue(m.sql.lockRound, roundLockClass, c.rounds.keys)
+		b.Queue(m.sql.addRound, clients, days, providers, games, currencies, members)
 	}
 	if len(c.balances.keys) > 0 {
 		slices.Sort(c.balances.keys)

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -188,33 +187,39 @@ func newReadModelSQL(schema string) readModelSQL {
 			FROM member GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
 			ON CONFLICT (client_id, month, currency, player_id) DO UPDATE SET days = m.days | excluded.days
 			WHERE m.days | excluded.days <> m.days`,
-		// Serialises the transactions that record one round, so addRound's
-		// prev (read when addRound starts, after this lock) is committed
-		// state: two projector processes may apply bets of one round from
-		// two streams at once.
-		lockRound: postgres.KeyedLockSQL, // with roundLockClass
-		// A bet's round: recorded where it starts (projections.RoundStart,
-		// the least (day, game) of its bets), counted in that group's
-		// ggr_daily.rounds, and moved (one count from the old group to the
-		// new) when this bet starts it earlier. The bet's own ggr_daily row
-		// was upserted just before, in the same transaction. All the CTEs
-		// see the rows as they were before the statement.
-		addRound: `WITH prev AS (
-				SELECT day, game FROM ` + t("ggr_rounds") + `
-				WHERE client_id = $1 AND provider = $3 AND currency = $5 AND round_key = $6),
+		// Serialises the transactions that record a round ($2: the batch's
+		// round keys, sorted: one lock order), so addRound's prev (read
+		// after these locks) is committed state: two projector processes
+		// may apply bets of one round from two streams at once.
+		lockRound: `SELECT count(pg_advisory_xact_lock($1, hashtext(k)))
+			FROM (SELECT k FROM unnest($2::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) s`,
+		// A batch's rounds (one row per round: the least (day, game) of its
+		// bets in the batch, projections.RoundStart): each recorded where
+		// it starts, counted in that group's ggr_daily.rounds, and moved
+		// (one count from the old group to the new) when the batch starts
+		// it earlier. The bets' own ggr_daily rows were upserted just
+		// before, in the same transaction. The CTEs see the rows as they
+		// were before the statement.
+		addRound: `WITH u AS (
+				SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::text[])
+				  AS u(client_id, day, provider, game, currency, round_key)),
+			prev AS (
+				SELECT r.client_id, r.day, r.provider, r.game, r.currency, r.round_key FROM u JOIN ` + t("ggr_rounds") + ` r
+				USING (client_id, provider, currency, round_key)),
 			moved AS (
 				INSERT INTO ` + t("ggr_rounds") + ` AS r (client_id, provider, currency, round_key, day, game)
-				VALUES ($1, $3, $5, $6, $2, $4)
+				SELECT client_id, provider, currency, round_key, day, game FROM u
 				ON CONFLICT (client_id, provider, currency, round_key) DO UPDATE SET day = excluded.day, game = excluded.game
 				WHERE (excluded.day, excluded.game COLLATE "C") < (r.day, r.game COLLATE "C")
-				RETURNING 1),
-			left_old AS (
-				UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds - 1 FROM prev
-				WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = prev.day AND g.provider = $3
-				  AND g.game = prev.game AND g.currency = $5)
-			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + 1
-			WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = $2 AND g.provider = $3 AND g.game = $4
-			  AND g.currency = $5`,
+				RETURNING client_id, provider, currency, round_key),
+			delta AS (
+				SELECT client_id, day, provider, game, currency, 1 AS d FROM u JOIN moved USING (client_id, provider, currency, round_key)
+				UNION ALL
+				SELECT client_id, day, provider, game, currency, -1 FROM prev JOIN moved USING (client_id, provider, currency, round_key)),
+			sums AS (SELECT client_id, day, provider, game, currency, sum(d) AS d FROM delta GROUP BY 1, 2, 3, 4, 5)
+			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + s.d FROM sums s
+			WHERE s.d <> 0 AND g.client_id = s.client_id AND g.day = s.day AND g.provider = s.provider AND g.game = s.game
+			  AND g.currency = s.currency`,
 		position:     `SELECT coalesce((SELECT position FROM ` + t("positions") + ` WHERE projection = $1), 0)`,
 		lockPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE SKIP LOCKED`,
 		waitPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE`,
