@@ -48,12 +48,10 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 	return res[0], nil
 }
 
-// ApplyProjections is ApplyBatch for several projections at once, the
-// combined projector's pass: one transaction, the same two round trips,
-// every projection's changes and checkpoints; results[k] are those of
-// ps[k]. Each projection keeps checkpoints of its own, so each is skipped,
-// gap-checked and rejected on its own terms: an event invalid for one
-// projection (or already applied by it) still applies to the others.
+// ApplyProjections is ApplyBatch for several projections in one transaction
+// (the combined projector); results[k] are ps[k]'s. Each projection keeps
+// its own checkpoints, so each skips, gap-checks and rejects on its own
+// terms: an event invalid for one (or applied by it) applies to the others.
 func (m *ReadModels) ApplyProjections(ctx context.Context, ps []projections.Projection, events []domain.Event) ([][]projections.ApplyResult, error) {
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
@@ -92,10 +90,10 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projectio
 	for k, p := range ps {
 		names[k] = string(p.Name())
 	}
-	// Round trip 1: begin; the checkpoints of every projection locked, in
-	// (projection, stream) order (one lock order for every writer, alone or
-	// combined); the lookups. Two statements whatever the batch's size, and
-	// a second round trip when a checkpoint is missing (ensureCheckpoints).
+	lockNames := slices.Sorted(slices.Values(names)) // the lock order of the projections
+	// Round trip 1: begin; each projection's checkpoints locked, in
+	// (projection, stream) order, one lock order for every writer; the
+	// lookups. Another round trip if a checkpoint is missing.
 	streams := make([]string, len(order))
 	for k, i := range order {
 		streams[k] = string(events[i].StreamID)
@@ -116,7 +114,9 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projectio
 		b.Queue("BEGIN")
 		b.Queue("SET LOCAL " + postgres.PlanCacheModeParam + " = " + postgres.GenericPlans) // see postgres.GenericPlans
 	}
-	b.Queue(m.sql.lockCheckpoints, names, streams)
+	for _, name := range lockNames {
+		b.Queue(m.sql.lockCheckpoints, name, streams)
+	}
 	if len(lookupOf) > 0 {
 		b.Queue(m.sql.lookupGameTxs, lk.clients, lk.providers, lk.externals)
 	}
@@ -136,9 +136,11 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projectio
 				return fmt.Errorf("generic plans: %w", err)
 			}
 		}
-		rows, _ := br.Query()
-		if err := readCheckpoints(rows, locked); err != nil {
-			return fmt.Errorf("lock checkpoints of %d streams: %w", len(streams), err)
+		for _, name := range lockNames {
+			rows, _ := br.Query()
+			if err := readCheckpoints(rows, name, locked); err != nil {
+				return fmt.Errorf("lock %s checkpoints of %d streams: %w", name, len(streams), err)
+			}
 		}
 		if len(lookupOf) > 0 {
 			rows, _ := br.Query()
@@ -161,7 +163,7 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projectio
 	if err != nil {
 		return nil, err
 	}
-	if err := m.ensureCheckpoints(ctx, db, names, streams, locked); err != nil {
+	if err := m.ensureCheckpoints(ctx, db, lockNames, streams, locked); err != nil {
 		return nil, err
 	}
 
@@ -222,50 +224,52 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projectio
 }
 
 // ensureCheckpoints makes and locks the checkpoints the lock found none
-// for: the streams whose first events these are (for a projection).
-// Making every stream's row before locking it (INSERT ... ON CONFLICT DO
-// NOTHING over the whole batch) was a statement per batch that found every
-// row there once a stream had been seen: 17 µs of Postgres time per event
-// at 64 concurrent wallet calls (docs/benchmarks.md). The new rows are
-// locked after the batch's existing ones; both sets in (projection,
-// stream) order.
+// for (a projection's first events of streams). Making every row before
+// locking it was a statement per batch that found them there: 17 µs of
+// Postgres time per event at 64 wallet calls (docs/benchmarks.md). The new
+// rows are locked after the existing ones, both in the same order.
 func (m *ReadModels) ensureCheckpoints(ctx context.Context, db batcher, names, streams []string, locked map[ckKey]int64) error {
-	var missingP, missingS []string
+	missing := map[string][]string{}
+	b := &pgx.Batch{}
 	for _, p := range names {
 		for _, s := range streams {
 			if _, ok := locked[ckKey{p, s}]; !ok {
-				missingP, missingS = append(missingP, p), append(missingS, s)
+				missing[p] = append(missing[p], s)
 			}
 		}
+		if len(missing[p]) > 0 {
+			b.Queue(m.sql.ensureCheckpoints, p, missing[p])
+			b.Queue(m.sql.lockCheckpoints, p, missing[p])
+		}
 	}
-	if len(missingS) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
-	b.Queue(m.sql.ensureCheckpoints, missingP, missingS)
-	// The lock takes every (projection, stream) of the two lists: the rows
-	// of the pairs not missing are this transaction's already.
-	b.Queue(m.sql.lockCheckpoints, missingP, missingS)
 	br := db.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("make checkpoints of %d streams: %w", len(missingS), err)
-	}
-	rows, _ := br.Query()
-	if err := readCheckpoints(rows, locked); err != nil {
-		return fmt.Errorf("lock new checkpoints of %d streams: %w", len(missingS), err)
+	for _, p := range names {
+		if len(missing[p]) == 0 {
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("make %s checkpoints of %d streams: %w", p, len(missing[p]), err)
+		}
+		rows, _ := br.Query()
+		if err := readCheckpoints(rows, p, locked); err != nil {
+			return fmt.Errorf("lock new %s checkpoints of %d streams: %w", p, len(missing[p]), err)
+		}
 	}
 	return br.Close()
 }
 
-// readCheckpoints adds the (projection, stream, version) rows to locked.
-func readCheckpoints(rows pgx.Rows, locked map[ckKey]int64) error {
+// readCheckpoints adds projection's (stream, version) rows to locked.
+func readCheckpoints(rows pgx.Rows, projection string, locked map[ckKey]int64) error {
 	var (
-		k       ckKey
+		stream  string
 		version int64
 	)
-	_, err := pgx.ForEachRow(rows, []any{&k.projection, &k.stream, &version}, func() error {
-		locked[k] = version
+	_, err := pgx.ForEachRow(rows, []any{&stream, &version}, func() error {
+		locked[ckKey{projection, stream}] = version
 		return nil
 	})
 	return err
@@ -413,13 +417,9 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 			return cmp.Or(strings.Compare(a.ClientID, b.ClientID), strings.Compare(a.Provider, b.Provider),
 				strings.Compare(a.ExternalTxID, b.ExternalTxID))
 		})
-		var clients, providers, externals []string
-		var positions []int64
 		for _, k := range c.marks.keys {
-			clients, providers, externals = append(clients, k.ClientID), append(providers, k.Provider), append(externals, k.ExternalTxID)
-			positions = append(positions, *c.marks.byKey[k])
+			b.Queue(m.sql.markRolledBack, k.ClientID, k.Provider, k.ExternalTxID, *c.marks.byKey[k])
 		}
-		b.Queue(m.sql.markRolledBack, clients, providers, externals, positions)
 	}
 	if len(c.rounds.keys) > 0 {
 		slices.Sort(c.rounds.keys)
@@ -449,7 +449,16 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 		b.Queue(m.sql.upsertBalances, accounts, kinds, clients, players, currencies, scales, balances, positions)
 	}
 	if len(c.streams) > 0 {
-		b.Queue(m.sql.saveCheckpoints, c.projs, c.streams, c.versions, c.positions)
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(c.projs))) {
+			var streams []string
+			var versions, positions []int64
+			for k := range c.projs {
+				if c.projs[k] == p {
+					streams, versions, positions = append(streams, c.streams[k]), append(versions, c.versions[k]), append(positions, c.positions[k])
+				}
+			}
+			b.Queue(m.sql.saveCheckpoints, p, streams, versions, positions)
+		}
 	}
 	return b.Len() - n
 }

@@ -115,16 +115,16 @@ func newReadModelSQL(schema string) readModelSQL {
 	}
 	return readModelSQL{
 		ensureCheckpoints: `INSERT INTO ` + t("checkpoints") + ` (projection, stream_id, version, position)
-			SELECT p, s, 0, 0 FROM unnest($1::text[], $2::text[]) AS u(p, s) ON CONFLICT DO NOTHING`,
-		// Locked in byte order of (projection, stream id) (the rows are
-		// locked as the sorted rows come out), the order ApplyBatch sorts
-		// its events in: every projection of $1, every stream of $2.
-		lockCheckpoints: `SELECT projection, stream_id, version FROM ` + t("checkpoints") + `
-			WHERE projection = ANY($1::text[]) AND stream_id = ANY($2::text[])
-			ORDER BY projection COLLATE "C", stream_id COLLATE "C" FOR UPDATE`,
+			SELECT $1, s, 0, 0 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING`,
+		// Locked in byte order of the stream ids (the rows are locked as the
+		// sorted rows come out), the order ApplyBatch sorts its events in.
+		// One per projection (in name order): with projection = ANY($1), the
+		// generic plan read every checkpoint of the projection per batch.
+		lockCheckpoints: `SELECT stream_id, version FROM ` + t("checkpoints") + `
+			WHERE projection = $1 AND stream_id = ANY($2::text[]) ORDER BY stream_id COLLATE "C" FOR UPDATE`,
 		saveCheckpoints: `UPDATE ` + t("checkpoints") + ` c SET version = u.version, position = u.position
-			FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(projection, stream_id, version, position)
-			WHERE c.projection = u.projection AND c.stream_id = u.stream_id`,
+			FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(stream_id, version, position)
+			WHERE c.projection = $1 AND c.stream_id = u.stream_id`,
 		// One probe of the game-transaction key per lookup, whatever the
 		// statistics say: as a plain join, a plan made while the table held
 		// no bets walked every bet for each batch once it did (46 ms).
@@ -165,12 +165,10 @@ func newReadModelSQL(schema string) readModelSQL {
 		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
 			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
-		// A batch's rollback marks, one per key (the greatest position), in
-		// key order.
-		markRolledBack: `UPDATE ` + t("transactions") + ` t SET base_status = 'rolled_back', position = greatest(t.position, u.position)
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[]) AS u(client_id, provider, external_id, position)
-			WHERE t.client_id = u.client_id AND t.provider = u.provider AND t.external_id = u.external_id
-			  AND t.type IN ('bet', 'win')`,
+		// One per key marked (its greatest position): as an UPDATE … FROM
+		// unnest, the generic plan hashed every bet and win per batch.
+		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
+			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
 		// A batch's player members (distinct, in key order: one lock order
 		// for every writer) and, for the rows that are new, their days in
 		// their months' bitmaps (projections.PlayerMonthOf), in key order
@@ -193,13 +191,10 @@ func newReadModelSQL(schema string) readModelSQL {
 		// may apply bets of one round from two streams at once.
 		lockRound: `SELECT count(pg_advisory_xact_lock($1, hashtext(k)))
 			FROM (SELECT k FROM unnest($2::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) s`,
-		// A batch's rounds (one row per round: the least (day, game) of its
-		// bets in the batch, projections.RoundStart): each recorded where
-		// it starts, counted in that group's ggr_daily.rounds, and moved
-		// (one count from the old group to the new) when the batch starts
-		// it earlier. The bets' own ggr_daily rows were upserted just
-		// before, in the same transaction. The CTEs see the rows as they
-		// were before the statement.
+		// A batch's rounds (each the least (day, game) of its bets in it,
+		// projections.RoundStart): recorded where they start, counted in
+		// that group's ggr_daily.rounds (upserted just before), moved (a
+		// count from the old group to the new) when started earlier.
 		addRound: `WITH u AS (
 				SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::text[])
 				  AS u(client_id, day, provider, game, currency, round_key)),
