@@ -20,20 +20,54 @@ const (
 	DefaultIdleAdvance        = time.Second
 )
 
+// The modes of the projector role (PITBOSS_PROJECTOR_MODE): one combined
+// worker (the default), or a worker per projection (kept for rollback).
+// Switching either way is safe: each projection's checkpoints make every
+// event it applied already a skip.
+const (
+	ModeCombined = "combined"
+	ModeSeparate = "separate"
+)
+
+// RoleConfigs are the workers of the projector role in mode.
+func RoleConfigs(mode string, brokers []string, topic string) ([]Config, error) {
+	switch mode {
+	case ModeCombined:
+		return []Config{{Brokers: brokers, Topic: topic, Combined: true}}, nil
+	case ModeSeparate:
+		var out []Config
+		for _, n := range projections.All {
+			out = append(out, Config{Brokers: brokers, Topic: topic, Projection: n})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("projector mode %q: want %s or %s", mode, ModeCombined, ModeSeparate)
+}
+
 // DeadLetterTopic is the dead-letter topic of a ledger topic: "<topic>.dlq".
 func DeadLetterTopic(topic string) string { return topic + ".dlq" }
 
-// Config configures one projection's worker. Zero fields take their
-// defaults; Brokers and Projection are required.
+// CombinedConsumerGroup is the consumer group of the combined worker
+// (Config.Combined). Frozen: a new name reads the topic again from its
+// oldest offset (harmless, every event a skip, but slow).
+const CombinedConsumerGroup = "pitboss.projector.v1"
+
+// Config configures a worker. Zero fields take their defaults; Brokers and
+// either Projection or Combined are required.
 type Config struct {
 	Brokers    []string
 	Projection projections.Name
+	// Combined makes the worker apply every projection (projections.All)
+	// in one pass: one consumer group, one decode per message, one
+	// transaction per batch for all of them. Projection must be empty.
+	Combined bool
 	// Topic is the ledger topic; kafka.DefaultTopic by default.
 	Topic string
 	// DeadLetterTopic receives the events the projection gives up on;
 	// DeadLetterTopic(Topic) by default.
 	DeadLetterTopic string
-	// ConsumerGroup is Projection.ConsumerGroup() by default. Frozen once
+	// ConsumerGroup is Projection.ConsumerGroup() by default, or
+	// CombinedConsumerGroup when Combined. Frozen once
 	// in use: a new group reads the topic again from its oldest offset.
 	ConsumerGroup string
 	// MaxBatch bounds the messages of one partition taken at once (and so
@@ -62,7 +96,11 @@ func (c *Config) setDefaults() {
 	if c.DeadLetterTopic == "" {
 		c.DeadLetterTopic = DeadLetterTopic(c.Topic)
 	}
-	if c.ConsumerGroup == "" && c.Projection != "" {
+	switch {
+	case c.ConsumerGroup != "":
+	case c.Combined:
+		c.ConsumerGroup = CombinedConsumerGroup
+	case c.Projection != "":
 		c.ConsumerGroup = c.Projection.ConsumerGroup()
 	}
 	if c.MaxBatch == 0 {
@@ -94,7 +132,10 @@ func (c Config) Validate() error {
 	if len(c.Brokers) == 0 {
 		errs = append(errs, errors.New("no brokers"))
 	}
-	if !c.Projection.Valid() {
+	switch {
+	case c.Combined && c.Projection != "":
+		errs = append(errs, fmt.Errorf("a combined worker applies every projection: projection %q must be empty", c.Projection))
+	case !c.Combined && !c.Projection.Valid():
 		errs = append(errs, fmt.Errorf("unknown projection %q", c.Projection))
 	}
 	if c.Topic == "" || c.DeadLetterTopic == "" || c.Topic == c.DeadLetterTopic {

@@ -22,46 +22,57 @@ import (
 )
 
 // recordingStore is the real read-model store, noting which events this
-// worker applied (not skipped as already applied).
+// worker applied (not skipped as already applied), per projection.
 type recordingStore struct {
 	*readstore.ReadModels
 	mu      sync.Mutex
-	applied map[string]int // event id → times applied by this worker
+	applied map[projections.Name]map[string]int // event id → times applied by this worker
 }
 
 func newRecordingStore(rm *readstore.ReadModels) *recordingStore {
-	return &recordingStore{ReadModels: rm, applied: map[string]int{}}
+	return &recordingStore{ReadModels: rm, applied: map[projections.Name]map[string]int{}}
 }
 
+func (s *recordingStore) note(p projections.Name, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.applied[p] == nil {
+		s.applied[p] = map[string]int{}
+	}
+	s.applied[p][id]++
+}
+
+// Apply and ApplyProjections run the transaction to its end even when the
+// worker is stopped mid-way: a commit whose outcome the caller never
+// learns would be applied and not noted.
 func (s *recordingStore) Apply(ctx context.Context, p projections.Projection, e domain.Event) (bool, error) {
-	ok, err := s.ReadModels.Apply(ctx, p, e)
+	ok, err := s.ReadModels.Apply(context.WithoutCancel(ctx), p, e)
 	if err == nil && ok {
-		s.mu.Lock()
-		s.applied[e.ID]++
-		s.mu.Unlock()
+		s.note(p.Name(), e.ID)
 	}
 	return ok, err
 }
 
-func (s *recordingStore) ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error) {
-	res, err := s.ReadModels.ApplyBatch(ctx, p, events)
+func (s *recordingStore) ApplyProjections(ctx context.Context, ps []projections.Projection, events []domain.Event) ([][]projections.ApplyResult, error) {
+	res, err := s.ReadModels.ApplyProjections(context.WithoutCancel(ctx), ps, events)
 	if err != nil {
 		return res, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, r := range res {
-		if r.Err == nil && r.Applied {
-			s.applied[events[i].ID]++
+	for k, p := range ps {
+		for i, r := range res[k] {
+			if r.Err == nil && r.Applied {
+				s.note(p.Name(), events[i].ID)
+			}
 		}
 	}
 	return res, nil
 }
 
-func (s *recordingStore) ids() map[string]int {
+// ids are the events this worker applied to projection p.
+func (s *recordingStore) ids(p projections.Name) map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.applied)
+	return maps.Clone(s.applied[p])
 }
 
 // groupAssignment describes the consumer group: member id → partitions of
@@ -182,7 +193,7 @@ func TestTwoProjectorsShareTheGroup(t *testing.T) {
 	workerPartitions := make([]map[int32]bool, len(stores))
 	for i, s := range stores {
 		workerPartitions[i] = map[int32]bool{}
-		for id, n := range s.ids() {
+		for id, n := range s.ids(projections.Balances) {
 			seen[id] += n
 			p, ok := partitionOf[id]
 			if !ok {

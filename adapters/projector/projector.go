@@ -1,6 +1,25 @@
-// Package projector is the projector role: one Kafka consumer group per
-// projection reads the ledger topic and applies each event to the read
-// models.
+// Package projector is the projector role: a Kafka consumer group reads
+// the ledger topic and applies each event to the read models.
+//
+// # One pass for every projection
+//
+// By default (Config.Combined, PITBOSS_PROJECTOR_MODE=combined) one worker
+// in one consumer group (CombinedConsumerGroup) applies both projections:
+// each message is decoded once, and each batch is one Postgres
+// transaction (Store.ApplyProjections) that writes both projections'
+// changes and moves both projections' checkpoints. The checkpoints stay per
+// projection, so each projection is still skipped, gap-checked, verified
+// and rebuilt on its own, and an event one projection cannot settle (a gap,
+// an invalid event) is retried and dead-lettered for that projection only
+// (its own dead-letter message and projection_dead_letters row, as before)
+// while the other applies it in the batch's transaction. An undecodable
+// message is dead-lettered once per projection, as two workers did.
+// Watermarks stay per projection; one advancer moves both.
+//
+// The separate mode (a worker and a consumer group per projection,
+// Projection.ConsumerGroup()) is kept for rollback. Switching either way is
+// safe: the new group starts at the oldest offset and every event a
+// projection applied already is at or below its checkpoint, so a skip.
 //
 // # Exactly once, in effect
 //
@@ -76,12 +95,13 @@ const (
 // Store applies events to the read models (adapters/postgres/readstore.ReadModels).
 type Store interface {
 	Apply(ctx context.Context, p projections.Projection, e domain.Event) (applied bool, err error)
-	ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error)
+	ApplyProjections(ctx context.Context, ps []projections.Projection, events []domain.Event) ([][]projections.ApplyResult, error)
 	RecordDeadLetter(ctx context.Context, d projections.DeadLetter) error
 	Advance(ctx context.Context, p projections.Name) (int64, error)
 }
 
-// Stats counts what a worker did.
+// Stats counts what a worker did; a combined worker counts each event once
+// per projection.
 type Stats struct {
 	Applied      int64 // events applied
 	Skipped      int64 // redeliveries: at or below the checkpoint
@@ -90,11 +110,11 @@ type Stats struct {
 	Position     int64 // the watermark last seen
 }
 
-// Worker runs one projection.
+// Worker runs one projection, or every projection in one pass (Config.Combined).
 type Worker struct {
 	cfg   Config
 	store Store
-	proj  projections.Projection
+	projs []projections.Projection
 	log   *slog.Logger
 
 	kick                                       chan struct{}
@@ -112,16 +132,31 @@ func New(store Store, cfg Config, logger *slog.Logger) (*Worker, error) {
 	if store == nil {
 		return nil, errors.New("projector: nil store")
 	}
-	p, err := projections.ByName(cfg.Projection)
-	if err != nil {
-		return nil, err
+	names := []projections.Name{cfg.Projection}
+	if cfg.Combined {
+		names = projections.All
+	}
+	var projs []projections.Projection
+	for _, n := range names {
+		p, err := projections.ByName(n)
+		if err != nil {
+			return nil, err
+		}
+		projs = append(projs, p)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{cfg: cfg, store: store, proj: p, kick: make(chan struct{}, 1),
-		log: logger.With("component", "projector", "projection", string(cfg.Projection), "group", cfg.ConsumerGroup)}, nil
+	label := string(cfg.Projection)
+	if cfg.Combined {
+		label = "all"
+	}
+	return &Worker{cfg: cfg, store: store, projs: projs, kick: make(chan struct{}, 1),
+		log: logger.With("component", "projector", "projection", label, "group", cfg.ConsumerGroup)}, nil
 }
+
+// ConsumerGroup is the worker's consumer group.
+func (w *Worker) ConsumerGroup() string { return w.cfg.ConsumerGroup }
 
 // Stats returns the worker's counters.
 func (w *Worker) Stats() Stats {
@@ -234,7 +269,7 @@ func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, items [
 			events[k] = items[i].event
 		}
 		w.applyMu.Lock()
-		results, err := w.store.ApplyBatch(ctx, w.proj, events)
+		results, err := w.store.ApplyProjections(ctx, w.projs, events)
 		w.applyMu.Unlock()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -242,28 +277,40 @@ func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, items [
 			}
 			w.log.WarnContext(ctx, "applying a batch failed; applying its events one by one", "events", len(events), "err", err)
 			for _, i := range round {
-				if !w.handle(ctx, dlq, items[i]) {
-					return false
+				for _, p := range w.projs {
+					if !w.handle(ctx, dlq, p, items[i]) {
+						return false
+					}
 				}
 			}
 			continue
 		}
-		for k, r := range results {
-			switch {
-			case r.Err != nil:
-				if !w.handle(ctx, dlq, items[round[k]]) {
-					return false
+		// Event by event, projection by projection: an event one
+		// projection cannot settle is retried (and maybe dead-lettered) for
+		// that projection only; the others have applied it.
+		for k, i := range round {
+			for j, p := range w.projs {
+				switch r := results[j][k]; {
+				case r.Err != nil:
+					if !w.handle(ctx, dlq, p, items[i]) {
+						return false
+					}
+				case r.Applied:
+					w.applied.Add(1)
+				default:
+					w.skipped.Add(1)
 				}
-			case r.Applied:
-				w.applied.Add(1)
-			default:
-				w.skipped.Add(1)
 			}
 		}
 	}
 	for _, it := range items {
-		if it.decodeErr != nil && !w.deadLetter(ctx, dlq, it, false, it.decodeErr.Error()) {
-			return false
+		if it.decodeErr == nil {
+			continue
+		}
+		for _, p := range w.projs {
+			if !w.deadLetter(ctx, dlq, p.Name(), it, false, it.decodeErr.Error()) {
+				return false
+			}
 		}
 	}
 	return true
@@ -271,7 +318,7 @@ func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, items [
 
 // handle applies one event, retrying, or dead-letters it; it reports
 // whether the event is settled (false: ctx ended first).
-func (w *Worker) handle(ctx context.Context, dlq message.Publisher, it item) bool {
+func (w *Worker) handle(ctx context.Context, dlq message.Publisher, p projections.Projection, it item) bool {
 	var (
 		invalid  int
 		gapSince time.Time
@@ -280,7 +327,7 @@ func (w *Worker) handle(ctx context.Context, dlq message.Publisher, it item) boo
 	)
 	for {
 		w.applyMu.Lock()
-		applied, err := w.store.Apply(ctx, w.proj, e)
+		applied, err := w.store.Apply(ctx, p, e)
 		w.applyMu.Unlock()
 		if err == nil {
 			if applied {
@@ -300,13 +347,13 @@ func (w *Worker) handle(ctx context.Context, dlq message.Publisher, it item) boo
 				gapSince = time.Now()
 			}
 			if time.Since(gapSince) >= w.cfg.GapTimeout {
-				return w.deadLetter(ctx, dlq, it, true, err.Error())
+				return w.deadLetter(ctx, dlq, p.Name(), it, true, err.Error())
 			}
 			w.log.WarnContext(ctx, "event arrived before an earlier one of its stream; waiting", "err", err,
 				"position", e.Position)
 		case errors.Is(err, projections.ErrInvalidEvent):
 			if invalid++; invalid >= w.cfg.MaxInvalidAttempts {
-				return w.deadLetter(ctx, dlq, it, true, err.Error())
+				return w.deadLetter(ctx, dlq, p.Name(), it, true, err.Error())
 			}
 		default:
 			w.log.WarnContext(ctx, "applying an event failed; will retry", "err", err, "position", e.Position)
@@ -324,9 +371,9 @@ func (w *Worker) handle(ctx context.Context, dlq message.Publisher, it item) boo
 // is known), and reports whether it did. Each step is retried until it
 // succeeds or ctx ends (then the message is consumed and dead-lettered
 // again: the dead-letter topic is at least once too).
-func (w *Worker) deadLetter(ctx context.Context, dlq message.Publisher, it item, decoded bool, reason string) bool {
+func (w *Worker) deadLetter(ctx context.Context, dlq message.Publisher, p projections.Name, it item, decoded bool, reason string) bool {
 	msg, partition, offset := it.msg, it.partition, it.offset
-	d := projections.DeadLetter{Projection: w.cfg.Projection, EventID: msg.Metadata.Get(kafka.HeaderEventID),
+	d := projections.DeadLetter{Projection: p, EventID: msg.Metadata.Get(kafka.HeaderEventID),
 		StreamID: msg.Metadata.Get(kafka.HeaderStreamID), Reason: reason, Topic: w.cfg.Topic, Partition: partition,
 		Offset: offset}
 	d.Version, _ = strconv.ParseInt(msg.Metadata.Get(kafka.HeaderStreamVersion), 10, 64)
@@ -343,13 +390,13 @@ func (w *Worker) deadLetter(ctx context.Context, dlq message.Publisher, it item,
 		out.Metadata.Set(k, v)
 	}
 	out.Metadata.Set(HeaderDLQReason, reason)
-	out.Metadata.Set(HeaderDLQProjection, string(w.cfg.Projection))
+	out.Metadata.Set(HeaderDLQProjection, string(p))
 	out.Metadata.Set(HeaderDLQGroup, w.cfg.ConsumerGroup)
 	out.Metadata.Set(HeaderDLQTopic, w.cfg.Topic)
 	out.Metadata.Set(HeaderDLQPartition, strconv.FormatInt(int64(partition), 10))
 	out.Metadata.Set(HeaderDLQOffset, strconv.FormatInt(offset, 10))
 	out.Metadata.Set(HeaderDLQFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	w.log.ErrorContext(ctx, "event dead-lettered", "reason", reason, "event_id", d.EventID, "stream_id", d.StreamID,
+	w.log.ErrorContext(ctx, "event dead-lettered", "dlq_projection", string(p), "reason", reason, "event_id", d.EventID, "stream_id", d.StreamID,
 		"version", d.Version, "position", d.Position, "partition", partition, "offset", offset)
 	if !w.retry(ctx, "publish to the dead-letter topic", func() error { return dlq.Publish(w.cfg.DeadLetterTopic, out) }) {
 		return false
@@ -389,8 +436,9 @@ func (w *Worker) kickAdvance() {
 	}
 }
 
-// advance moves the projection's watermark after applied events (at most
-// every WatermarkInterval) and every IdleAdvance.
+// advance moves the projections' watermarks after applied events (at most
+// every WatermarkInterval) and every IdleAdvance; Stats.Position is the
+// least of them.
 func (w *Worker) advance(ctx context.Context, kick <-chan struct{}) {
 	t := time.NewTicker(w.cfg.IdleAdvance)
 	defer t.Stop()
@@ -401,12 +449,19 @@ func (w *Worker) advance(ctx context.Context, kick <-chan struct{}) {
 		case <-kick:
 		case <-t.C:
 		}
-		pos, err := w.store.Advance(ctx, w.cfg.Projection)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			w.log.WarnContext(ctx, "moving the watermark failed", "err", err)
-		case err == nil:
-			w.w.Store(pos)
+		least, ok := int64(-1), true
+		for _, p := range w.projs {
+			pos, err := w.store.Advance(ctx, p.Name())
+			switch {
+			case err != nil && ctx.Err() == nil:
+				w.log.WarnContext(ctx, "moving the watermark failed", "projection", string(p.Name()), "err", err)
+				ok = false
+			case err == nil && (least < 0 || pos < least):
+				least = pos
+			}
+		}
+		if ok && least >= 0 {
+			w.w.Store(least)
 		}
 		if !system.Sleep(ctx, w.cfg.WatermarkInterval) {
 			return

@@ -414,6 +414,21 @@ func TestProjectorKilledMidBatchConverges(t *testing.T) {
 // projector goes on with the events after them.
 func TestProjectorDeadLetters(t *testing.T) {
 	t.Parallel()
+	testDeadLetters(t, func(r *rig, tweak func(*projector.Config)) []*worker {
+		return r.startBoth(t, r.store, randomSuffix(), tweak)
+	})
+}
+
+// The combined worker dead-letters a poison message for each projection,
+// as the separate workers do.
+func TestCombinedDeadLetters(t *testing.T) {
+	t.Parallel()
+	testDeadLetters(t, func(r *rig, tweak func(*projector.Config)) []*worker {
+		return []*worker{r.startCombined(t, r.store, projector.CombinedConsumerGroup+"-"+randomSuffix(), tweak)}
+	})
+}
+
+func testDeadLetters(t *testing.T, start func(r *rig, tweak func(*projector.Config)) []*worker) {
 	r := newRig(t)
 	ctx := context.Background()
 	pub, err := kafka.NewPublisher(r.brokers, nil)
@@ -448,12 +463,16 @@ func TestProjectorDeadLetters(t *testing.T) {
 	if _, err := projectortest.Session(ctx, r.h, r.clock); err != nil {
 		t.Fatal(err)
 	}
-	ws := r.startBoth(t, r.store, randomSuffix(), func(c *projector.Config) {
+	ws := start(r, func(c *projector.Config) {
 		c.MaxInvalidAttempts, c.GapTimeout = 2, 300*time.Millisecond
 	})
 	r.waitCaughtUp(t, 60*time.Second)
 	eventually.True(t, 30*time.Second, "six dead letters", func() bool {
-		return ws[0].Stats().DeadLettered+ws[1].Stats().DeadLettered >= 6
+		var n int64
+		for _, w := range ws {
+			n += w.Stats().DeadLettered
+		}
+		return n >= 6
 	})
 	wantBalances := map[string]string{"client:acme:EUR": "750.00", "player:acme:p1:EUR": "144.00", "player:acme:p2:EUR": "73.00"}
 	if got := balances(t, r.pool); fmt.Sprint(got) != fmt.Sprint(wantBalances) {
@@ -507,6 +526,10 @@ func TestConfigValidate(t *testing.T) {
 			Topic: "t", DeadLetterTopic: "t"}, wantErr: "must be set and differ"},
 		{name: "negative backoff", cfg: projector.Config{Brokers: []string{"b"}, Projection: projections.Balances,
 			RetryBackoff: -time.Second}, wantErr: "retry backoff"},
+		{name: "combined", cfg: projector.Config{Brokers: []string{"b"}, Combined: true}},
+		{name: "combined with a projection", cfg: projector.Config{Brokers: []string{"b"}, Combined: true,
+			Projection: projections.History}, wantErr: "must be empty"},
+		{name: "neither", cfg: projector.Config{Brokers: []string{"b"}}, wantErr: "unknown projection"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -521,5 +544,26 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if got := projections.History.ConsumerGroup(); got != "pitboss.projection.history.v1" {
 		t.Errorf("consumer group = %q", got)
+	}
+	for mode, want := range map[string][]string{projector.ModeCombined: {projector.CombinedConsumerGroup},
+		projector.ModeSeparate: {projections.History.ConsumerGroup(), projections.Balances.ConsumerGroup()}} {
+		cfgs, err := projector.RoleConfigs(mode, []string{"b"}, "")
+		var groups []string
+		for _, c := range cfgs {
+			w, err := projector.New(readstore.NewReadModels(nil), c, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			groups = append(groups, w.ConsumerGroup())
+		}
+		if err != nil || fmt.Sprint(groups) != fmt.Sprint(want) {
+			t.Errorf("mode %s: groups %v (%v), want %v", mode, groups, err, want)
+		}
+	}
+	if _, err := projector.RoleConfigs("both", []string{"b"}, ""); err == nil {
+		t.Error("mode both accepted")
+	}
+	if projector.CombinedConsumerGroup != "pitboss.projector.v1" {
+		t.Errorf("combined consumer group = %q: frozen, a new name reads the whole topic again", projector.CombinedConsumerGroup)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -64,6 +65,8 @@ type config struct {
 	// ReplayMemory is PITBOSS_REPLAY_MEMORY: the memory budget of `pitboss
 	// replay` in bytes (its --memory flag's default; replay.go).
 	ReplayMemory int64
+	// ProjectorMode is PITBOSS_PROJECTOR_MODE (projector.RoleConfigs).
+	ProjectorMode string
 }
 
 func env(name, def string) string {
@@ -117,6 +120,10 @@ func loadConfig() (config, error) {
 	if c.RoundAutoCloseAfter, err = time.ParseDuration(env("PITBOSS_ROUND_AUTO_CLOSE_AFTER", "0s")); err != nil ||
 		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
 		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
+	}
+	c.ProjectorMode = env("PITBOSS_PROJECTOR_MODE", projector.ModeCombined)
+	if _, err := projector.RoleConfigs(c.ProjectorMode, nil, ""); err != nil {
+		errs = append(errs, fmt.Errorf("PITBOSS_PROJECTOR_MODE: %w", err))
 	}
 	if c.ReplayMemory, err = parseBytes(env("PITBOSS_REPLAY_MEMORY", "512MB")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_REPLAY_MEMORY: %w", err))

@@ -17,8 +17,8 @@ import (
 	"github.com/pitboss/pitboss/projections"
 )
 
-// startProjectors runs one worker per projection, each in its own consumer
-// group, applying the ledger topic to the read models.
+// startProjectors runs the projector role's workers: one combined worker
+// for every projection, or one per projection (PITBOSS_PROJECTOR_MODE).
 func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, log *slog.Logger) error {
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -31,8 +31,12 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 		}
 	}
 	store := readstore.NewReadModels(pool)
-	for _, n := range projections.All {
-		w, err := projector.New(store, projector.Config{Brokers: cfg.KafkaBrokers, Topic: cfg.Topic, Projection: n}, log)
+	cfgs, err := projector.RoleConfigs(cfg.ProjectorMode, cfg.KafkaBrokers, cfg.Topic)
+	if err != nil {
+		return err
+	}
+	for _, c := range cfgs {
+		w, err := projector.New(store, c, log)
 		if err != nil {
 			return err
 		}

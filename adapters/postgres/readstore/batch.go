@@ -34,12 +34,25 @@ var ErrSameStreamInBatch = errors.New("two events of one stream in a batch")
 // The statements are per batch where the changes commute: the checkpoints
 // (locked and saved; made only for streams new to the projection), the
 // lookups, the new history rows, the game
-// results, the GGR sums, the players and the balances are one statement
-// each over arrays, whatever the batch's size; rollback marks and rounds
-// stay one statement per change. Per event, before, the history projection
+// results, the GGR sums, the players, the rollback marks, the rounds
+// (merged per round, with their advisory locks in one statement more) and
+// the balances are one statement each over arrays, whatever the batch's
+// size. Per event, before, the history projection
 // sent about nine statements and the balances five: most of the database's
 // CPU under the wallet load of `make bench`.
 func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, events []domain.Event) ([]projections.ApplyResult, error) {
+	res, err := m.ApplyProjections(ctx, []projections.Projection{p}, events)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// ApplyProjections is ApplyBatch for several projections in one transaction
+// (the combined projector); results[k] are ps[k]'s. Each projection keeps
+// its own checkpoints, so each skips, gap-checks and rejects on its own
+// terms: an event invalid for one (or applied by it) applies to the others.
+func (m *ReadModels) ApplyProjections(ctx context.Context, ps []projections.Projection, events []domain.Event) ([][]projections.ApplyResult, error) {
 	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire connection: %w", err)
@@ -52,14 +65,17 @@ func (m *ReadModels) ApplyBatch(ctx context.Context, p projections.Projection, e
 		}
 		conn.Release()
 	}()
-	return m.applyEvents(ctx, conn, p, events, true)
+	return m.applyEvents(ctx, conn, ps, events, true)
 }
 
-// applyEvents runs ApplyBatch's two round trips on db; with ownTx it opens
-// and commits the transaction itself, without it db is a transaction the
-// caller ends (Swap's catch-up).
-func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.Projection, events []domain.Event,
-	ownTx bool) ([]projections.ApplyResult, error) {
+// ckKey is a checkpoint: a projection's stream.
+type ckKey struct{ projection, stream string }
+
+// applyEvents runs ApplyProjections' two round trips on db; with ownTx it
+// opens and commits the transaction itself, without it db is a transaction
+// the caller ends (Swap's catch-up).
+func (m *ReadModels) applyEvents(ctx context.Context, db batcher, ps []projections.Projection, events []domain.Event,
+	ownTx bool) ([][]projections.ApplyResult, error) {
 	order := make([]int, len(events))
 	for i := range order {
 		order[i] = i
@@ -70,11 +86,14 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 			return nil, fmt.Errorf("stream %s: %w", events[order[k]].StreamID, ErrSameStreamInBatch)
 		}
 	}
-	name := string(p.Name())
-	// Round trip 1: begin; the checkpoints locked, in stream order (one
-	// lock order for every writer); the lookups. Two statements whatever
-	// the batch's size, and a second round trip when a stream has no
-	// checkpoint yet (ensureCheckpoints).
+	names := make([]string, len(ps))
+	for k, p := range ps {
+		names[k] = string(p.Name())
+	}
+	lockNames := slices.Sorted(slices.Values(names)) // the lock order of the projections
+	// Round trip 1: begin; each projection's checkpoints locked, in
+	// (projection, stream) order, one lock order for every writer; the
+	// lookups. Another round trip if a checkpoint is missing.
 	streams := make([]string, len(order))
 	for k, i := range order {
 		streams[k] = string(events[i].StreamID)
@@ -82,10 +101,12 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	var lk struct{ clients, providers, externals []string }
 	var lookupOf []int // the event of each lookup
 	for _, i := range order {
-		for _, k := range p.Lookups(events[i]) {
-			lk.clients, lk.providers, lk.externals = append(lk.clients, k.ClientID), append(lk.providers, k.Provider),
-				append(lk.externals, k.ExternalTxID)
-			lookupOf = append(lookupOf, i)
+		for _, p := range ps {
+			for _, k := range p.Lookups(events[i]) {
+				lk.clients, lk.providers, lk.externals = append(lk.clients, k.ClientID), append(lk.providers, k.Provider),
+					append(lk.externals, k.ExternalTxID)
+				lookupOf = append(lookupOf, i)
+			}
 		}
 	}
 	b := &pgx.Batch{}
@@ -93,12 +114,13 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 		b.Queue("BEGIN")
 		b.Queue("SET LOCAL " + postgres.PlanCacheModeParam + " = " + postgres.GenericPlans) // see postgres.GenericPlans
 	}
-	b.Queue(m.sql.lockCheckpoints, name, streams)
+	for _, name := range lockNames {
+		b.Queue(m.sql.lockCheckpoints, name, streams)
+	}
 	if len(lookupOf) > 0 {
 		b.Queue(m.sql.lookupGameTxs, lk.clients, lk.providers, lk.externals)
 	}
-	versions := make([]int64, len(events))
-	locked := make(map[string]int64, len(streams))
+	locked := make(map[ckKey]int64, len(streams)*len(ps))
 	found := make([]map[projections.GameTxKey]projections.GameTx, len(events))
 	for i := range found {
 		found[i] = map[projections.GameTxKey]projections.GameTx{}
@@ -114,9 +136,11 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 				return fmt.Errorf("generic plans: %w", err)
 			}
 		}
-		rows, _ := br.Query()
-		if err := readCheckpoints(rows, locked); err != nil {
-			return fmt.Errorf("lock checkpoints of %d streams: %w", len(streams), err)
+		for _, name := range lockNames {
+			rows, _ := br.Query()
+			if err := readCheckpoints(rows, name, locked); err != nil {
+				return fmt.Errorf("lock %s checkpoints of %d streams: %w", name, len(streams), err)
+			}
 		}
 		if len(lookupOf) > 0 {
 			rows, _ := br.Query()
@@ -139,41 +163,41 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	if err != nil {
 		return nil, err
 	}
-	if err := m.ensureCheckpoints(ctx, db, name, streams, locked); err != nil {
+	if err := m.ensureCheckpoints(ctx, db, lockNames, streams, locked); err != nil {
 		return nil, err
 	}
-	for _, i := range order {
-		v, ok := locked[string(events[i].StreamID)]
-		if !ok {
-			return nil, fmt.Errorf("lock checkpoint of %s: not found", events[i].StreamID)
-		}
-		versions[i] = v
-	}
 
-	results := make([]projections.ApplyResult, len(events))
+	results := make([][]projections.ApplyResult, len(ps))
 	var all batchChanges
-	for _, i := range order {
-		e := events[i]
-		ok, err := projections.Checkpoint(p.Name(), e, versions[i])
-		if err != nil || !ok {
-			results[i].Err = err
-			continue
+	for k, p := range ps {
+		results[k] = make([]projections.ApplyResult, len(events))
+		for _, i := range order {
+			e := events[i]
+			v, ok := locked[ckKey{names[k], string(e.StreamID)}]
+			if !ok {
+				return nil, fmt.Errorf("lock checkpoint of %s for %s: not found", e.StreamID, names[k])
+			}
+			ok, err := projections.Checkpoint(p.Name(), e, v)
+			if err != nil || !ok {
+				results[k][i].Err = err
+				continue
+			}
+			f := found[i]
+			ch, err := p.Apply(e, func(k projections.GameTxKey) (projections.GameTx, bool) {
+				g, ok := f[k]
+				return g, ok
+			})
+			if err != nil {
+				results[k][i].Err = err
+				continue
+			}
+			all.add(names[k], ch, e)
+			results[k][i].Applied = true
 		}
-		f := found[i]
-		ch, err := p.Apply(e, func(k projections.GameTxKey) (projections.GameTx, bool) {
-			g, ok := f[k]
-			return g, ok
-		})
-		if err != nil {
-			results[i].Err = err
-			continue
-		}
-		all.add(ch, e)
-		results[i].Applied = true
 	}
 	// Round trip 2: the changes and the commit.
 	b = &pgx.Batch{}
-	n := m.queueBatchChanges(b, name, &all)
+	n := m.queueBatchChanges(b, &all)
 	if ownTx {
 		b.Queue("COMMIT")
 	}
@@ -199,46 +223,53 @@ func (m *ReadModels) applyEvents(ctx context.Context, db batcher, p projections.
 	return results, br.Close()
 }
 
-// ensureCheckpoints makes and locks the checkpoints of the streams the
-// lock found none for: the streams whose first events these are. Making
-// every stream's row before locking it (INSERT ... ON CONFLICT DO NOTHING
-// over the whole batch) was a statement per batch that found every row
-// there once a stream had been seen: 17 µs of Postgres time per event at
-// 64 concurrent wallet calls (docs/benchmarks.md). The new rows are locked
-// after the batch's existing ones; both sets in stream order.
-func (m *ReadModels) ensureCheckpoints(ctx context.Context, db batcher, name string, streams []string, locked map[string]int64) error {
-	var missing []string
-	for _, s := range streams {
-		if _, ok := locked[s]; !ok {
-			missing = append(missing, s)
+// ensureCheckpoints makes and locks the checkpoints the lock found none
+// for (a projection's first events of streams). Making every row before
+// locking it was a statement per batch that found them there: 17 µs of
+// Postgres time per event at 64 wallet calls (docs/benchmarks.md). The new
+// rows are locked after the existing ones, both in the same order.
+func (m *ReadModels) ensureCheckpoints(ctx context.Context, db batcher, names, streams []string, locked map[ckKey]int64) error {
+	missing := map[string][]string{}
+	b := &pgx.Batch{}
+	for _, p := range names {
+		for _, s := range streams {
+			if _, ok := locked[ckKey{p, s}]; !ok {
+				missing[p] = append(missing[p], s)
+			}
+		}
+		if len(missing[p]) > 0 {
+			b.Queue(m.sql.ensureCheckpoints, p, missing[p])
+			b.Queue(m.sql.lockCheckpoints, p, missing[p])
 		}
 	}
-	if len(missing) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
-	b.Queue(m.sql.ensureCheckpoints, name, missing)
-	b.Queue(m.sql.lockCheckpoints, name, missing)
 	br := db.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("make checkpoints of %d streams: %w", len(missing), err)
-	}
-	rows, _ := br.Query()
-	if err := readCheckpoints(rows, locked); err != nil {
-		return fmt.Errorf("lock new checkpoints of %d streams: %w", len(missing), err)
+	for _, p := range names {
+		if len(missing[p]) == 0 {
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("make %s checkpoints of %d streams: %w", p, len(missing[p]), err)
+		}
+		rows, _ := br.Query()
+		if err := readCheckpoints(rows, p, locked); err != nil {
+			return fmt.Errorf("lock new %s checkpoints of %d streams: %w", p, len(missing[p]), err)
+		}
 	}
 	return br.Close()
 }
 
-// readCheckpoints adds the (stream, version) rows to locked.
-func readCheckpoints(rows pgx.Rows, locked map[string]int64) error {
+// readCheckpoints adds projection's (stream, version) rows to locked.
+func readCheckpoints(rows pgx.Rows, projection string, locked map[ckKey]int64) error {
 	var (
 		stream  string
 		version int64
 	)
 	_, err := pgx.ForEachRow(rows, []any{&stream, &version}, func() error {
-		locked[stream] = version
+		locked[ckKey{projection, stream}] = version
 		return nil
 	})
 	return err
@@ -246,15 +277,18 @@ func readCheckpoints(rows pgx.Rows, locked map[string]int64) error {
 
 // batchChanges gathers the Changes of a batch's events for
 // queueBatchChanges: the kinds that commute (new rows, game results, GGR
-// sums, players, balance sums, checkpoints) as one statement each, the rest
-// per event.
+// sums, players, rollback marks, rounds, balance sums, checkpoints) as one
+// statement each, merged per key where a statement may not touch a row
+// twice.
 type batchChanges struct {
 	txs       []projections.Transaction
 	results   merged[string, projections.Transaction] // game results by id
 	ggr       merged[projections.GGRKey, projections.GGRDelta]
 	players   merged[projections.GGRMember, struct{}]
 	balances  merged[domain.AccountID, projections.Balance]
-	perEvent  []projections.Changes // RolledBack, Rounds
+	marks     merged[projections.GameTxKey, int64]  // rollback marks: the greatest position
+	rounds    merged[string, projections.GGRMember] // by round key: the least (day, game)
+	projs     []string                              // the checkpoints: projection, stream, version, position
 	streams   []string
 	versions  []int64
 	positions []int64
@@ -283,7 +317,7 @@ func (m *merged[K, V]) add(k K, v V, merge func(into *V, v V)) {
 	m.keys = append(m.keys, k)
 }
 
-func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
+func (c *batchChanges) add(projection string, ch projections.Changes, e domain.Event) {
 	c.txs = append(c.txs, ch.Transactions...)
 	for _, t := range ch.GameResults {
 		c.results.add(t.ID, t, (*projections.Transaction).AddGameResult)
@@ -300,10 +334,17 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 	for _, p := range ch.Players {
 		c.players.add(p, struct{}{}, nil)
 	}
-	if len(ch.RolledBack)+len(ch.Rounds) > 0 {
-		c.perEvent = append(c.perEvent, projections.Changes{RolledBack: ch.RolledBack, Rounds: ch.Rounds})
+	for _, r := range ch.RolledBack {
+		c.marks.add(r.Key, r.Position, func(into *int64, p int64) { *into = max(*into, p) })
 	}
-	c.streams = append(c.streams, string(e.StreamID))
+	for _, r := range ch.Rounds {
+		c.rounds.add(r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member, r, func(into *projections.GGRMember, r projections.GGRMember) {
+			if r.Day.Before(into.Day) || r.Day.Equal(into.Day) && r.Game < into.Game {
+				*into = r
+			}
+		})
+	}
+	c.projs, c.streams = append(c.projs, projection), append(c.streams, string(e.StreamID))
 	c.versions = append(c.versions, e.Version)
 	c.positions = append(c.positions, e.Position)
 }
@@ -311,11 +352,12 @@ func (c *batchChanges) add(ch projections.Changes, e domain.Event) {
 // queueBatchChanges queues c's statements and returns how many. The order
 // keeps what Apply's order guarantees: rows exist before a rollback marks
 // them, a bet's GGR row exists before its round is counted in it. The game
-// results and players of the whole batch may go before the per-event marks
-// and rounds: a mark only touches bets and wins, never a game result, and a
-// round neither. Game results, GGR rows, players and balances are written
-// in key order, so two projector processes lock shared rows in one order.
-func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChanges) int {
+// results and players of the whole batch may go before the marks and
+// rounds: a mark only touches bets and wins, never a game result, and a
+// round neither. Game results, GGR rows, players, marks, round locks and
+// balances are written in key order, so two projector processes lock shared
+// rows in one order.
+func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 	n := b.Len()
 	if len(c.txs) > 0 {
 		var a txArrays
@@ -370,8 +412,26 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 		}
 		b.Queue(m.sql.addPlayers, clients, days, providers, games, currencies, players)
 	}
-	for _, ch := range c.perEvent {
-		m.queueChanges(b, ch)
+	if len(c.marks.keys) > 0 {
+		slices.SortFunc(c.marks.keys, func(a, b projections.GameTxKey) int {
+			return cmp.Or(strings.Compare(a.ClientID, b.ClientID), strings.Compare(a.Provider, b.Provider),
+				strings.Compare(a.ExternalTxID, b.ExternalTxID))
+		})
+		for _, k := range c.marks.keys {
+			b.Queue(m.sql.markRolledBack, k.ClientID, k.Provider, k.ExternalTxID, *c.marks.byKey[k])
+		}
+	}
+	if len(c.rounds.keys) > 0 {
+		slices.Sort(c.rounds.keys)
+		var clients, providers, games, currencies, members []string
+		var days []time.Time
+		for _, k := range c.rounds.keys {
+			r := c.rounds.byKey[k]
+			clients, days, providers, games = append(clients, r.ClientID), append(days, r.Day), append(providers, r.Provider), append(games, r.Game)
+			currencies, members = append(currencies, r.Currency), append(members, r.Member)
+		}
+		b.Queue(m.sql.lockRound, roundLockClass, c.rounds.keys)
+		b.Queue(m.sql.addRound, clients, days, providers, games, currencies, members)
 	}
 	if len(c.balances.keys) > 0 {
 		slices.Sort(c.balances.keys)
@@ -389,7 +449,16 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, name string, c *batchChange
 		b.Queue(m.sql.upsertBalances, accounts, kinds, clients, players, currencies, scales, balances, positions)
 	}
 	if len(c.streams) > 0 {
-		b.Queue(m.sql.saveCheckpoints, name, c.streams, c.versions, c.positions)
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(c.projs))) {
+			var streams []string
+			var versions, positions []int64
+			for k := range c.projs {
+				if c.projs[k] == p {
+					streams, versions, positions = append(streams, c.streams[k]), append(versions, c.versions[k]), append(positions, c.positions[k])
+				}
+			}
+			b.Queue(m.sql.saveCheckpoints, p, streams, versions, positions)
+		}
 	}
 	return b.Len() - n
 }

@@ -1,5 +1,6 @@
 // Package readstore is the Postgres store of the read models: it applies
-// the projections' changes with their checkpoints (one event or a batch),
+// the projections' changes with their checkpoints (one event or a batch;
+// one projection, or several in one transaction: ApplyProjections),
 // moves the watermarks, answers the history and report queries, and
 // rebuilds the read models from the event store to compare them with the
 // live tables or to swap the rebuild in (Compare, Swap).
@@ -16,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -118,6 +118,8 @@ func newReadModelSQL(schema string) readModelSQL {
 			SELECT $1, s, 0, 0 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING`,
 		// Locked in byte order of the stream ids (the rows are locked as the
 		// sorted rows come out), the order ApplyBatch sorts its events in.
+		// One per projection (in name order): with projection = ANY($1), the
+		// generic plan read every checkpoint of the projection per batch.
 		lockCheckpoints: `SELECT stream_id, version FROM ` + t("checkpoints") + `
 			WHERE projection = $1 AND stream_id = ANY($2::text[]) ORDER BY stream_id COLLATE "C" FOR UPDATE`,
 		saveCheckpoints: `UPDATE ` + t("checkpoints") + ` c SET version = u.version, position = u.position
@@ -163,6 +165,8 @@ func newReadModelSQL(schema string) readModelSQL {
 		skipCheckpoint: `INSERT INTO ` + t("checkpoints") + ` AS c (projection, stream_id, version, position)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (projection, stream_id) DO UPDATE
 			SET version = excluded.version, position = excluded.position WHERE c.version < excluded.version`,
+		// One per key marked (its greatest position): as an UPDATE … FROM
+		// unnest, the generic plan hashed every bet and win per batch.
 		markRolledBack: `UPDATE ` + t("transactions") + ` SET base_status = 'rolled_back', position = greatest(position, $4)
 			WHERE client_id = $1 AND provider = $2 AND external_id = $3 AND type IN ('bet', 'win')`,
 		// A batch's player members (distinct, in key order: one lock order
@@ -181,33 +185,36 @@ func newReadModelSQL(schema string) readModelSQL {
 			FROM member GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
 			ON CONFLICT (client_id, month, currency, player_id) DO UPDATE SET days = m.days | excluded.days
 			WHERE m.days | excluded.days <> m.days`,
-		// Serialises the transactions that record one round, so addRound's
-		// prev (read when addRound starts, after this lock) is committed
-		// state: two projector processes may apply bets of one round from
-		// two streams at once.
-		lockRound: postgres.KeyedLockSQL, // with roundLockClass
-		// A bet's round: recorded where it starts (projections.RoundStart,
-		// the least (day, game) of its bets), counted in that group's
-		// ggr_daily.rounds, and moved (one count from the old group to the
-		// new) when this bet starts it earlier. The bet's own ggr_daily row
-		// was upserted just before, in the same transaction. All the CTEs
-		// see the rows as they were before the statement.
-		addRound: `WITH prev AS (
-				SELECT day, game FROM ` + t("ggr_rounds") + `
-				WHERE client_id = $1 AND provider = $3 AND currency = $5 AND round_key = $6),
+		// Serialises the transactions that record a round ($2: the batch's
+		// round keys, sorted: one lock order), so addRound's prev (read
+		// after these locks) is committed state: two projector processes
+		// may apply bets of one round from two streams at once.
+		lockRound: `SELECT count(pg_advisory_xact_lock($1, hashtext(k)))
+			FROM (SELECT k FROM unnest($2::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) s`,
+		// A batch's rounds (each the least (day, game) of its bets in it,
+		// projections.RoundStart): recorded where they start, counted in
+		// that group's ggr_daily.rounds (upserted just before), moved (a
+		// count from the old group to the new) when started earlier.
+		addRound: `WITH u AS (
+				SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::text[], $6::text[])
+				  AS u(client_id, day, provider, game, currency, round_key)),
+			prev AS (
+				SELECT r.client_id, r.day, r.provider, r.game, r.currency, r.round_key FROM u JOIN ` + t("ggr_rounds") + ` r
+				USING (client_id, provider, currency, round_key)),
 			moved AS (
 				INSERT INTO ` + t("ggr_rounds") + ` AS r (client_id, provider, currency, round_key, day, game)
-				VALUES ($1, $3, $5, $6, $2, $4)
+				SELECT client_id, provider, currency, round_key, day, game FROM u
 				ON CONFLICT (client_id, provider, currency, round_key) DO UPDATE SET day = excluded.day, game = excluded.game
 				WHERE (excluded.day, excluded.game COLLATE "C") < (r.day, r.game COLLATE "C")
-				RETURNING 1),
-			left_old AS (
-				UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds - 1 FROM prev
-				WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = prev.day AND g.provider = $3
-				  AND g.game = prev.game AND g.currency = $5)
-			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + 1
-			WHERE EXISTS (SELECT FROM moved) AND g.client_id = $1 AND g.day = $2 AND g.provider = $3 AND g.game = $4
-			  AND g.currency = $5`,
+				RETURNING client_id, provider, currency, round_key),
+			delta AS (
+				SELECT client_id, day, provider, game, currency, 1 AS d FROM u JOIN moved USING (client_id, provider, currency, round_key)
+				UNION ALL
+				SELECT client_id, day, provider, game, currency, -1 FROM prev JOIN moved USING (client_id, provider, currency, round_key)),
+			sums AS (SELECT client_id, day, provider, game, currency, sum(d) AS d FROM delta GROUP BY 1, 2, 3, 4, 5)
+			UPDATE ` + t("ggr_daily") + ` g SET rounds = g.rounds + s.d FROM sums s
+			WHERE s.d <> 0 AND g.client_id = s.client_id AND g.day = s.day AND g.provider = s.provider AND g.game = s.game
+			  AND g.currency = s.currency`,
 		position:     `SELECT coalesce((SELECT position FROM ` + t("positions") + ` WHERE projection = $1), 0)`,
 		lockPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE SKIP LOCKED`,
 		waitPosition: `SELECT position FROM ` + t("positions") + ` WHERE projection = $1 FOR UPDATE`,
@@ -289,23 +296,11 @@ func (m *ReadModels) Apply(ctx context.Context, p projections.Projection, e doma
 // applyOn applies e on db, a transaction the caller ends (Swap's catch-up),
 // as a batch of one event.
 func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Projection, e domain.Event) (bool, error) {
-	res, err := m.applyEvents(ctx, db, p, []domain.Event{e}, false)
+	res, err := m.applyEvents(ctx, db, []projections.Projection{p}, []domain.Event{e}, false)
 	if err != nil {
 		return false, err
 	}
-	return res[0].Applied, res[0].Err
-}
-
-// queueChanges queues one statement per change of the kinds batchChanges
-// keeps per event: rollback marks and rounds.
-func (m *ReadModels) queueChanges(b *pgx.Batch, ch projections.Changes) {
-	for _, r := range ch.RolledBack {
-		b.Queue(m.sql.markRolledBack, r.Key.ClientID, r.Key.Provider, r.Key.ExternalTxID, r.Position)
-	}
-	for _, r := range ch.Rounds {
-		b.Queue(m.sql.lockRound, roundLockClass, r.ClientID+"|"+r.Provider+"|"+r.Currency+"|"+r.Member)
-		b.Queue(m.sql.addRound, r.ClientID, r.Day, r.Provider, r.Game, r.Currency, r.Member)
-	}
+	return res[0][0].Applied, res[0][0].Err
 }
 
 func txArgs(t projections.Transaction) []any {
