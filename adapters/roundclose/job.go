@@ -81,8 +81,9 @@ type Result struct {
 }
 
 // Tick closes every round stale now. A round a call closed meanwhile (or
-// another instance) is skipped; any other failure stops the tick, to be
-// tried again at the next.
+// another instance) is skipped, and so is one whose close the ledger
+// refuses (logged); any other failure stops the tick, to be tried again at
+// the next.
 func (j *Job) Tick(ctx context.Context) (Result, error) {
 	var res Result
 	ran, err := j.store.Exclusive(ctx, func(ctx context.Context) error {
@@ -98,6 +99,13 @@ func (j *Job) Tick(ctx context.Context) (Result, error) {
 				switch {
 				case errors.Is(err, domain.ErrRoundNotOpen), errors.Is(err, domain.ErrRoundNotStale):
 					skipped++
+					continue
+				case refused(err):
+					// The ledger will refuse it again: it must not hold
+					// back the rounds behind it, tick after tick.
+					skipped++
+					j.cfg.Logger.Warn("stale round not closed: the ledger refuses its close", "client_id", r.Client,
+						"provider", r.Provider, "round_id", r.Round, "err", err)
 					continue
 				case err != nil:
 					return fmt.Errorf("close round %s of %s (client %s): %w", r.Round, r.Provider, r.Client, err)
@@ -118,6 +126,16 @@ func (j *Job) Tick(ctx context.Context) (Result, error) {
 	})
 	res.Ran = ran
 	return res, err
+}
+
+// refused reports whether err is the ledger's refusal of the close (an id
+// it cannot hold, the close's id already used by another transaction):
+// retrying will not change it. Anything else (the database, the writer) is
+// worth trying again at the next tick.
+func refused(err error) bool {
+	var conflict *domain.IdempotencyConflictError
+	return errors.Is(err, domain.ErrInvalidArgument) || errors.Is(err, domain.ErrDuplicateTransaction) ||
+		errors.Is(err, domain.ErrUnknownCurrency) || errors.As(err, &conflict)
 }
 
 // Run ticks every Interval until ctx ends. A failed tick is logged and

@@ -86,6 +86,9 @@ func TestTick(t *testing.T) {
 			refuse: map[string]error{"r1": domain.ErrRoundNotOpen}, want: roundclose.Result{Ran: true, Closed: 1},
 			wantClosed: 1, wantAsked: 1},
 		{name: "another instance holds the lock", open: []string{"r1"}, locked: true, want: roundclose.Result{}},
+		{name: "a round the ledger refuses does not hold back the others", open: []string{"r1", "r2"},
+			refuse: map[string]error{"r1": domain.ErrInvalidArgument}, want: roundclose.Result{Ran: true, Closed: 1},
+			wantClosed: 1, wantAsked: 1},
 		{name: "a failure stops the tick", open: []string{"r1", "r2"}, refuse: map[string]error{"r2": boom},
 			want: roundclose.Result{Ran: true, Closed: 1}, wantErr: boom, wantClosed: 1, wantAsked: 1},
 	}
