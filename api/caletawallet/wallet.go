@@ -184,23 +184,14 @@ func (h *Handlers) decode(c echo.Context, v any) ([]byte, gateway.Provider, erro
 // game_code is the provider's code of the game (games.provider_game_code)
 // or our game id.
 func (h *Handlers) game(ctx context.Context, cl call, code string) (string, error) {
-	if code == "" || code == cl.sess.GameID {
-		return cl.sess.GameID, nil
-	}
-	own, err := h.deps.Catalog.Game(ctx, cl.sess.GameID)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		return "", fmt.Errorf("look up game of a caleta call: %w", err)
-	}
-	if err == nil && own.Code == code {
-		return own.ID, nil
-	}
-	g, err := h.deps.Catalog.Game(ctx, code)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && g.ProviderID != cl.sess.ProviderID) {
+	g, err := gateway.SessionGame(ctx, h.deps.Catalog, cl.sess, code)
+	switch {
+	case errors.Is(err, gateway.ErrNotSessionsGame):
 		return "", refuse(StatusInvalidGame, "game_code is not a game of the session's provider")
-	} else if err != nil {
-		return "", fmt.Errorf("look up game of a caleta call: %w", err)
+	case err != nil:
+		return "", fmt.Errorf("game of a caleta call: %w", err)
 	}
-	return g.ID, nil
+	return g, nil
 }
 
 // gameTx is a call as the ledger books it.

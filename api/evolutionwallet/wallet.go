@@ -212,21 +212,12 @@ func sameCurrency(cl *call, currency string) error {
 // or our game id; a table the catalog does not list is INVALID_PARAMETER
 // (docs/protocols/evolution.md#tables-and-games).
 func (h *Handlers) game(ctx context.Context, cl *call, tableID string) (string, error) {
-	if tableID == "" || tableID == cl.sess.GameID {
-		return cl.sess.GameID, nil
-	}
-	own, err := h.deps.Catalog.Game(ctx, cl.sess.GameID)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		return "", fmt.Errorf("look up game of an evolution call: %w", err)
-	}
-	if err == nil && own.Code == tableID {
-		return own.ID, nil
-	}
-	g, err := h.deps.Catalog.Game(ctx, tableID)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && g.ProviderID != cl.sess.ProviderID) {
+	g, err := gateway.SessionGame(ctx, h.deps.Catalog, cl.sess, tableID)
+	switch {
+	case errors.Is(err, gateway.ErrNotSessionsGame):
 		return "", refuse(StatusInvalidParameter, "game.details.table.id is not a game of the session's provider")
-	} else if err != nil {
-		return "", fmt.Errorf("look up game of an evolution call: %w", err)
+	case err != nil:
+		return "", fmt.Errorf("game of an evolution call: %w", err)
 	}
-	return g.ID, nil
+	return g, nil
 }

@@ -170,23 +170,14 @@ func (h *Handlers) session(ctx context.Context, prov gateway.Provider, b base) (
 // game key names (its provider code or our id), which must be a game of
 // the session's provider.
 func (h *Handlers) game(ctx context.Context, cl call, key string) (string, error) {
-	if key == "" || key == cl.sess.GameID {
-		return cl.sess.GameID, nil
-	}
-	own, err := h.deps.Catalog.Game(ctx, cl.sess.GameID)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		return "", fmt.Errorf("look up game of a red tiger call: %w", err)
-	}
-	if err == nil && own.Code == key {
-		return own.ID, nil
-	}
-	g, err := h.deps.Catalog.Game(ctx, key)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && g.ProviderID != cl.sess.ProviderID) {
+	g, err := gateway.SessionGame(ctx, h.deps.Catalog, cl.sess, key)
+	switch {
+	case errors.Is(err, gateway.ErrNotSessionsGame):
 		return "", refuse(CodeInvalidInput, "game.key is not a game of the session's provider")
-	} else if err != nil {
-		return "", fmt.Errorf("look up game of a red tiger call: %w", err)
+	case err != nil:
+		return "", fmt.Errorf("game of a red tiger call: %w", err)
 	}
-	return g.ID, nil
+	return g, nil
 }
 
 // gameTx is a call as the ledger books it.
