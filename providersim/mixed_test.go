@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/providersim"
 )
 
@@ -80,26 +81,21 @@ func TestMixedRunVerifiesAndForwards(t *testing.T) {
 	// delivered on its own; the count alone could be reached by callbacks
 	// of other events while a booked one is still on its way).
 	byExternal := map[string]callback{}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	eventually.True(t, time.Minute, "a forwarded callback of every booked call", func() bool {
 		mu.Lock()
 		for _, c := range received {
 			byExternal[c.ExternalTxID] = c
 		}
 		mu.Unlock()
-		missing := 0
 		for _, ids := range booked {
 			for _, id := range ids {
 				if _, ok := byExternal[id]; !ok {
-					missing++
+					return false
 				}
 			}
 		}
-		if missing == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	kinds := map[string][]string{}
 	for protocol, ids := range booked {
 		for _, id := range ids {

@@ -12,13 +12,14 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 // counting is the real Postgres gateway, counting the reads that reach it.
 type counting struct {
 	*gatewaystore.Gateway
 	providerReads, sessionReads, gameReads atomic.Int64
-	failProvider                atomic.Bool
+	failProvider                           atomic.Bool
 }
 
 var errDown = errors.New("store down")
@@ -243,20 +244,13 @@ func TestGames(t *testing.T) {
 			t.Fatalf("game added after a miss: %+v, %v", g, err)
 		}
 		game(t, store.Gateway, "g2", false)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		eventually.True(t, 10*time.Second, "the disabled game read again once the TTL (50 ms) passed", func() bool {
 			g, err := c.Game(ctx, "g2")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !g.Enabled {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("a disabled game is still enabled in the cache after 10 s (TTL 50 ms)")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return !g.Enabled
+		})
 	})
 }
 
