@@ -10,7 +10,10 @@ require (
 	github.com/twmb/franz-go v1.22.2
 )
 
-require github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+require (
+	filippo.io/bigmod v0.1.0 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+)
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -15,6 +15,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
 // caletaGamesAPI is a Caleta Games API on loopback: it checks each
@@ -67,8 +68,12 @@ func TestCaletaLaunchEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	h := apitest.New(t, apitest.Options{Loopback: true})
 	ourKey, providerKey := newRSAKey(t), newRSAKey(t)
+	ourPublic, err := rsasig.Prepare(&ourKey.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	games := newCaletaGamesAPI(t, func(body []byte, sig string) error {
-		return gateway.VerifyRSASHA256(&ourKey.PublicKey, body, sig)
+		return gateway.VerifyRSASHA256(ourPublic, body, sig)
 	})
 	h.AddProvider("caleta", "Caleta Gaming", gateway.ProviderKindCaleta, games.URL)
 	if err := h.Gateway.UpsertProvider(ctx, gateway.Provider{ID: "caleta", Name: "Caleta Gaming",

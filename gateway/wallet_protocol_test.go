@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
 func rsaKey(t *testing.T, bits int) *rsa.PrivateKey {
@@ -84,7 +85,7 @@ func TestVerifyRSASHA256(t *testing.T) {
 		return s
 	}
 	good := sign(k, body)
-	if err := gateway.VerifyRSASHA256(&k.PublicKey, body, base64.StdEncoding.EncodeToString(good)); err != nil {
+	if err := gateway.VerifyRSASHA256(prepared(t, &k.PublicKey), body, base64.StdEncoding.EncodeToString(good)); err != nil {
 		t.Fatalf("good signature: %v", err)
 	}
 	pss, err := rsa.SignPSS(rand.Reader, k, crypto.SHA256, func() []byte { s := sha256.Sum256(body); return s[:] }(), nil)
@@ -103,7 +104,7 @@ func TestVerifyRSASHA256(t *testing.T) {
 		"another body":  {base64.StdEncoding.EncodeToString(good), append([]byte(" "), body...), gateway.ErrSignatureMismatch},
 		"PSS, not v1.5": {base64.StdEncoding.EncodeToString(pss), body, gateway.ErrSignatureMismatch},
 	} {
-		err := gateway.VerifyRSASHA256(&k.PublicKey, tc.body, tc.sig)
+		err := gateway.VerifyRSASHA256(prepared(t, &k.PublicKey), tc.body, tc.sig)
 		if name == "URL base64" {
 			// Standard and URL-safe base64 agree unless the signature
 			// holds + or /; when they differ, URL-safe is refused.
@@ -146,4 +147,14 @@ func TestWalletProtocolRules(t *testing.T) {
 	if p := (gateway.Provider{}); p.Protocol() != gateway.WalletProtocolPitboss {
 		t.Fatalf("default protocol %q", p.Protocol())
 	}
+}
+
+// prepared is pub ready for gateway.VerifyRSASHA256.
+func prepared(t *testing.T, pub *rsa.PublicKey) *rsasig.Key {
+	t.Helper()
+	k, err := rsasig.Prepare(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
 // Tests of the caleta, evolution and redtiger launch kinds against real
@@ -102,11 +103,11 @@ func TestCaletaKindSignsTheGameURLRequest(t *testing.T) {
 	}
 	// The signature is of the exact bytes sent, verifiable with our public
 	// half, which is what Caleta holds.
-	if err := gateway.VerifyRSASHA256(&testLaunchKey().PublicKey, s.body, s.sig); err != nil {
+	if err := gateway.VerifyRSASHA256(prepared(t, &testLaunchKey().PublicKey), s.body, s.sig); err != nil {
 		t.Fatalf("X-Auth-Signature %q does not verify: %v", s.sig, err)
 	}
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
-	if gateway.VerifyRSASHA256(&other.PublicKey, s.body, s.sig) == nil {
+	if gateway.VerifyRSASHA256(prepared(t, &other.PublicKey), s.body, s.sig) == nil {
 		t.Fatal("the signature verifies with another key")
 	}
 	want := map[string]any{"operator_id": "op-77", "sub_partner_id": "casino-1", "token": "gs_abc", "user": "player-7",
@@ -356,4 +357,14 @@ func TestKindHealthOfAListingWithoutSecret(t *testing.T) {
 			t.Errorf("%s with fingerprint %q: %s, want %s", tc.kind, tc.fingerprint, h.Status, tc.want)
 		}
 	}
+}
+
+// prepared is pub ready for gateway.VerifyRSASHA256.
+func prepared(t *testing.T, pub *rsa.PublicKey) *rsasig.Key {
+	t.Helper()
+	k, err := rsasig.Prepare(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

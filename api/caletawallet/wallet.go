@@ -10,7 +10,6 @@ package caletawallet
 
 import (
 	"context"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
 // HeaderSignature carries the standard base64 of the RSA-SHA256 (PKCS #1
@@ -57,7 +57,7 @@ type Handlers struct {
 
 type parsedKey struct {
 	pem string
-	key *rsa.PublicKey
+	key *rsasig.Key
 }
 
 // New returns the protocol's handlers over deps.
@@ -68,15 +68,20 @@ func New(deps Deps) *Handlers {
 	return &Handlers{deps: deps, keys: map[string]parsedKey{}}
 }
 
-// publicKey is prov's parsed WalletPublicKey.
-func (h *Handlers) publicKey(prov gateway.Provider) (*rsa.PublicKey, error) {
+// publicKey is prov's parsed WalletPublicKey, prepared for verification
+// once (rsasig.Prepare) rather than on every call.
+func (h *Handlers) publicKey(prov gateway.Provider) (*rsasig.Key, error) {
 	h.mu.RLock()
 	k, ok := h.keys[prov.ID]
 	h.mu.RUnlock()
 	if ok && k.pem == prov.WalletPublicKey {
 		return k.key, nil
 	}
-	key, err := gateway.ParseRSAPublicKey(prov.WalletPublicKey)
+	pub, err := gateway.ParseRSAPublicKey(prov.WalletPublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("public key of provider %s: %w", prov.ID, err)
+	}
+	key, err := rsasig.Prepare(pub)
 	if err != nil {
 		return nil, fmt.Errorf("public key of provider %s: %w", prov.ID, err)
 	}
