@@ -3,6 +3,7 @@ module github.com/pitboss/pitboss
 go 1.26.8
 
 require (
+	filippo.io/bigmod v0.1.0
 	github.com/govalues/decimal v0.1.36
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
@@ -10,10 +11,7 @@ require (
 	github.com/twmb/franz-go v1.22.2
 )
 
-require (
-	filippo.io/bigmod v0.1.0 // indirect
-	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
-)
+require github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
