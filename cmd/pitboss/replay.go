@@ -152,8 +152,12 @@ func printReport(w io.Writer, rep readstore.ReplayReport) {
 	}
 	fmt.Fprintf(w, "compared with the live tables (%s) in %s:\n", mode, rep.Compare.Round(time.Millisecond))
 	for _, t := range rep.Tables {
-		fmt.Fprintf(w, "  %-13s live %9d  rebuilt %9d  missing %d  extra %d  changed %d\n",
-			t.Table, t.Live, t.Rebuilt, t.Missing, t.Extra, t.Changed)
+		how := ""
+		if t.ByDigest {
+			how = "  (equal digests)"
+		}
+		fmt.Fprintf(w, "  %-13s live %9d  rebuilt %9d  missing %d  extra %d  changed %d%s\n",
+			t.Table, t.Live, t.Rebuilt, t.Missing, t.Extra, t.Changed, how)
 		for _, ex := range t.Examples {
 			fmt.Fprintf(w, "      %s\n", ex)
 		}

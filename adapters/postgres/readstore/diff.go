@@ -1,20 +1,17 @@
 package readstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowcmp"
 )
 
 // rowSource yields a rebuilt table's rows in key order, normalised
-// (normRow): from memory (memoryRows) or from a query (queryRows), so a
+// (rowcmp.Norm): from memory (memoryRows) or from a query (queryRows), so a
 // table rebuilt in PostgreSQL is compared as it streams, never held.
 type rowSource interface {
 	next() (row []any, ok bool, err error)
@@ -31,7 +28,7 @@ func (s *memoryRows) next() ([]any, bool, error) {
 		return nil, false, nil
 	}
 	s.i++
-	return normRow(s.rows.row(s.i - 1)), true, nil
+	return rowcmp.Norm(s.rows.row(s.i - 1)), true, nil
 }
 
 // queryRows reads a table's rows from a query in key order.
@@ -45,7 +42,7 @@ func (s queryRows) next() ([]any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return normRow(vals), true, nil
+	return rowcmp.Norm(vals), true, nil
 }
 
 // selectList is the select list the diff reads a table's columns with:
@@ -99,11 +96,11 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ro
 		if verr != nil {
 			return d, fmt.Errorf("read live %s: %w", tb.name, verr)
 		}
-		live := normRow(vals)
+		live := rowcmp.Norm(vals)
 		d.Live++
 		matched := false
 		for ok && err == nil {
-			c := cmpKey(want[:tb.key], live[:tb.key])
+			c := rowcmp.CompareKeys(want[:tb.key], live[:tb.key])
 			if c > 0 {
 				break
 			}
@@ -142,70 +139,11 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ro
 	return d, nil
 }
 
-// normRow makes live and rebuilt values comparable: integers as int64,
-// times in UTC, uuids as text.
-func normRow(vals []any) []any {
-	out := make([]any, len(vals))
-	for i, v := range vals {
-		switch x := v.(type) {
-		case int:
-			out[i] = int64(x)
-		case int16:
-			out[i] = int64(x)
-		case int32:
-			out[i] = int64(x)
-		case time.Time:
-			out[i] = x.UTC()
-		case [16]byte:
-			out[i] = postgres.UUIDText(x)
-		case pgtype.UUID:
-			out[i] = postgres.UUIDText(x.Bytes)
-		default:
-			out[i] = v
-		}
-	}
-	return out
-}
-
-func cmpKey(a, b []any) int {
-	for i := range a {
-		if c := cmpValue(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
-// cmpValue orders normalised key values as the diff's ORDER BY does
-// (text in "C" collation: bytewise).
-func cmpValue(a, b any) int {
-	switch x := a.(type) {
-	case string:
-		y, _ := b.(string)
-		return strings.Compare(x, y)
-	case int64:
-		y, _ := b.(int64)
-		return cmp.Compare(x, y)
-	case time.Time:
-		y, _ := b.(time.Time)
-		return x.Compare(y)
-	}
-	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-}
-
-func equalValue(a, b any) bool {
-	if ta, ok := a.(time.Time); ok {
-		tb, ok := b.(time.Time)
-		return ok && ta.Equal(tb)
-	}
-	return a == b
-}
-
 func changedCols(tb rmTable, want, live []any) string {
 	var diffs []string
 	for i := tb.key; i < len(tb.cols); i++ {
-		if !equalValue(want[i], live[i]) {
-			diffs = append(diffs, fmt.Sprintf("%s live=%v rebuilt=%v", tb.cols[i], show(live[i]), show(want[i])))
+		if !rowcmp.Equal(want[i], live[i]) {
+			diffs = append(diffs, fmt.Sprintf("%s live=%v rebuilt=%v", tb.cols[i], rowcmp.Show(live[i]), rowcmp.Show(want[i])))
 		}
 	}
 	return strings.Join(diffs, ", ")
@@ -214,20 +152,7 @@ func changedCols(tb rmTable, want, live []any) string {
 func keyText(tb rmTable, row []any) string {
 	parts := make([]string, tb.key)
 	for i := range parts {
-		parts[i] = tb.cols[i] + "=" + fmt.Sprint(show(row[i]))
+		parts[i] = tb.cols[i] + "=" + fmt.Sprint(rowcmp.Show(row[i]))
 	}
 	return strings.Join(parts, " ")
-}
-
-func show(v any) any {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case time.Time:
-		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
-			return x.Format(time.DateOnly)
-		}
-		return x.Format(time.RFC3339Nano)
-	}
-	return v
 }

@@ -114,6 +114,9 @@ type TableDiff struct {
 	Missing int64 // rebuilt rows the live table lacks
 	Extra   int64 // live rows the rebuild does not have
 	Changed int64 // rows in both whose values differ
+	// ByDigest: the rebuilt and live rows were found equal by their
+	// digests (rowdigest), without reading them out.
+	ByDigest bool
 	// Examples are the first differences, one line each.
 	Examples []string
 }

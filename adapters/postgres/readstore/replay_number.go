@@ -8,47 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pitboss/pitboss/projections"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/numbering"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
 )
-
-// numberShadowSQL numbers the shadow schema's history rows with seq at or
-// below $1 (the history watermark), set-based, into its empty numbering
-// tables: the rule of projections.Memory.SetWatermark from an empty
-// numbering (and of the projector's sequence statements from position 0),
-// so per client in (seq, sub) order — a unique order within a client: seq
-// is an event's position, and a game result takes the lowest position of
-// its round's events, which no other round shares — counted per client and
-// type and per client and player, every projections.MarkEvery-th marked.
-// Each statement is independent of the others. The partitions are
-// sorted by bytes (COLLATE "C"): they are the same partitions, and a
-// sort of every history row by the database's collation took about twice
-// as long.
-func (m *ReadModels) numberShadowSQL() []string {
-	t := func(name string) string { return pgx.Identifier{m.shadow, name}.Sanitize() }
-	numbered := `FROM ` + t("transactions") + ` WHERE seq <= $1`
-	return []string{
-		`INSERT INTO ` + t("tx_order") + ` (client_id, rn, id)
-			SELECT client_id, row_number() OVER (PARTITION BY client_id COLLATE "C" ORDER BY seq, sub), id ` + numbered,
-		`INSERT INTO ` + t("tx_counts") + ` (client_id, rows)
-			SELECT client_id, count(*) ` + numbered + ` GROUP BY client_id`,
-		`INSERT INTO ` + t("tx_days") + ` (client_id, day, min_seq, max_seq)
-			SELECT client_id, (created_at AT TIME ZONE 'UTC')::date, min(seq), max(seq) ` + numbered + ` GROUP BY 1, 2`,
-		`INSERT INTO ` + t("tx_filter_counts") + ` (client_id, filter, value, rows)
-			SELECT client_id, '` + projections.FilterType + `', type, count(*) ` + numbered + ` GROUP BY client_id, type
-			UNION ALL
-			SELECT client_id, '` + projections.FilterPlayer + `', player_id, count(*) ` + numbered + `
-			  AND player_id IS NOT NULL GROUP BY client_id, player_id`,
-		`INSERT INTO ` + t("tx_filter_marks") + ` (client_id, filter, value, rn, seq, sub)
-			SELECT client_id, filter, value, rn, seq, sub FROM (
-				SELECT client_id, '` + projections.FilterType + `' AS filter, type AS value, seq, sub,
-				       row_number() OVER (PARTITION BY client_id COLLATE "C", type COLLATE "C" ORDER BY seq, sub) AS rn ` + numbered + `
-				UNION ALL
-				SELECT client_id, '` + projections.FilterPlayer + `', player_id, seq, sub,
-				       row_number() OVER (PARTITION BY client_id COLLATE "C", player_id COLLATE "C" ORDER BY seq, sub) ` + numbered + `
-				  AND player_id IS NOT NULL) ranked
-			WHERE rn % ` + strconv.Itoa(projections.MarkEvery) + ` = 0`,
-	}
-}
 
 // numberShadow fills the shadow schema's numbering tables from its history
 // rows up to position (the history watermark), a few statements at once.
@@ -58,7 +20,7 @@ func (m *ReadModels) numberShadowSQL() []string {
 func (m *ReadModels) numberShadow(ctx context.Context, position int64) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(min(3, int(m.pool.Config().MaxConns)-1), 1))
-	for _, stmt := range m.numberShadowSQL() {
+	for _, stmt := range numbering.SQL(m.shadow) {
 		g.Go(func() error {
 			if err := m.execWithMemory(gctx, stmt, position); err != nil {
 				return fmt.Errorf("number the shadow history: %w", err)
@@ -83,4 +45,48 @@ func (m *ReadModels) diffShadowTable(ctx context.Context, tx pgx.Tx, tb rmTable,
 	}
 	defer rows.Close()
 	return m.diffTable(ctx, tx, tb, queryRows{rows: rows}, examples, "")
+}
+
+// diffByDigest compares a shadow table with the live one by digest
+// (rowdigest) before reading any row: equal digests end the comparison;
+// an empty live table makes every rebuilt row missing, and only the first
+// examples are read. ok is false when the rows must be read and merged
+// (diffShadowTable).
+func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, salt string, examples int) (d TableDiff, ok bool, err error) {
+	exprs, shadow := selectList(tb), pgx.Identifier{m.shadow, tb.name}.Sanitize()
+	var live, rebuilt rowdigest.Digest
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		live, err = rowdigest.Of(gctx, tx, exprs, m.t(tb.name), tb.where, salt)
+		return err
+	})
+	g.Go(func() (err error) { rebuilt, err = rowdigest.Of(gctx, m.pool, exprs, shadow, "", salt); return err })
+	if err := g.Wait(); err != nil {
+		return d, false, fmt.Errorf("compare %s: %w", tb.name, err)
+	}
+	d = TableDiff{Table: tb.name, Live: live.Rows, Rebuilt: rebuilt.Rows}
+	switch {
+	case live == rebuilt:
+		d.ByDigest = true
+		return d, true, nil
+	case live.Rows > 0:
+		return TableDiff{}, false, nil
+	}
+	d.Missing = rebuilt.Rows
+	rows, err := m.pool.Query(ctx, `SELECT `+exprs+` FROM `+shadow+` ORDER BY `+tb.order+` LIMIT `+strconv.Itoa(examples))
+	if err != nil {
+		return d, false, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
+	}
+	src := queryRows{rows: rows}
+	defer rows.Close()
+	for {
+		row, more, err := src.next()
+		if err != nil {
+			return d, false, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
+		}
+		if !more {
+			return d, true, nil
+		}
+		d.Examples = append(d.Examples, fmt.Sprintf("%s %s: missing from the live table", tb.name, keyText(tb, row)))
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/adapters/postgres/readstore/replaypass"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -497,11 +498,16 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	rep.Write = time.Since(start)
 
 	start = time.Now()
+	salt, err := rowdigest.NewSalt()
+	if err != nil {
+		return rep, err
+	}
 	for _, tb := range rmTables {
 		var d TableDiff
+		var digested bool
 		if tb.client == "" {
 			d, err = m.diffTable(ctx, snap, tb, &memoryRows{rows: tb.rows(global)}, opts.Examples, "")
-		} else {
+		} else if d, digested, err = m.diffByDigest(ctx, snap, tb, salt, opts.Examples); err == nil && !digested {
 			d, err = m.diffShadowTable(ctx, snap, tb, opts.Examples)
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package readstore_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -116,8 +117,15 @@ func TestSlicedRebuildMatchesInMemory(t *testing.T) {
 				}
 			}
 			for i, d := range sliced.Tables {
-				if m := inMemory.Tables[i]; d.Live != m.Live || d.Missing != m.Missing || d.Extra != m.Extra || d.Changed != m.Changed {
+				if m := inMemory.Tables[i]; d.Live != m.Live || d.Missing != m.Missing || d.Extra != m.Extra || d.Changed != m.Changed ||
+					!slices.Equal(d.Examples, m.Examples) {
 					t.Errorf("%s: compared with the live table, rebuilt in slices %+v, in memory %+v", d.Table, d, m)
+				}
+				// A table of clients is settled by digest exactly when it
+				// has no difference (the global positions never are).
+				same := d.Missing+d.Extra+d.Changed == 0 && d.Table != "positions"
+				if d.ByDigest != same {
+					t.Errorf("%s: compared by digest = %v with %d differences", d.Table, d.ByDigest, d.Missing+d.Extra+d.Changed)
 				}
 			}
 			if tc.live == 0 && sliced.Differences() == 0 {
@@ -169,6 +177,12 @@ func TestSlicedRebuildFindsChanges(t *testing.T) {
 	for _, d := range rep.Tables {
 		if got := [3]int64{d.Missing, d.Extra, d.Changed}; got != want[d.Table] {
 			t.Errorf("%s: missing/extra/changed = %v, want %v (%v)", d.Table, got, want[d.Table], d.Examples)
+		}
+		// The tables nobody touched are found equal by their digests,
+		// without their rows read out; the altered ones are not.
+		_, altered := want[d.Table]
+		if global := d.Table == "positions"; !global && d.ByDigest == altered {
+			t.Errorf("%s: compared by digest = %v; want %v", d.Table, d.ByDigest, !altered)
 		}
 	}
 }
