@@ -128,9 +128,6 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 	rep.Replay.WallPerSec = float64(seed.Events) / rep.Replay.Seconds
 	logf("read: replay took %.1fs (%.0f events/s by its own count, %.0f over the whole command); peak RSS %.0f MB",
 		rep.Replay.Seconds, rep.Replay.EventsPerSec, rep.Replay.WallPerSec, rep.Replay.PeakRSSMB)
-	if err := timeVerify(ctx, svc, rep, logf); err != nil {
-		return rep, err
-	}
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		return nil, err
 	}
@@ -160,8 +157,15 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 		return rep, err
 	}
 	defer svc.stop()
-	rep.Queries, err = timeQueries(ctx, cfg, svc.base, keys, seed, logf)
-	return rep, err
+	if rep.Queries, err = timeQueries(ctx, cfg, svc.base, keys, seed, logf); err != nil {
+		return rep, err
+	}
+	// verify last: its rebuild writes and reads a scratch copy of every
+	// read model (10 GB at 10M events), which leaves the page cache cold
+	// for the live tables. Run before the queries, it put the player
+	// filter's first page at 57 ms p99 (5.6 ms p50) at 10M events: a
+	// measure of the cache after a verification, not of the query.
+	return rep, timeVerify(ctx, svc, rep, logf)
 }
 
 func timeQueries(ctx context.Context, cfg config, base string, keys map[string]string, seed seedResult,

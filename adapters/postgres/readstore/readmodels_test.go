@@ -178,6 +178,16 @@ func TestReadModelsSwap(t *testing.T) {
 			t.Errorf("readmodels.%s after the swap: vacuumed %d times (%v); want the rebuild vacuumed", table, vacuums, err)
 		}
 	}
+	// Built without autovacuum, live with it, and logged: no read-model
+	// table keeps the rebuild's storage settings.
+	var kept []string
+	rows, _ := pool.Query(context.Background(), `SELECT c.relname || ' ' || c.relpersistence::text || ' ' || coalesce(array_to_string(c.reloptions, ','), '')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'readmodels' AND c.relkind = 'r' AND (c.relpersistence <> 'p' OR c.reloptions IS NOT NULL)`)
+	kept, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(kept) > 0 {
+		t.Errorf("after the swap: %v (%v); want every read-model table logged, with no storage options", kept, err)
+	}
 	if rep := rmCompare(t, rm, readstore.ReplayOptions{Full: true}); rep.Differences() != 0 {
 		t.Fatalf("after the swap the read models differ from a full rebuild:\n%s", rmDiffSummary(rep))
 	}

@@ -102,20 +102,27 @@ func (m *ReadModels) stagingCopies() []rmTable {
 		rename(tableNamed("ggr_player_months"), "months"), rename(gameTxTable, "gametx"), rename(marksTable, "marks")}
 }
 
+// noAutovacuum is the storage clause of the shadow and staging tables:
+// they are written once and read by the rebuild's own statements, and
+// autovacuum working through them meanwhile (seen on every one during a
+// 10M-event replay) took CPU from the rebuild on a small box. The swap
+// resets it (prepareShadowTable) and vacuums each table itself.
+const noAutovacuum = ` WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)`
+
 func (m *ReadModels) createStaging(ctx context.Context) error {
 	staging := pgx.Identifier{m.staging}.Sanitize()
 	stmts := []string{`DROP SCHEMA IF EXISTS ` + staging + ` CASCADE`, `CREATE SCHEMA ` + staging}
 	for _, tb := range stagingTables {
 		stmts = append(stmts, `CREATE UNLOGGED TABLE `+pgx.Identifier{m.staging, tb.name}.Sanitize()+
-			` (LIKE `+pgx.Identifier{m.shadow, tb.like}.Sanitize()+`)`)
+			` (LIKE `+pgx.Identifier{m.shadow, tb.like}.Sanitize()+`)`+noAutovacuum)
 	}
 	stmts = append(stmts,
 		`CREATE UNLOGGED TABLE `+staging+`.gametx (client_id text NOT NULL, provider text NOT NULL,
 			external_id text NOT NULL, type text NOT NULL, game text, promo boolean NOT NULL, seq bigint NOT NULL,
-			jackpot bigint NOT NULL, position bigint NOT NULL)`,
+			jackpot bigint NOT NULL, position bigint NOT NULL)`+noAutovacuum,
 		`CREATE INDEX ON `+staging+`.gametx (client_id, provider, external_id)`,
 		`CREATE UNLOGGED TABLE `+staging+`.marks (client_id text NOT NULL, provider text NOT NULL,
-			external_id text NOT NULL, position bigint NOT NULL)`)
+			external_id text NOT NULL, position bigint NOT NULL)`+noAutovacuum)
 	for _, stmt := range stmts {
 		if _, err := m.pool.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("create staging tables: %w", err)
@@ -326,6 +333,16 @@ func (m *ReadModels) finishSQL() [][]string {
 // rounds counted set-based) and checkpoints from memory, then the staging
 // tables' rows and the numbering, set-based.
 func (m *ReadModels) finishShadow(ctx context.Context, carried *projections.Memory, history int64, rep *ReplayReport) error {
+	// The statistics the set-based finish is planned with (autovacuum,
+	// which would have taken them at random moments, is off: noAutovacuum).
+	analyze := []string{pgx.Identifier{m.shadow, "transactions"}.Sanitize()}
+	for _, tb := range stagingTables {
+		analyze = append(analyze, pgx.Identifier{m.staging, tb.name}.Sanitize())
+	}
+	analyze = append(analyze, pgx.Identifier{m.staging, "gametx"}.Sanitize(), pgx.Identifier{m.staging, "marks"}.Sanitize())
+	if _, err := m.pool.Exec(ctx, `ANALYZE `+strings.Join(analyze, ", ")); err != nil {
+		return fmt.Errorf("analyze the staging tables: %w", err)
+	}
 	if err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) - count(DISTINCT id) FROM `+
 		pgx.Identifier{m.staging, "results"}.Sanitize()+`) + (SELECT count(*) FROM `+
 		pgx.Identifier{m.staging, "marks"}.Sanitize()+`)`).Scan(&rep.LateChanges); err != nil {

@@ -40,7 +40,7 @@ func (m *ReadModels) createShadow(ctx context.Context) error {
 	}
 	for _, tb := range rmTables {
 		if _, err := tx.Exec(ctx, `CREATE UNLOGGED TABLE `+pgx.Identifier{m.shadow, tb.name}.Sanitize()+
-			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+			` (LIKE `+m.t(tb.name)+` INCLUDING ALL EXCLUDING INDEXES)`+noAutovacuum); err != nil {
 			return fmt.Errorf("create shadow %s: %w", tb.name, err)
 		}
 	}
@@ -133,7 +133,8 @@ func (m *ReadModels) prepareShadowTable(ctx context.Context, tb rmTable) error {
 	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 		return fmt.Errorf("shadow %s: %w", tb.name, err)
 	}
-	if _, err := tx.Exec(ctx, `ALTER TABLE `+target.Sanitize()+` SET LOGGED`); err != nil {
+	// Live, the table is autovacuumed again (noAutovacuum).
+	if _, err := tx.Exec(ctx, `ALTER TABLE `+target.Sanitize()+` RESET (autovacuum_enabled, toast.autovacuum_enabled), SET LOGGED`); err != nil {
 		return fmt.Errorf("log shadow %s: %w", tb.name, err)
 	}
 	// The live table's constraints (primary key, unique) and its other

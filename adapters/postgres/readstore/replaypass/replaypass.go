@@ -69,7 +69,10 @@ func (l *Log) Create(ctx context.Context, fingerprint string) error {
 		`CREATE TABLE ` + l.t("passes") + ` (pass integer PRIMARY KEY, position bigint NOT NULL, hash bytea,
 			events bigint NOT NULL, skipped bigint NOT NULL, history bigint NOT NULL,
 			recorded_at timestamptz NOT NULL DEFAULT now())`,
-		`CREATE TABLE ` + l.t("carry") + ` (pass integer NOT NULL, kind text NOT NULL, key text NOT NULL, value bytea NOT NULL)`,
+		// Written once a pass and read only to resume: autovacuum going
+		// through it during the rebuild was CPU taken from the rebuild.
+		`CREATE TABLE ` + l.t("carry") + ` (pass integer NOT NULL, kind text NOT NULL, key text NOT NULL, value bytea NOT NULL)
+			WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)`,
 		`CREATE INDEX ON ` + l.t("carry") + ` (kind, key, pass)`,
 	} {
 		if _, err := l.pool.Exec(ctx, stmt); err != nil {
