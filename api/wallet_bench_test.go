@@ -51,27 +51,34 @@ import (
 func BenchmarkProviderBet(b *testing.B) {
 	const provider, secret = "bench-prov", "bench-provider-secret"
 	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench", Secret: secret, Enabled: true})
-	run := make([]byte, 4)
-	_, _ = rand.Read(run)
-	prefix := hex.EncodeToString(run)
-	var next, seq atomic.Int64
+	prefix := benchPrefix()
+	runBets(b, handler, nil, func(n int) *http.Request {
+		body := []byte(fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-%s-%d","round_id":"r-%s-%d","amount":"1.00"}`,
+			sessions[n%len(sessions)], prefix, n, prefix, n))
+		req := httptest.NewRequest(http.MethodPost, "/provider/v1/wallet/bet", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Provider-Id", provider)
+		req.Header.Set("X-Signature", apitest.SignV2(secret, time.Now().Unix(), http.MethodPost, "/provider/v1/wallet/bet", body))
+		return req
+	})
+}
+
+// runBets is the timed part every wallet benchmark shares: 16 goroutines
+// per CPU serve the request call makes for the n-th bet (n from 0), each
+// answered 200 with a body holding ok (nil: any body); then the CPU per op
+// (reportCPU) and the bets per second.
+func runBets(b *testing.B, handler http.Handler, ok []byte, call func(n int) *http.Request) {
+	b.Helper()
+	var seq atomic.Int64
 	b.SetParallelism(16)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
-		session := sessions[next.Add(1)%int64(len(sessions))]
 		for pb.Next() {
-			n := seq.Add(1)
-			body := []byte(fmt.Sprintf(`{"session_id":%q,"transaction_id":"bet-%s-%d","round_id":"r-%s-%d","amount":"1.00"}`,
-				session, prefix, n, prefix, n))
-			req := httptest.NewRequest(http.MethodPost, "/provider/v1/wallet/bet", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Provider-Id", provider)
-			req.Header.Set("X-Signature", apitest.SignV2(secret, time.Now().Unix(), http.MethodPost, "/provider/v1/wallet/bet", body))
 			rec := httptest.NewRecorder()
-			handler.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
+			handler.ServeHTTP(rec, call(int(seq.Add(1)-1)))
+			if rec.Code != http.StatusOK || (ok != nil && !bytes.Contains(rec.Body.Bytes(), ok)) {
 				b.Errorf("status %d: %s", rec.Code, rec.Body)
 				return
 			}
@@ -80,6 +87,13 @@ func BenchmarkProviderBet(b *testing.B) {
 	b.StopTimer()
 	reportCPU(b, cpu0)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
+}
+
+// benchPrefix makes a run's transaction and round ids its own.
+func benchPrefix() string {
+	run := make([]byte, 4)
+	_, _ = rand.Read(run)
+	return hex.EncodeToString(run)
 }
 
 // benchWallet is the server of the wallet benchmarks over a fresh
@@ -161,9 +175,7 @@ func BenchmarkCaletaBet(b *testing.B) {
 	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench Caleta", Secret: "s", Enabled: true,
 		WalletProtocol:  gateway.WalletProtocolCaleta,
 		WalletPublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))})
-	run := make([]byte, 4)
-	_, _ = rand.Read(run)
-	prefix := hex.EncodeToString(run)
+	prefix := benchPrefix()
 	type signed struct{ body, sig []byte }
 	calls := make([]signed, b.N)
 	var wg sync.WaitGroup
@@ -189,28 +201,12 @@ func BenchmarkCaletaBet(b *testing.B) {
 	// hand its memory back now, or the timed section pays for it.
 	debug.FreeOSMemory()
 	path := "/provider/caleta/" + provider + "/wallet/bet"
-	var seq atomic.Int64
-	b.SetParallelism(16)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := processCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			c := calls[seq.Add(1)-1]
-			req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(c.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Auth-Signature", string(c.sig))
-			rec := httptest.NewRecorder()
-			handler.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"RS_OK"`)) {
-				b.Errorf("status %d: %s", rec.Code, rec.Body)
-				return
-			}
-		}
+	runBets(b, handler, []byte(`"RS_OK"`), func(n int) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(calls[n].body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Auth-Signature", string(calls[n].sig))
+		return req
 	})
-	b.StopTimer()
-	reportCPU(b, cpu0)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 }
 
 // BenchmarkEvolutionDebit is BenchmarkProviderBet in Evolution's dialect
@@ -222,36 +218,18 @@ func BenchmarkEvolutionDebit(b *testing.B) {
 	const provider, secret = "bench-evolution", "bench-evolution-secret"
 	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench Evolution", Secret: secret, Enabled: true,
 		WalletProtocol: gateway.WalletProtocolEvolution})
-	run := make([]byte, 4)
-	_, _ = rand.Read(run)
-	prefix := hex.EncodeToString(run)
+	prefix := benchPrefix()
 	path := "/provider/evolution/" + provider + "/wallet/debit?authToken=" + secret
-	var seq atomic.Int64
-	b.SetParallelism(16)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := processCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			n := int(seq.Add(1) - 1)
-			i := n % len(sessions)
-			body := fmt.Sprintf(`{"sid":%q,"userId":"player-%d","uuid":"q-%d","currency":"EUR",`+
-				`"game":{"id":"r-%s-%d","type":"slots","details":{"table":{"id":"bench-slot"}}},`+
-				`"transaction":{"id":"t-%s-%d","refId":"bet-%s-%d","amount":1.00}}`,
-				sessions[i], i, n, prefix, n, prefix, n, prefix, n)
-			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			handler.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"status":"OK"`)) {
-				b.Errorf("status %d: %s", rec.Code, rec.Body)
-				return
-			}
-		}
+	runBets(b, handler, []byte(`"status":"OK"`), func(n int) *http.Request {
+		i := n % len(sessions)
+		body := fmt.Sprintf(`{"sid":%q,"userId":"player-%d","uuid":"q-%d","currency":"EUR",`+
+			`"game":{"id":"r-%s-%d","type":"slots","details":{"table":{"id":"bench-slot"}}},`+
+			`"transaction":{"id":"t-%s-%d","refId":"bet-%s-%d","amount":1.00}}`,
+			sessions[i], i, n, prefix, n, prefix, n, prefix, n)
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
 	})
-	b.StopTimer()
-	reportCPU(b, cpu0)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 }
 
 // processCPU is the process's CPU time so far (user and system, every
@@ -282,35 +260,17 @@ func BenchmarkRedTigerStake(b *testing.B) {
 	const provider, secret = "bench-redtiger", "bench-redtiger-api-key"
 	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench Red Tiger", Secret: secret, Enabled: true,
 		WalletProtocol: gateway.WalletProtocolRedTiger})
-	run := make([]byte, 4)
-	_, _ = rand.Read(run)
-	prefix := hex.EncodeToString(run)
+	prefix := benchPrefix()
 	path := "/provider/redtiger/" + provider + "/wallet/stake"
-	var seq atomic.Int64
-	b.SetParallelism(16)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := processCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			n := int(seq.Add(1) - 1)
-			i := n % len(sessions)
-			body := fmt.Sprintf(`{"token":%q,"userId":"player-%d","casino":"pitboss","currency":"EUR",`+
-				`"game":{"type":"slot","key":"bench-slot","version":"1.0"},"round":{"id":"r-%s-%d","starts":true,"ends":false},`+
-				`"transaction":{"id":"bet-%s-%d","stake":"1.00","stakePromo":"0.00"}}`,
-				sessions[i], i, prefix, n, prefix, n)
-			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", secret)
-			rec := httptest.NewRecorder()
-			handler.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"success":true`)) {
-				b.Errorf("status %d: %s", rec.Code, rec.Body)
-				return
-			}
-		}
+	runBets(b, handler, []byte(`"success":true`), func(n int) *http.Request {
+		i := n % len(sessions)
+		body := fmt.Sprintf(`{"token":%q,"userId":"player-%d","casino":"pitboss","currency":"EUR",`+
+			`"game":{"type":"slot","key":"bench-slot","version":"1.0"},"round":{"id":"r-%s-%d","starts":true,"ends":false},`+
+			`"transaction":{"id":"bet-%s-%d","stake":"1.00","stakePromo":"0.00"}}`,
+			sessions[i], i, prefix, n, prefix, n)
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", secret)
+		return req
 	})
-	b.StopTimer()
-	reportCPU(b, cpu0)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 }
