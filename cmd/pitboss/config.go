@@ -33,7 +33,11 @@ type config struct {
 	LogLevel           slog.Level
 	LogFormat          string
 	BatchMax           int
-	ShutdownTimeout    time.Duration
+	// LedgerCache is PITBOSS_LEDGER_CACHE: how many accounts, and how many
+	// idempotency records, the ledger writer keeps to decide batches
+	// without reading them first (eventstore.LedgerConfig.CacheSize).
+	LedgerCache     int
+	ShutdownTimeout time.Duration
 	// ProviderCacheTTL is PITBOSS_PROVIDER_CACHE_TTL: how long the api
 	// role uses a provider (secret, enabled) it read before reading it
 	// again (adapters/lookupcache); 0 reads it on every wallet call.
@@ -110,6 +114,11 @@ func loadConfig() (config, error) {
 		errs = append(errs, fmt.Errorf("PITBOSS_BATCH_MAX must be 1..10000"))
 	}
 	c.BatchMax = n
+	n, err = strconv.Atoi(env("PITBOSS_LEDGER_CACHE", "50000"))
+	if err != nil || n < 2 || n > 10_000_000 {
+		errs = append(errs, fmt.Errorf("PITBOSS_LEDGER_CACHE must be 2..10000000"))
+	}
+	c.LedgerCache = n
 	if c.ShutdownTimeout, err = time.ParseDuration(env("PITBOSS_SHUTDOWN_TIMEOUT", "20s")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_SHUTDOWN_TIMEOUT: %w", err))
 	}

@@ -176,7 +176,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	if err != nil {
 		return err
 	}
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, Observer: registry}, log)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, CacheSize: cfg.LedgerCache, Observer: registry}, log)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,9 +17,12 @@ import (
 	"github.com/pitboss/pitboss/domain"
 )
 
-// persist writes the changed accounts and records, notifies the relay and
-// commits, all in one round trip.
-func (l *Ledger) persist(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.View) error {
+// write appends the batch's events, writes the changed accounts and
+// records, notifies the relay and commits, in one round trip. fast is the
+// batch decided from the cache: the round trip then also begins the
+// transaction, takes the lock and checks that the chain head is the one
+// the cache was valid at (ledger_expect_head); otherwise load did that.
+func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.View, fast bool) error {
 	dirty := v.DirtyAccounts()
 	ids := make([]string, 0, len(dirty))
 	for id := range dirty {
@@ -56,6 +60,13 @@ func (l *Ledger) persist(ctx context.Context, conn *pgx.Conn, b *batch, v *domai
 	}
 
 	q := &pgx.Batch{}
+	if fast {
+		q.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+		q.Queue("SELECT pg_advisory_xact_lock($1)", l.cfg.LockKey)
+		q.Queue(sqlExpectHead, b.headPosition, b.headHash)
+	}
+	ev := b.rows.columns()
+	q.Queue(sqlInsertEvents, ev.positions, ev.ids, ev.streams, ev.versions, ev.types, ev.occurred, ev.bodies, ev.prevs, ev.hashes)
 	q.Queue(sqlUpsertAccounts, ids, kinds, currencies, balances, versions, lastPos)
 	if len(newRecs.keys) > 0 {
 		q.Queue(sqlInsertRecords, newRecs.keys, newRecs.kinds, newRecs.records)
@@ -66,14 +77,18 @@ func (l *Ledger) persist(ctx context.Context, conn *pgx.Conn, b *batch, v *domai
 	q.Queue("SELECT pg_notify($1, '')", l.cfg.NotifyChannel)
 	q.Queue("COMMIT")
 	br := conn.SendBatch(ctx, q)
-	err := readPersist(br, len(ids), len(newRecs.keys), len(changedRecs.keys))
+	err := readWrite(br, fast, len(b.events), len(ids), len(newRecs.keys), len(changedRecs.keys))
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("commit: %w", cerr)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	b.dirty, b.recs = dirty, append(b.recs[:0], recs...)
+	return nil
 }
 
-func readPersist(br pgx.BatchResults, accounts, newRecs, changedRecs int) error {
+func readWrite(br pgx.BatchResults, fast bool, events, accounts, newRecs, changedRecs int) error {
 	expect := func(what string, n int) error {
 		tag, err := br.Exec()
 		if err != nil {
@@ -83,6 +98,20 @@ func readPersist(br pgx.BatchResults, accounts, newRecs, changedRecs int) error 
 			return fmt.Errorf("%s: %d rows written, expected %d", what, tag.RowsAffected(), n)
 		}
 		return nil
+	}
+	if fast {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("take ledger lock: %w", err)
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("check chain head: %w", err)
+		}
+	}
+	if err := expect("append events", events); err != nil {
+		return asConcurrencyError(err)
 	}
 	if err := expect("save accounts", accounts); err != nil {
 		return err
@@ -153,12 +182,11 @@ func parseStreamVersionKey(detail string) (string, int64) {
 	return rest[:i], v
 }
 
-// eventRows feeds COPY. Values reuses one slice: pgx encodes each row
-// before it asks for the next.
+// eventRows are the batch's events with their positions, bodies and
+// hashes, written as one INSERT over arrays (columns).
 type eventRows struct {
 	rows []eventRow
-	next int
-	vals [9]any
+	cols eventCols
 }
 
 type eventRow struct {
@@ -168,21 +196,38 @@ type eventRow struct {
 	body, prev, hash []byte
 }
 
+// eventCols are the arrays sqlInsertEvents takes, reused across batches.
+type eventCols struct {
+	positions, versions []int64
+	ids                 []pgtype.UUID
+	streams, types      []string
+	bodies              []string
+	occurred            []time.Time
+	prevs, hashes       [][]byte
+}
+
 func (s *eventRows) reset() {
 	clear(s.rows)
-	s.rows, s.next = s.rows[:0], 0
+	s.rows = s.rows[:0]
 }
 
-func (s *eventRows) Next() bool {
-	s.next++
-	return s.next <= len(s.rows)
+func (s *eventRows) columns() *eventCols {
+	c := &s.cols
+	c.positions, c.versions, c.ids = c.positions[:0], c.versions[:0], c.ids[:0]
+	c.streams, c.types, c.bodies, c.occurred = c.streams[:0], c.types[:0], c.bodies[:0], c.occurred[:0]
+	c.prevs, c.hashes = c.prevs[:0], c.hashes[:0]
+	for i := range s.rows {
+		r := &s.rows[i]
+		e := r.event
+		c.positions = append(c.positions, r.position)
+		c.ids = append(c.ids, r.id)
+		c.streams = append(c.streams, string(e.StreamID))
+		c.versions = append(c.versions, e.Version)
+		c.types = append(c.types, string(e.Type))
+		c.occurred = append(c.occurred, e.OccurredAt)
+		c.bodies = append(c.bodies, string(r.body))
+		c.prevs = append(c.prevs, r.prev)
+		c.hashes = append(c.hashes, r.hash)
+	}
+	return c
 }
-
-func (s *eventRows) Values() ([]any, error) {
-	r := &s.rows[s.next-1]
-	e := r.event
-	s.vals = [9]any{r.position, r.id, string(e.StreamID), e.Version, string(e.Type), e.OccurredAt, r.body, r.prev, r.hash}
-	return s.vals[:], nil
-}
-
-func (s *eventRows) Err() error { return nil }

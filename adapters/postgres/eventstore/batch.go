@@ -2,12 +2,14 @@ package eventstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
@@ -37,13 +39,18 @@ type batch struct {
 	eventPos    map[string]int64
 	lastPos     map[domain.AccountID]int64
 	rows        eventRows
+
+	missed  []string            // records the cache did not hold (fast path)
+	created map[string]struct{} // scratch for missesCreated
+	dirty   map[domain.AccountID]domain.AccountState
+	recs    []domain.TxRecord // the records written, with their positions
 }
 
 func newBatch() batch {
 	return batch{
 		accountSet: map[domain.AccountID]struct{}{}, recordSet: map[string]struct{}{},
 		loadedAccounts: map[domain.AccountID]domain.AccountState{}, streamCount: map[domain.AccountID]int64{},
-		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{},
+		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{}, created: map[string]struct{}{},
 	}
 }
 
@@ -75,6 +82,12 @@ func (b *batch) reset() {
 			}
 		}
 	}
+	b.resetDecisions()
+}
+
+// resetDecisions forgets the state loaded and everything decided from it,
+// keeping the requests, what they declared and the operations excluded.
+func (b *batch) resetDecisions() {
 	clear(b.loadedAccounts)
 	clear(b.loadedRecords)
 	b.loadedRecords = b.loadedRecords[:0]
@@ -85,11 +98,96 @@ func (b *batch) reset() {
 	clear(b.eventPos)
 	clear(b.lastPos)
 	b.rows.reset()
+	b.missed = b.missed[:0]
+	b.dirty = nil
+	clear(b.recs)
+	b.recs = b.recs[:0]
 }
 
-// runBatch is one batch transaction. It fills b.answers; an error means
-// nothing was applied and fails every operation that was not already
+// fromCache loads the batch's state from the cache: false, with nothing
+// loaded, when the cache is not valid or lacks one of its accounts.
+// Records it lacks are noted in b.missed and taken to be absent; the batch
+// stands only if it creates every one of them (missesCreated), and the
+// INSERT of a new record fails if it existed after all.
+func (b *batch) fromCache(c *stateCache) bool {
+	if !c.valid {
+		return false
+	}
+	for _, id := range b.accountIDs {
+		st, ok := c.accounts.get(domain.AccountID(id))
+		if !ok {
+			clear(b.loadedAccounts)
+			return false
+		}
+		b.loadedAccounts[domain.AccountID(id)] = st
+	}
+	for _, k := range b.recordKeys {
+		if rec, ok := c.records.get(k); ok {
+			b.loadedRecords = append(b.loadedRecords, rec)
+		} else {
+			b.missed = append(b.missed, k)
+		}
+	}
+	b.headPosition, b.headHash = c.head, c.headHash
+	return true
+}
+
+// missesCreated reports whether every record the cache lacked is one the
+// batch creates: a decision that read such a record and did not create it
+// may have read an absence that is not true.
+func (b *batch) missesCreated(v *domain.View) bool {
+	if len(b.missed) == 0 {
+		return true
+	}
+	clear(b.created)
+	recs, isNew := v.DirtyRecords()
+	for i := range recs {
+		if isNew[i] {
+			b.created[recs[i].Key] = struct{}{}
+		}
+	}
+	for _, k := range b.missed {
+		if _, ok := b.created[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// learn puts what load read under the lock into the cache, valid at the
+// head it read: every declared account (an absent one as the empty state
+// it is) and every record found.
+func (b *batch) learn(c *stateCache) {
+	c.rebase(b.headPosition, b.headHash)
+	for _, id := range b.accountIDs {
+		c.accounts.put(domain.AccountID(id), b.loadedAccounts[domain.AccountID(id)])
+	}
+	for _, r := range b.loadedRecords {
+		c.records.put(r.Key, r)
+	}
+}
+
+// remember puts what a committed batch wrote into the cache and moves its
+// head to the batch's last event.
+func (b *batch) remember(c *stateCache) {
+	for id, st := range b.dirty {
+		c.accounts.put(id, st)
+	}
+	for _, r := range b.recs {
+		c.records.put(r.Key, r)
+	}
+	last := b.rows.rows[len(b.rows.rows)-1]
+	c.advance(last.position, last.hash)
+}
+
+// runBatch decides and commits one batch. It fills b.answers; an error
+// means nothing was applied and fails every operation that was not already
 // excluded.
+//
+// A batch whose accounts the cache holds is decided from the cache and
+// written in one round trip (fastBatch); the rest, and any batch the cache
+// turns out not to settle, take the store's path (storeBatch): load under
+// the lock, decide, write and commit — two round trips.
 func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 	conn, err := l.connection(ctx)
 	if err != nil {
@@ -108,11 +206,92 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 		}
 		l.lastUsed = time.Now()
 	}()
+	if b.fromCache(&l.cache) {
+		settled, err := l.fastBatch(ctx, conn, b)
+		if settled {
+			return err
+		}
+		if err != nil {
+			// The server refused the batch (the head moved, a key the cache
+			// did not hold existed): nothing was written, no caller has
+			// been answered; decide it again from the store.
+			l.log.Debug("ledger batch decided from the cache was refused; deciding it from the store", "err", err)
+			l.cache.invalidate()
+			l.stats.refused.Add(1)
+		}
+		b.resetDecisions()
+	}
+	err = l.storeBatch(ctx, conn, b)
+	if err != nil {
+		l.cache.invalidate()
+	}
+	return err
+}
 
+// fastBatch decides b from the cache. settled is false when the cache
+// cannot settle it — a record the cache did not hold was read and not
+// created, or the server refused the write with nothing applied — and the
+// batch must be decided again from the store.
+func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settled bool, err error) {
+	v := l.decideAll(b)
+	if !b.missesCreated(v) {
+		return false, nil
+	}
+	if len(b.events) == 0 {
+		// Replays and rejections only: they stand if the head has not moved.
+		var pos int64
+		var hash []byte
+		if err := conn.QueryRow(ctx, sqlHead).Scan(&pos, &hash); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			l.cache.invalidate()
+			return true, fmt.Errorf("read chain head: %w", err)
+		}
+		if pos == 0 {
+			hash = domain.GenesisHash
+		}
+		if !l.cache.at(pos, hash) {
+			l.cache.invalidate()
+			return false, nil
+		}
+		l.stats.fast.Add(1)
+		return true, nil
+	}
+	if err := b.checkView(v); err != nil {
+		l.cache.invalidate()
+		return true, err
+	}
+	if err := b.chain(); err != nil {
+		l.cache.invalidate()
+		return true, err
+	}
+	if err := l.write(ctx, conn, b, v, true); err != nil {
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && !conn.IsClosed() {
+			// The server refused a statement, so the transaction failed
+			// whole (a refused COMMIT ends it too). End it and redo.
+			if conn.PgConn().TxStatus() != 'I' {
+				if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+					l.cache.invalidate()
+					return true, errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+				}
+			}
+			return false, err
+		}
+		l.cache.invalidate()
+		return true, err
+	}
+	b.remember(&l.cache)
+	l.stats.fast.Add(1)
+	return true, nil
+}
+
+// storeBatch is the batch decided from the store: one round trip loads its
+// state under the lock, a second writes and commits.
+func (l *Ledger) storeBatch(ctx context.Context, conn *pgx.Conn, b *batch) error {
 	if err := l.load(ctx, conn, b); err != nil {
 		return err
 	}
+	b.learn(&l.cache)
 	v := l.decideAll(b)
+	l.stats.store.Add(1)
 	if len(b.events) == 0 {
 		return nil // replays and rejections only: nothing to write
 	}
@@ -122,10 +301,11 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 	if err := b.chain(); err != nil {
 		return err
 	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"events"}, eventColumns, &b.rows); err != nil {
-		return fmt.Errorf("append %d events: %w", len(b.events), asConcurrencyError(err))
+	if err := l.write(ctx, conn, b, v, false); err != nil {
+		return err
 	}
-	return l.persist(ctx, conn, b, v)
+	b.remember(&l.cache)
+	return nil
 }
 
 // decideAll decides every operation in queue order against one view. An

@@ -17,6 +17,7 @@ const (
 	DefaultLedgerMaxBatch      = 256
 	DefaultLedgerNotifyChannel = "pitboss_events"
 	DefaultLedgerBatchTimeout  = 10 * time.Second
+	DefaultLedgerCacheSize     = 50_000
 )
 
 // ErrLedgerClosed is returned by Execute once the writer has stopped.
@@ -42,6 +43,10 @@ type LedgerConfig struct {
 	// batch in flight when Run's context ends still completes within it.
 	// Default 10s.
 	BatchTimeout time.Duration
+	// CacheSize bounds the accounts, and separately the idempotency
+	// records, the writer keeps from batch to batch to decide the next one
+	// without reading them first (about 0.5 KB a record). Default 50,000.
+	CacheSize int
 	// Observer, when set, is told about every batch (metrics).
 	Observer LedgerObserver
 }
@@ -66,6 +71,9 @@ func (c *LedgerConfig) setDefaults() {
 	if c.BatchTimeout == 0 {
 		c.BatchTimeout = DefaultLedgerBatchTimeout
 	}
+	if c.CacheSize == 0 {
+		c.CacheSize = DefaultLedgerCacheSize
+	}
 }
 
 // Validate reports every invalid field.
@@ -79,6 +87,9 @@ func (c LedgerConfig) Validate() error {
 	}
 	if c.NotifyChannel == "" || len(c.NotifyChannel) > 63 {
 		errs = append(errs, fmt.Errorf("ledger NotifyChannel %q must be 1 to 63 bytes", c.NotifyChannel))
+	}
+	if c.CacheSize < 2 || c.CacheSize > 10_000_000 {
+		errs = append(errs, fmt.Errorf("ledger CacheSize %d outside 2..10000000", c.CacheSize))
 	}
 	if c.BatchTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ledger BatchTimeout %s must be positive", c.BatchTimeout))

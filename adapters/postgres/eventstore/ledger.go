@@ -42,7 +42,9 @@ type Ledger struct {
 	queue   chan *request
 	closed  chan struct{}
 	running atomic.Bool
-	b       batch // the writer's scratch space, reused across batches
+	b       batch      // the writer's scratch space, reused across batches
+	cache   stateCache // what the writer knows the ledger holds; only Run's goroutine touches it
+	stats   struct{ fast, store, refused atomic.Int64 }
 
 	// conn is the writer's own connection (nil until the first batch, and
 	// after one that left it unusable); only Run's goroutine touches it.
@@ -74,7 +76,22 @@ func NewLedger(pool *pgxpool.Pool, cfg LedgerConfig, logger *slog.Logger) (*Ledg
 		queue:  make(chan *request, 2*cfg.MaxBatch),
 		closed: make(chan struct{}),
 		b:      newBatch(),
+		cache:  newStateCache(cfg.CacheSize),
 	}, nil
+}
+
+// LedgerStats counts the batches by how they were decided: from the
+// writer's cache in one round trip (Fast), from the store (Store), and
+// those decided from the cache whose write the server refused — the head
+// had moved, or a record the cache lacked existed — and that were decided
+// again from the store (Refused, also counted in Store).
+type LedgerStats struct {
+	Fast, Store, Refused int64
+}
+
+// Stats returns the counts since the ledger was made.
+func (l *Ledger) Stats() LedgerStats {
+	return LedgerStats{Fast: l.stats.fast.Load(), Store: l.stats.store.Load(), Refused: l.stats.refused.Load()}
 }
 
 // request states: a request is taken by the writer or abandoned by its

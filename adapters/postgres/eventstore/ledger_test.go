@@ -163,8 +163,13 @@ func TestLedgerConcurrencyError(t *testing.T) {
 	}
 
 	// Through the handler the conflict is retried, and still fails: the row
-	// stays stale, so every retry meets the same taken version.
-	_, err := h.Deposit(context.Background(), domain.ClientTx{Client: client, Player: stale,
+	// stays stale, so every retry meets the same taken version. (A writer
+	// that does not know the account from its own batches: h's writer
+	// would decide from its cache, which holds what it wrote — the state
+	// the events say — and is not misled by a row changed outside the
+	// ledger. Every change to an account comes with an event.)
+	_, h2 := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	_, err := h2.Deposit(context.Background(), domain.ClientTx{Client: client, Player: stale,
 		ExternalTxID: storetest.UID("dep"), Currency: eur}, domain.FromMinor(100, eur))
 	if ce := (*domain.ConcurrencyError)(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "attempts") {
 		t.Errorf("handler: got %v, want a ConcurrencyError after its retries", err)

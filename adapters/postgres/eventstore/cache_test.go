@@ -1,0 +1,216 @@
+package eventstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pitboss/pitboss/adapters/postgres"
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/storetest"
+	"github.com/pitboss/pitboss/domain"
+)
+
+// The writer's cache: a batch whose state it holds is decided from it and
+// written in one round trip; any doubt sends the batch to the store.
+
+// TestLedgerDecidesFromItsCache: once a player's accounts are known, bets,
+// wins and retries are decided from the cache, and the ledger they leave is
+// the one the store's path would have written.
+func TestLedgerDecidesFromItsCache(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "10.00")
+	// The first bet meets the house account for the first time.
+	if _, err := p.bet("b0", "1.00", "r0"); err != nil {
+		t.Fatal(err)
+	}
+	before := l.Stats()
+	for _, tx := range []string{"b1", "b2", "b3"} {
+		if _, err := p.bet(tx, "1.00", "r1"); err != nil {
+			t.Fatalf("bet %s: %v", tx, err)
+		}
+	}
+	again, err := p.bet("b1", "1.00", "r1")
+	if err != nil || !again.Replayed {
+		t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
+	}
+	after := l.Stats()
+	if fast := after.Fast - before.Fast; fast != 4 {
+		t.Errorf("%d batches decided from the cache, want 4 (three bets, one retry); stats before %+v, after %+v", fast, before, after)
+	}
+	if after.Store != before.Store || after.Refused != 0 {
+		t.Errorf("stats before %+v, after %+v: no batch should have needed the store", before, after)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != 600 || st.Version != 5 {
+		t.Errorf("wallet %+v, want 6.00 at version 5", st)
+	}
+	checkLedger(t, pool)
+}
+
+// TestLedgerCacheStaleAfterAnotherWriter: another writer moves the head,
+// so a batch decided from the stale cache is refused by the head check and
+// decided again from the store, with the other writer's bets counted.
+func TestLedgerCacheStaleAfterAnotherWriter(t *testing.T) {
+	t.Parallel()
+	pool, url := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	pool2, err := postgres.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool2.Close)
+	_, h2 := storetest.StartLedger(t, pool2, eventstore.LedgerConfig{})
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "3.00")
+	if _, err := p.bet("b1", "1.00", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The other writer spends the rest of the wallet.
+	p2 := p
+	p2.h = h2
+	if _, err := p2.bet("b2", "2.00", ""); err != nil {
+		t.Fatal(err)
+	}
+	before := l.Stats()
+	// From its cache the first writer would see 2.00 left.
+	if _, err := p.bet("b3", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
+		t.Fatalf("bet b3 after the other writer spent the wallet: %v, want insufficient funds", err)
+	}
+	after := l.Stats()
+	if after.Fast != before.Fast {
+		t.Errorf("stats before %+v, after %+v: the stale cache answered", before, after)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != 0 || st.Version != 3 {
+		t.Errorf("wallet %+v, want 0 at version 3", st)
+	}
+	// A retry the cache would answer alone (a replay, no event) checks the
+	// head first: the other writer moves it once more, then b1 is retried.
+	deposit(t, h2, p.client, p.id, "1.00")
+	before = l.Stats()
+	again, err := p.bet("b1", "1.00", "")
+	if err != nil || !again.Replayed {
+		t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
+	}
+	if after := l.Stats(); after.Fast != before.Fast || after.Store != before.Store+1 {
+		t.Errorf("stats before %+v, after %+v: the retry should have been answered from the store", before, after)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != 100 {
+		t.Errorf("wallet %+v, want 1.00", st)
+	}
+	checkLedger(t, pool)
+}
+
+// TestLedgerCacheMissThatExisted: a record the cache no longer holds (a
+// cache of four entries) is taken to be absent; the retry that would book
+// the bet again is refused by the record's key and answered from the
+// store as the replay it is.
+func TestLedgerCacheMissThatExisted(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{CacheSize: 4})
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "10.00")
+	first, err := p.bet("b1", "1.00", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []string{"b2", "b3", "b4"} {
+		if _, err := p.bet(tx, "1.00", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := storetest.EventCount(t, pool)
+	before := l.Stats()
+	again, err := p.bet("b1", "1.00", "")
+	if err != nil || !again.Replayed || again.EventID != first.EventID {
+		t.Fatalf("retry of b1: %+v, %v; want a replay of %s", again, err, first.EventID)
+	}
+	after := l.Stats()
+	if after.Refused != before.Refused+1 {
+		t.Errorf("stats before %+v, after %+v: want the cache's decision refused once", before, after)
+	}
+	if n := storetest.EventCount(t, pool); n != events {
+		t.Errorf("%d events after the retry, want %d", n, events)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != 600 {
+		t.Errorf("wallet %+v, want 6.00", st)
+	}
+	checkLedger(t, pool)
+}
+
+// TestLedgerCacheAfterTheLedgerWentBack: the store was put back to an
+// earlier state under a running writer (a restore; here, emptied). No
+// position collides, so only the head check sees it: the bet the cache
+// would accept is decided from the store, where the wallet is empty.
+func TestLedgerCacheAfterTheLedgerWentBack(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "10.00")
+	if _, err := p.bet("b1", "1.00", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"events", "accounts", "tx_records"} {
+		if _, err := pool.Exec(context.Background(), "DELETE FROM "+table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := l.Stats()
+	if _, err := p.bet("b2", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
+		t.Fatalf("bet on the emptied ledger: %v, want insufficient funds", err)
+	}
+	if after := l.Stats(); after.Refused != before.Refused+1 {
+		t.Errorf("stats before %+v, after %+v: want the cache's decision refused once", before, after)
+	}
+	if n := storetest.EventCount(t, pool); n != 0 {
+		t.Errorf("%d events, want none", n)
+	}
+}
+
+// ledger_expect_head (migration 00026) fails the transaction unless the
+// head is where the writer expects it, with SQLSTATE PB001.
+func TestLedgerExpectHead(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	check := func(pos int64, hash []byte) string {
+		_, err := pool.Exec(ctx, "SELECT ledger_expect_head($1, $2)", pos, hash)
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+			return pgErr.Code
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ""
+	}
+	if code := check(0, domain.GenesisHash); code != "" {
+		t.Errorf("empty ledger at 0: %s, want no error", code)
+	}
+	if code := check(1, domain.GenesisHash); code != "PB001" {
+		t.Errorf("empty ledger, expected 1: %q, want PB001", code)
+	}
+	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	res := deposit(t, h, storetest.UID("c"), storetest.UID("p"), "1.00")
+	var hash []byte
+	if err := pool.QueryRow(ctx, "SELECT hash FROM events WHERE position = $1", res.Position).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if code := check(res.Position, hash); code != "" {
+		t.Errorf("at the head: %s, want no error", code)
+	}
+	for _, tc := range []struct {
+		pos  int64
+		hash []byte
+	}{{res.Position - 1, hash}, {res.Position + 1, hash}, {res.Position, domain.GenesisHash}} {
+		if code := check(tc.pos, tc.hash); code != "PB001" {
+			t.Errorf("head (%d, %x) expected: %q, want PB001", tc.pos, tc.hash, code)
+		}
+	}
+}
