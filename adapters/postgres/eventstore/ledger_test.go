@@ -428,10 +428,23 @@ func TestAccounts(t *testing.T) {
 }
 
 // BenchmarkLedgerExecute places bets from 32 goroutines per CPU on 64
-// wallets through the command handler and the real store.
+// wallets through the command handler and the real store. Besides the
+// time it reports, from the writer's own connection, round trips and
+// statements per batch, and the share of batches decided from the cache.
 func BenchmarkLedgerExecute(b *testing.B) {
-	pool, _ := pgtest.NewDatabase(b)
-	_, h := storetest.StartLedger(b, pool, eventstore.LedgerConfig{})
+	_, url := pgtest.NewDatabase(b)
+	var count pgtest.StatementCounter
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &count
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	l, h := storetest.StartLedger(b, pool, eventstore.LedgerConfig{})
 	const wallets = 64
 	client, provider := storetest.UID("c"), storetest.UID("prov")
 	players := make([]string, wallets)
@@ -445,6 +458,8 @@ func BenchmarkLedgerExecute(b *testing.B) {
 	var next, seq atomic.Int64
 	b.SetParallelism(32)
 	b.ReportAllocs()
+	before := l.Stats()
+	count.Reset()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		player := players[next.Add(1)%wallets]
@@ -458,6 +473,11 @@ func BenchmarkLedgerExecute(b *testing.B) {
 		}
 	})
 	b.StopTimer()
+	st := l.Stats()
+	batches := float64(st.Fast + st.Store - before.Fast - before.Store)
+	b.ReportMetric(float64(count.RoundTrips.Load())/batches, "roundtrips/batch")
+	b.ReportMetric(float64(count.Statements.Load())/batches, "statements/batch")
+	b.ReportMetric(100*float64(st.Fast-before.Fast)/batches, "%fast")
 	var events, txs float64
 	if err := pool.QueryRow(context.Background(),
 		`SELECT count(*), count(DISTINCT tx_id) FROM events WHERE event_type = $1`, domain.EventBetPlaced).

@@ -4,10 +4,8 @@ import (
 	"context"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -76,7 +74,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 		ps = append(ps, p)
 	}
 	// The store's own pool counts round trips (batches) and statements.
-	var count statementCounter
+	var count pgtest.StatementCounter
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		b.Fatal(err)
@@ -113,8 +111,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 					UPDATE readmodels.checkpoints SET version = 0, position = 0`); err != nil {
 					b.Fatal(err)
 				}
-				count.roundTrips.Store(0)
-				count.statements.Store(0)
+				count.Reset()
 				b.StartTimer()
 				for _, batch := range batches {
 					if err := apply[mode](batch); err != nil {
@@ -124,31 +121,8 @@ func BenchmarkApplyBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(float64(len(batches)), "batches")
-			b.ReportMetric(float64(count.roundTrips.Load())/float64(len(batches)), "roundtrips/batch")
-			b.ReportMetric(float64(count.statements.Load())/float64(len(batches)), "statements/batch")
+			b.ReportMetric(float64(count.RoundTrips.Load())/float64(len(batches)), "roundtrips/batch")
+			b.ReportMetric(float64(count.Statements.Load())/float64(len(batches)), "statements/batch")
 		})
 	}
 }
-
-// statementCounter counts a pool's round trips (a query, or a pipelined
-// batch) and statements.
-type statementCounter struct{ roundTrips, statements atomic.Int64 }
-
-func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.roundTrips.Add(1)
-	c.statements.Add(1)
-	return ctx
-}
-
-func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.roundTrips.Add(1)
-	return ctx
-}
-
-func (c *statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
-	c.statements.Add(1)
-}
-
-func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
