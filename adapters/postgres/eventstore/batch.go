@@ -23,6 +23,9 @@ type batch struct {
 	reqs     []*request
 	answers  []answer
 	poisoned []bool // the operation broke the ledger's contract; it was excluded
+	deferred []bool // decided from the cache on a record it lacked: left to the store
+	done     []bool // answered by a part of the batch already committed
+	written  int    // events committed by the batch's parts so far
 
 	accountSet map[domain.AccountID]struct{} // every account the batch may touch
 	accountIDs []string
@@ -40,8 +43,8 @@ type batch struct {
 	lastPos     map[domain.AccountID]int64
 	rows        eventRows
 
-	missed  []string            // records the cache did not hold (fast path)
-	created map[string]struct{} // scratch for missesCreated
+	missed  map[string]struct{} // records the cache did not hold (fast path)
+	created map[string]struct{} // scratch for unsettled
 	dirty   map[domain.AccountID]domain.AccountState
 	recs    []domain.TxRecord // the records written, with their positions
 }
@@ -51,6 +54,7 @@ func newBatch() batch {
 		accountSet: map[domain.AccountID]struct{}{}, recordSet: map[string]struct{}{},
 		loadedAccounts: map[domain.AccountID]domain.AccountState{}, streamCount: map[domain.AccountID]int64{},
 		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{}, created: map[string]struct{}{},
+		missed: map[string]struct{}{},
 	}
 }
 
@@ -65,6 +69,11 @@ func (b *batch) reset() {
 	clear(b.answers)
 	b.poisoned = slices.Grow(b.poisoned[:0], len(b.reqs))[:len(b.reqs)]
 	clear(b.poisoned)
+	b.deferred = slices.Grow(b.deferred[:0], len(b.reqs))[:len(b.reqs)]
+	clear(b.deferred)
+	b.done = slices.Grow(b.done[:0], len(b.reqs))[:len(b.reqs)]
+	clear(b.done)
+	b.written = 0
 	clear(b.accountSet)
 	clear(b.recordSet)
 	b.accountIDs, b.recordKeys = b.accountIDs[:0], b.recordKeys[:0]
@@ -98,7 +107,7 @@ func (b *batch) resetDecisions() {
 	clear(b.eventPos)
 	clear(b.lastPos)
 	b.rows.reset()
-	b.missed = b.missed[:0]
+	clear(b.missed)
 	b.dirty = nil
 	clear(b.recs)
 	b.recs = b.recs[:0]
@@ -106,9 +115,10 @@ func (b *batch) resetDecisions() {
 
 // fromCache loads the batch's state from the cache: false, with nothing
 // loaded, when the cache is not valid or lacks one of its accounts.
-// Records it lacks are noted in b.missed and taken to be absent; the batch
-// stands only if it creates every one of them (missesCreated), and the
-// INSERT of a new record fails if it existed after all.
+// Records it lacks are noted in b.missed and taken to be absent; an
+// operation decided on such a record stands only if the batch creates it
+// (unsettled), and the INSERT of a new record fails if it existed after
+// all.
 func (b *batch) fromCache(c *stateCache) bool {
 	if !c.valid {
 		return false
@@ -125,34 +135,68 @@ func (b *batch) fromCache(c *stateCache) bool {
 		if rec, ok := c.records.get(k); ok {
 			b.loadedRecords = append(b.loadedRecords, rec)
 		} else {
-			b.missed = append(b.missed, k)
+			b.missed[k] = struct{}{}
 		}
 	}
 	b.headPosition, b.headHash = c.head, c.headHash
 	return true
 }
 
-// missesCreated reports whether every record the cache lacked is one the
-// batch creates: a decision that read such a record and did not create it
-// may have read an absence that is not true.
-func (b *batch) missesCreated(v *domain.View) bool {
-	if len(b.missed) == 0 {
-		return true
-	}
-	clear(b.created)
-	recs, isNew := v.DirtyRecords()
-	for i := range recs {
-		if isNew[i] {
-			b.created[recs[i].Key] = struct{}{}
+// settle defers, until none is left, every operation decided on a record
+// the cache lacked and the batch does not create: its decision may rest on
+// an absence that is not true. Deferring one that appended an event
+// changes what the others saw, so they are decided again without it. It
+// reports whether anything is left to write or answer from the cache.
+func (l *Ledger) settle(b *batch) (*domain.View, bool) {
+	v := l.decideAll(b)
+	for len(b.missed) > 0 {
+		clear(b.created)
+		recs, isNew := v.DirtyRecords()
+		for i := range recs {
+			if isNew[i] {
+				b.created[recs[i].Key] = struct{}{}
+			}
 		}
-	}
-	for _, k := range b.missed {
-		if _, ok := b.created[k]; !ok {
-			return false
+		again, left := false, false
+		for i, r := range b.reqs {
+			if b.skipped(i) {
+				continue
+			}
+			if b.readMissed(r.op.Records) {
+				b.deferred[i] = true
+				again = again || b.answers[i].out.Event != nil
+				continue
+			}
+			left = true
 		}
+		if !left {
+			return v, false
+		}
+		if !again {
+			break
+		}
+		v = l.decideAll(b)
 	}
-	return true
+	return v, true
 }
+
+// readMissed reports whether keys name a record the cache lacked that the
+// batch did not create.
+func (b *batch) readMissed(keys []string) bool {
+	for _, k := range keys {
+		if _, missed := b.missed[k]; !missed {
+			continue
+		}
+		if _, created := b.created[k]; !created {
+			return true
+		}
+	}
+	return false
+}
+
+// skipped reports whether operation i is not decided in this part of the
+// batch: excluded, deferred to the store, or answered already.
+func (b *batch) skipped(i int) bool { return b.poisoned[i] || b.deferred[i] || b.done[i] }
 
 // learn puts what load read under the lock into the cache, valid at the
 // head it read: every declared account (an absent one as the empty state
@@ -178,6 +222,7 @@ func (b *batch) remember(c *stateCache) {
 	}
 	last := b.rows.rows[len(b.rows.rows)-1]
 	c.advance(last.position, last.hash)
+	b.written += len(b.rows.rows)
 }
 
 // runBatch decides and commits one batch. It fills b.answers; an error
@@ -208,7 +253,7 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 	}()
 	if b.fromCache(&l.cache) {
 		settled, err := l.fastBatch(ctx, conn, b)
-		if settled {
+		if settled && (err != nil || !slices.Contains(b.deferred, true)) {
 			return err
 		}
 		if err != nil {
@@ -219,6 +264,9 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 			l.cache.invalidate()
 			l.stats.refused.Add(1)
 		}
+		// What is left — the deferred operations, or all of them — is
+		// decided from the store.
+		clear(b.deferred)
 		b.resetDecisions()
 	}
 	err = l.storeBatch(ctx, conn, b)
@@ -233,8 +281,8 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 // created, or the server refused the write with nothing applied — and the
 // batch must be decided again from the store.
 func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settled bool, err error) {
-	v := l.decideAll(b)
-	if !b.missesCreated(v) {
+	v, left := l.settle(b)
+	if !left {
 		return false, nil
 	}
 	if len(b.events) == 0 {
@@ -252,6 +300,7 @@ func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settl
 			l.cache.invalidate()
 			return false, nil
 		}
+		b.markDone()
 		l.stats.fast.Add(1)
 		return true, nil
 	}
@@ -279,8 +328,18 @@ func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settl
 		return true, err
 	}
 	b.remember(&l.cache)
+	b.markDone()
 	l.stats.fast.Add(1)
 	return true, nil
+}
+
+// markDone marks the operations this part of the batch answered.
+func (b *batch) markDone() {
+	for i := range b.reqs {
+		if !b.skipped(i) {
+			b.done[i] = true
+		}
+	}
 }
 
 // storeBatch is the batch decided from the store: one round trip loads its
@@ -326,7 +385,7 @@ func (l *Ledger) decideAll(b *batch) *domain.View {
 		b.events = b.events[:0]
 		restart := false
 		for i, r := range b.reqs {
-			if b.poisoned[i] {
+			if b.skipped(i) {
 				continue
 			}
 			a, broken := l.decideOne(v, r.op, b)

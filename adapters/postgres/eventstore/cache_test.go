@@ -3,7 +3,9 @@ package eventstore_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/storetest"
+	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 )
 
@@ -213,4 +216,126 @@ func TestLedgerExpectHead(t *testing.T) {
 			t.Errorf("head (%d, %x) expected: %q, want PB001", tc.pos, tc.hash, code)
 		}
 	}
+}
+
+// TestLedgerDefersWhatTheCacheCannotSettle: in a batch of three bets
+// decided from the cache, one is refused for want of funds — a decision
+// made on its own record, which the cache lacks and the batch does not
+// create. The other two commit in one round trip; that one alone is
+// decided again from the store.
+func TestLedgerDefersWhatTheCacheCannotSettle(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{MaxBatch: 3, Linger: time.Minute})
+	rich1, rich2, poor := newPlayer(h), newPlayer(h), newPlayer(h)
+	for _, p := range []*player{&rich2, &poor} {
+		p.client, p.provider = rich1.client, rich1.provider
+	}
+	players := []player{rich1, rich2, poor}
+	together := func(call func(i int, p player) error) []error {
+		errs := make([]error, len(players))
+		var wg sync.WaitGroup
+		for i, p := range players {
+			wg.Go(func() { errs[i] = call(i, p) })
+		}
+		wg.Wait()
+		return errs
+	}
+	// Three at a time, so each is one batch: deposits, then a first bet
+	// each (the house account's first use); the writer now knows every
+	// account.
+	for i, err := range together(func(i int, p player) error {
+		_, err := p.h.Deposit(context.Background(), domain.ClientTx{Client: p.client, Player: p.id,
+			ExternalTxID: "dep-" + p.id, Currency: eur}, domain.FromMinor([]int64{1000, 1000, 150}[i], eur))
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("deposit %d: %v", i, err)
+		}
+	}
+	for i, err := range together(func(_ int, p player) error { _, err := p.bet("b0-"+p.id, "1.00", ""); return err }) {
+		if err != nil {
+			t.Fatalf("first bet %d: %v", i, err)
+		}
+	}
+	before := l.Stats()
+	errs := together(func(_ int, p player) error { _, err := p.bet("b1-"+p.id, "1.00", ""); return err })
+	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], domain.ErrInsufficientFunds) {
+		t.Fatalf("bets: %v; want two accepted and the poor player's refused for want of funds", errs)
+	}
+	after := l.Stats()
+	if after.Fast != before.Fast+1 || after.Store != before.Store+1 || after.Refused != before.Refused {
+		t.Errorf("stats before %+v, after %+v: want one part from the cache and one from the store, none refused",
+			before, after)
+	}
+	for i, want := range []int64{800, 800, 50} {
+		if st := balanceOf(t, pool, players[i].wallet()); st.Balance != want {
+			t.Errorf("player %d: %+v, want balance %d", i, st, want)
+		}
+	}
+	checkLedger(t, pool)
+}
+
+// TestLedgerDeferredDecisionWithAnEvent: an operation that appended an
+// event on a record the cache lacked (and did not create) is deferred, and
+// the rest of its batch is decided again without it — its event's change
+// must not reach their write. From the store it then sees the record.
+func TestLedgerDeferredDecisionWithAnEvent(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: 2, Linger: time.Minute}, storetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunLedger(t, l)
+	together := func(ops ...commands.Operation) []error {
+		errs := make([]error, len(ops))
+		var wg sync.WaitGroup
+		for i, op := range ops {
+			wg.Go(func() { _, errs[i] = l.Execute(ctx, op) })
+		}
+		wg.Wait()
+		return errs
+	}
+	client := storetest.UID("c")
+	wallet := domain.PlayerWallet(client, storetest.UID("p"), eur)
+	// The first batch meets the accounts (from the store); the writer now
+	// knows them.
+	for _, err := range together(adjustOp(client, wallet, "10.00"), adjustOp(client, wallet, "10.00")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A record the writer never saw.
+	if _, err := pool.Exec(ctx, `INSERT INTO tx_records (key, kind, record) VALUES ('peek', 'deposit',
+		'{"key":"peek","kind":"deposit","account":"x","currency":"EUR","amount":0,"created_at":"2025-01-01T00:00:00Z"}')`); err != nil {
+		t.Fatal(err)
+	}
+	// peeker adjusts by 5.00 when it sees no record "peek", by 1.00 when
+	// it does, and creates no record.
+	peeker := adjustOp(client, wallet, "5.00")
+	inner := adjustOp(client, wallet, "1.00").Decide
+	without := peeker.Decide
+	peeker.Records = []string{"peek"}
+	peeker.Decide = func(v *domain.View) (commands.Outcome, error) {
+		if _, ok := v.Record("peek"); ok {
+			return inner(v)
+		}
+		return without(v)
+	}
+	before := l.Stats()
+	for i, err := range together(peeker, adjustOp(client, wallet, "2.00")) {
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+	}
+	after := l.Stats()
+	if after.Fast != before.Fast+1 || after.Store != before.Store+1 {
+		t.Errorf("stats before %+v, after %+v: want one part from the cache and one from the store", before, after)
+	}
+	if st := balanceOf(t, pool, wallet); st.Balance != 23_00 || st.Version != 4 {
+		t.Errorf("wallet %+v, want 23.00 at version 4", st)
+	}
+	checkStreamVersions(t, pool, wallet, 4)
 }

@@ -243,7 +243,7 @@ func (l *Ledger) process(runCtx context.Context) {
 	start := time.Now()
 	err := l.runBatch(ctx, b)
 	if l.cfg.Observer != nil {
-		l.cfg.Observer.ObserveLedgerBatch(len(b.reqs), len(b.events), time.Since(start), err)
+		l.cfg.Observer.ObserveLedgerBatch(len(b.reqs), b.written, time.Since(start), err)
 	}
 	if err != nil {
 		err = fmt.Errorf("ledger batch of %d operations: %w", len(b.reqs), err)
@@ -253,12 +253,12 @@ func (l *Ledger) process(runCtx context.Context) {
 			l.log.Warn("ledger batch failed", "err", err)
 		}
 		for i := range b.answers {
-			if !b.poisoned[i] {
+			if !b.poisoned[i] && !b.done[i] {
 				b.answers[i] = answer{err: err}
 			}
 		}
 	} else {
-		l.log.Debug("ledger batch committed", "operations", len(b.reqs), "events", len(b.events),
+		l.log.Debug("ledger batch committed", "operations", len(b.reqs), "events", b.written,
 			"took", time.Since(start))
 	}
 	for i, r := range b.reqs {
