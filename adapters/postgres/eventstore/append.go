@@ -43,6 +43,7 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 
 	recs, isNew := v.DirtyRecords()
 	var newRecs, changedRecs recordColumns
+	written := b.recs[:0]
 	for i := range recs {
 		rec := &recs[i]
 		if p, ok := b.eventPos[rec.EventID]; ok && rec.Position == 0 {
@@ -57,6 +58,7 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 		} else {
 			changedRecs.add(rec, raw)
 		}
+		written = append(written, rawRecord{key: rec.Key, raw: raw})
 	}
 
 	q := &pgx.Batch{}
@@ -84,7 +86,7 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 	if err != nil {
 		return err
 	}
-	b.dirty, b.recs = dirty, append(b.recs[:0], recs...)
+	b.dirty, b.recs = dirty, written
 	return nil
 }
 
@@ -141,6 +143,12 @@ func readWrite(br pgx.BatchResults, fast bool, events, accounts, newRecs, change
 }
 
 type recordColumns struct{ keys, kinds, records []string }
+
+// rawRecord is a record written, as JSON, for the cache.
+type rawRecord struct {
+	key string
+	raw []byte
+}
 
 func (c *recordColumns) add(rec *domain.TxRecord, raw []byte) {
 	c.keys = append(c.keys, rec.Key)

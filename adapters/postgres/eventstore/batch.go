@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -34,6 +35,7 @@ type batch struct {
 
 	loadedAccounts map[domain.AccountID]domain.AccountState // rows that exist
 	loadedRecords  []domain.TxRecord
+	loadedRaw      [][]byte // loadedRecords as stored
 	headPosition   int64
 	headHash       []byte
 
@@ -46,7 +48,7 @@ type batch struct {
 	missed  map[string]struct{} // records the cache did not hold (fast path)
 	created map[string]struct{} // scratch for unsettled
 	dirty   map[domain.AccountID]domain.AccountState
-	recs    []domain.TxRecord // the records written, with their positions
+	recs    []rawRecord // the records written, with their positions, as JSON
 }
 
 func newBatch() batch {
@@ -100,6 +102,8 @@ func (b *batch) resetDecisions() {
 	clear(b.loadedAccounts)
 	clear(b.loadedRecords)
 	b.loadedRecords = b.loadedRecords[:0]
+	clear(b.loadedRaw)
+	b.loadedRaw = b.loadedRaw[:0]
 	b.headPosition, b.headHash = 0, nil
 	clear(b.events)
 	b.events = b.events[:0]
@@ -132,7 +136,15 @@ func (b *batch) fromCache(c *stateCache) bool {
 		b.loadedAccounts[domain.AccountID(id)] = st
 	}
 	for _, k := range b.recordKeys {
-		if rec, ok := c.records.get(k); ok {
+		if raw, ok := c.records.get(k); ok {
+			var rec domain.TxRecord
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				// Never: the cache holds what the writer encoded or loaded.
+				c.invalidate()
+				b.resetDecisions()
+				return false
+			}
+			rec.Key = k
 			b.loadedRecords = append(b.loadedRecords, rec)
 		} else {
 			b.missed[k] = struct{}{}
@@ -206,8 +218,8 @@ func (b *batch) learn(c *stateCache) {
 	for _, id := range b.accountIDs {
 		c.accounts.put(domain.AccountID(id), b.loadedAccounts[domain.AccountID(id)])
 	}
-	for _, r := range b.loadedRecords {
-		c.records.put(r.Key, r)
+	for i, r := range b.loadedRecords {
+		c.records.put(r.Key, b.loadedRaw[i])
 	}
 }
 
@@ -218,7 +230,7 @@ func (b *batch) remember(c *stateCache) {
 		c.accounts.put(id, st)
 	}
 	for _, r := range b.recs {
-		c.records.put(r.Key, r)
+		c.records.put(r.key, r.raw)
 	}
 	last := b.rows.rows[len(b.rows.rows)-1]
 	c.advance(last.position, last.hash)

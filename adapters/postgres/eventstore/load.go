@@ -1,6 +1,7 @@
 package eventstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,7 @@ func (b *batch) readLoad(br pgx.BatchResults) error {
 		}
 		rec.Key = key
 		b.loadedRecords = append(b.loadedRecords, rec)
+		b.loadedRaw = append(b.loadedRaw, bytes.Clone(raw)) // kept by the cache
 		return nil
 	})
 	if err != nil {
