@@ -63,11 +63,29 @@ func faults() []fault {
 		// in part, republished behind its own later versions); the relay now
 		// publishes each batch as one Kafka transaction (docs/reliability.md).
 		{name: "Kafka broker kill -9, down 5 s / 30 s", inject: func(ctx context.Context, t *testing.T, e *env) error {
+			if err := stack.EnsureProbeTopic(ctx, e.brokers); err != nil {
+				return err
+			}
 			if err := e.kafka.Kill(); err != nil {
 				return err
 			}
 			time.Sleep(e.dur(5*time.Second, 30*time.Second))
-			return e.kafka.Start(ctx)
+			if err := e.kafka.Start(ctx); err != nil {
+				return err
+			}
+			// How soon after it answers metadata the broker commits a
+			// transaction again: the floor under the relay's catch-up.
+			go func() {
+				pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				defer cancel()
+				d, err := stack.TxnProbe(pctx, e.brokers)
+				if err != nil {
+					t.Logf("transaction probe: %v", err)
+					return
+				}
+				t.Logf("the broker committed a probe transaction %ss after the heal", secs(d))
+			}()
+			return nil
 		}},
 		{name: "projector kill -9 mid-batch ×3", inject: func(ctx context.Context, t *testing.T, e *env) error {
 			for i := range 3 {
