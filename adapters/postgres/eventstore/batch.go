@@ -206,6 +206,14 @@ func (b *batch) readMissed(keys []string) bool {
 	return false
 }
 
+// answer sends operation i its answer, once.
+func (b *batch) answer(i int) {
+	if r := b.reqs[i]; r != nil {
+		r.done <- b.answers[i]
+		b.reqs[i] = nil
+	}
+}
+
 // skipped reports whether operation i is not decided in this part of the
 // batch: excluded, deferred to the store, or answered already.
 func (b *batch) skipped(i int) bool { return b.poisoned[i] || b.deferred[i] || b.done[i] }
@@ -277,7 +285,13 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 			l.stats.refused.Add(1)
 		}
 		// What is left — the deferred operations, or all of them — is
-		// decided from the store.
+		// decided from the store. What the cache settled and committed is
+		// answered first: its callers need not wait for the store.
+		for i, done := range b.done {
+			if done {
+				b.answer(i)
+			}
+		}
 		clear(b.deferred)
 		b.resetDecisions()
 	}

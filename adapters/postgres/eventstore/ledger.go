@@ -261,9 +261,8 @@ func (l *Ledger) process(runCtx context.Context) {
 		l.log.Debug("ledger batch committed", "operations", len(b.reqs), "events", b.written,
 			"took", time.Since(start))
 	}
-	for i, r := range b.reqs {
-		r.done <- b.answers[i]
-		b.reqs[i] = nil
+	for i := range b.reqs {
+		b.answer(i)
 	}
 	b.reqs = b.reqs[:0]
 }
