@@ -22,30 +22,6 @@ import (
 	"github.com/pitboss/pitboss/gateway"
 )
 
-// roundTrips counts what a pool sends: statements sent on their own, and
-// pipelined batches (one round trip each, however many statements).
-type roundTrips struct{ queries, batches, batched atomic.Int64 }
-
-func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.queries.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.batches.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
-	c.batched.Add(1)
-}
-func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// RoundTrips is what was sent since the last reset: round trips and statements.
-func (c *roundTrips) take() (trips, statements int64) {
-	q, b, s := c.queries.Swap(0), c.batches.Swap(0), c.batched.Swap(0)
-	return q + b, q + s
-}
-
 // countingStore counts the calls on the forwarder's port.
 type countingStore struct {
 	gateway.DeliveryEnqueuer
@@ -62,7 +38,7 @@ func (s *countingStore) EnqueueBatch(ctx context.Context, outs []gateway.Outgoin
 // trips, behind a counting port, and a forwarder on it (never Run: tests
 // call handleBatch).
 type fixture struct {
-	trips *roundTrips
+	trips *pgtest.StatementCounter
 	pool  *pgxpool.Pool
 	store *deliverystore.Deliveries
 	port  *countingStore
@@ -77,7 +53,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trips := &roundTrips{}
+	trips := &pgtest.StatementCounter{}
 	pcfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
@@ -137,7 +113,7 @@ func BenchmarkBatchWithoutTargets(b *testing.B) {
 		batch[i] = record(b, fmt.Sprintf("c%d", i%clients), fmt.Sprintf("p%d", i), int64(i+1), now)
 	}
 	ctx := context.Background()
-	f.trips.take()
+	f.trips.Take()
 	b.ResetTimer()
 	for range b.N {
 		if !f.fwd.handleBatch(ctx, batch) {
@@ -145,7 +121,7 @@ func BenchmarkBatchWithoutTargets(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	trips, statements := f.trips.take()
+	trips, statements := f.trips.Take()
 	b.ReportMetric(float64(trips)/float64(b.N), "round-trips/batch")
 	b.ReportMetric(float64(statements)/float64(b.N), "statements/batch")
 	b.ReportMetric(float64(f.port.calls.Load())/float64(b.N), "enqueues/batch")
@@ -155,12 +131,12 @@ func BenchmarkBatchWithoutTargets(b *testing.B) {
 // calls on the port and the round trips it cost.
 func (f *fixture) handle(t *testing.T, batch ...*sarama.ConsumerMessage) (calls, trips int64) {
 	t.Helper()
-	f.trips.take()
+	f.trips.Take()
 	before := f.port.calls.Load()
 	if !f.fwd.handleBatch(t.Context(), batch) {
 		t.Fatal("batch not handled")
 	}
-	trips, _ = f.trips.take()
+	trips, _ = f.trips.Take()
 	return f.port.calls.Load() - before, trips
 }
 
@@ -185,7 +161,7 @@ func (f *fixture) deliveries(t *testing.T, batch ...*sarama.ConsumerMessage) map
 	if _, err := pgx.ForEachRow(rows, []any{&k, &n}, func() error { got[k] = n; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	f.trips.take()
+	f.trips.Take()
 	return got
 }
 
@@ -206,7 +182,7 @@ func (f *fixture) dbNow(t *testing.T) time.Time {
 	if err := f.pool.QueryRow(t.Context(), `SELECT clock_timestamp()`).Scan(&now); err != nil {
 		t.Fatal(err)
 	}
-	f.trips.take()
+	f.trips.Take()
 	return now
 }
 
@@ -372,7 +348,7 @@ func BenchmarkMixedBatch(b *testing.B) {
 			batches[n][i] = record(b, fmt.Sprintf("c%d", i%clients), fmt.Sprintf("p%d", i), int64(n*DefaultMaxBatch+i+1), at)
 		}
 	}
-	f.trips.take()
+	f.trips.Take()
 	b.ResetTimer()
 	for n := range b.N {
 		if !f.fwd.handleBatch(ctx, batches[n]) {
@@ -380,7 +356,7 @@ func BenchmarkMixedBatch(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	trips, statements := f.trips.take()
+	trips, statements := f.trips.Take()
 	b.ReportMetric(float64(trips)/float64(b.N), "round-trips/batch")
 	b.ReportMetric(float64(statements)/float64(b.N), "statements/batch")
 	b.ReportMetric(float64(f.fwd.Stats().Enqueued)/float64(b.N), "deliveries/batch")

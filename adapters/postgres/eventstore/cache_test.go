@@ -20,6 +20,20 @@ import (
 // The writer's cache: a batch whose state it holds is decided from it and
 // written in one round trip; any doubt sends the batch to the store.
 
+// counted runs step and fails t unless the ledger's batch counts moved by
+// exactly want (why says what want means).
+func counted(t *testing.T, l *eventstore.Ledger, want eventstore.LedgerStats, why string, step func()) {
+	t.Helper()
+	before := l.Stats()
+	step()
+	after := l.Stats()
+	got := eventstore.LedgerStats{Fast: after.Fast - before.Fast, Store: after.Store - before.Store,
+		Refused: after.Refused - before.Refused}
+	if got != want {
+		t.Errorf("batches %+v, want %+v: %s", got, want, why)
+	}
+}
+
 // TestLedgerDecidesFromItsCache: once a player's accounts are known, bets,
 // wins and retries are decided from the cache, and the ledger they leave is
 // the one the store's path would have written.
@@ -33,23 +47,17 @@ func TestLedgerDecidesFromItsCache(t *testing.T) {
 	if _, err := p.bet("b0", "1.00", "r0"); err != nil {
 		t.Fatal(err)
 	}
-	before := l.Stats()
-	for _, tx := range []string{"b1", "b2", "b3"} {
-		if _, err := p.bet(tx, "1.00", "r1"); err != nil {
-			t.Fatalf("bet %s: %v", tx, err)
+	counted(t, l, eventstore.LedgerStats{Fast: 4}, "three bets and a retry, all from the cache", func() {
+		for _, tx := range []string{"b1", "b2", "b3"} {
+			if _, err := p.bet(tx, "1.00", "r1"); err != nil {
+				t.Fatalf("bet %s: %v", tx, err)
+			}
 		}
-	}
-	again, err := p.bet("b1", "1.00", "r1")
-	if err != nil || !again.Replayed {
-		t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
-	}
-	after := l.Stats()
-	if fast := after.Fast - before.Fast; fast != 4 {
-		t.Errorf("%d batches decided from the cache, want 4 (three bets, one retry); stats before %+v, after %+v", fast, before, after)
-	}
-	if after.Store != before.Store || after.Refused != 0 {
-		t.Errorf("stats before %+v, after %+v: no batch should have needed the store", before, after)
-	}
+		again, err := p.bet("b1", "1.00", "r1")
+		if err != nil || !again.Replayed {
+			t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
+		}
+	})
 	if st := balanceOf(t, pool, p.wallet()); st.Balance != 600 || st.Version != 5 {
 		t.Errorf("wallet %+v, want 6.00 at version 5", st)
 	}
@@ -80,29 +88,28 @@ func TestLedgerCacheStaleAfterAnotherWriter(t *testing.T) {
 	if _, err := p2.bet("b2", "2.00", ""); err != nil {
 		t.Fatal(err)
 	}
-	before := l.Stats()
-	// From its cache the first writer would see 2.00 left.
-	if _, err := p.bet("b3", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
-		t.Fatalf("bet b3 after the other writer spent the wallet: %v, want insufficient funds", err)
-	}
-	after := l.Stats()
-	if after.Fast != before.Fast {
-		t.Errorf("stats before %+v, after %+v: the stale cache answered", before, after)
-	}
+	// From its cache the first writer would see 2.00 left and take it.
+	counted(t, l, eventstore.LedgerStats{Store: 1, Refused: 1}, "the stale cache's bet refused, then decided from the store", func() {
+		if _, err := p.bet("b3", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
+			t.Fatalf("bet b3 after the other writer spent the wallet: %v, want insufficient funds", err)
+		}
+	})
 	if st := balanceOf(t, pool, p.wallet()); st.Balance != 0 || st.Version != 3 {
 		t.Errorf("wallet %+v, want 0 at version 3", st)
 	}
-	// A retry the cache would answer alone (a replay, no event) checks the
-	// head first: the other writer moves it once more, then b1 is retried.
-	deposit(t, h2, p.client, p.id, "1.00")
-	before = l.Stats()
-	again, err := p.bet("b1", "1.00", "")
-	if err != nil || !again.Replayed {
-		t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
+	// A batch the cache would answer alone (a replay, no event) checks the
+	// head first. The refused batch emptied the cache: the first retry of
+	// b1 is decided from the store and puts its record back.
+	retry := func() {
+		again, err := p.bet("b1", "1.00", "")
+		if err != nil || !again.Replayed {
+			t.Fatalf("retry of b1: %+v, %v; want a replay", again, err)
+		}
 	}
-	if after := l.Stats(); after.Fast != before.Fast || after.Store != before.Store+1 {
-		t.Errorf("stats before %+v, after %+v: the retry should have been answered from the store", before, after)
-	}
+	counted(t, l, eventstore.LedgerStats{Store: 1}, "a record the cache lacked", retry)
+	counted(t, l, eventstore.LedgerStats{Fast: 1}, "a replay from the cache, the head unmoved", retry)
+	deposit(t, h2, p.client, p.id, "1.00") // the other writer moves the head
+	counted(t, l, eventstore.LedgerStats{Store: 1}, "a replay from the cache, the head moved", retry)
 	if st := balanceOf(t, pool, p.wallet()); st.Balance != 100 {
 		t.Errorf("wallet %+v, want 1.00", st)
 	}
@@ -129,15 +136,12 @@ func TestLedgerCacheMissThatExisted(t *testing.T) {
 		}
 	}
 	events := storetest.EventCount(t, pool)
-	before := l.Stats()
-	again, err := p.bet("b1", "1.00", "")
-	if err != nil || !again.Replayed || again.EventID != first.EventID {
-		t.Fatalf("retry of b1: %+v, %v; want a replay of %s", again, err, first.EventID)
-	}
-	after := l.Stats()
-	if after.Refused != before.Refused+1 {
-		t.Errorf("stats before %+v, after %+v: want the cache's decision refused once", before, after)
-	}
+	counted(t, l, eventstore.LedgerStats{Store: 1, Refused: 1}, "the retry booked again from the cache, refused by its key", func() {
+		again, err := p.bet("b1", "1.00", "")
+		if err != nil || !again.Replayed || again.EventID != first.EventID {
+			t.Fatalf("retry of b1: %+v, %v; want a replay of %s", again, err, first.EventID)
+		}
+	})
 	if n := storetest.EventCount(t, pool); n != events {
 		t.Errorf("%d events after the retry, want %d", n, events)
 	}
@@ -165,13 +169,11 @@ func TestLedgerCacheAfterTheLedgerWentBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := l.Stats()
-	if _, err := p.bet("b2", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
-		t.Fatalf("bet on the emptied ledger: %v, want insufficient funds", err)
-	}
-	if after := l.Stats(); after.Refused != before.Refused+1 {
-		t.Errorf("stats before %+v, after %+v: want the cache's decision refused once", before, after)
-	}
+	counted(t, l, eventstore.LedgerStats{Store: 1, Refused: 1}, "the cache's bet refused by the head check", func() {
+		if _, err := p.bet("b2", "1.00", ""); !errors.Is(err, domain.ErrInsufficientFunds) {
+			t.Fatalf("bet on the emptied ledger: %v, want insufficient funds", err)
+		}
+	})
 	if n := storetest.EventCount(t, pool); n != 0 {
 		t.Errorf("%d events, want none", n)
 	}
@@ -258,16 +260,12 @@ func TestLedgerDefersWhatTheCacheCannotSettle(t *testing.T) {
 			t.Fatalf("first bet %d: %v", i, err)
 		}
 	}
-	before := l.Stats()
-	errs := together(func(_ int, p player) error { _, err := p.bet("b1-"+p.id, "1.00", ""); return err })
-	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], domain.ErrInsufficientFunds) {
-		t.Fatalf("bets: %v; want two accepted and the poor player's refused for want of funds", errs)
-	}
-	after := l.Stats()
-	if after.Fast != before.Fast+1 || after.Store != before.Store+1 || after.Refused != before.Refused {
-		t.Errorf("stats before %+v, after %+v: want one part from the cache and one from the store, none refused",
-			before, after)
-	}
+	counted(t, l, eventstore.LedgerStats{Fast: 1, Store: 1}, "two bets from the cache, the refused one from the store", func() {
+		errs := together(func(_ int, p player) error { _, err := p.bet("b1-"+p.id, "1.00", ""); return err })
+		if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], domain.ErrInsufficientFunds) {
+			t.Fatalf("bets: %v; want two accepted and the poor player's refused for want of funds", errs)
+		}
+	})
 	for i, want := range []int64{800, 800, 50} {
 		if st := balanceOf(t, pool, players[i].wallet()); st.Balance != want {
 			t.Errorf("player %d: %+v, want balance %d", i, st, want)
@@ -324,16 +322,13 @@ func TestLedgerDeferredDecisionWithAnEvent(t *testing.T) {
 		}
 		return without(v)
 	}
-	before := l.Stats()
-	for i, err := range together(peeker, adjustOp(client, wallet, "2.00")) {
-		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
+	counted(t, l, eventstore.LedgerStats{Fast: 1, Store: 1}, "one part from the cache, the peeker from the store", func() {
+		for i, err := range together(peeker, adjustOp(client, wallet, "2.00")) {
+			if err != nil {
+				t.Fatalf("op %d: %v", i, err)
+			}
 		}
-	}
-	after := l.Stats()
-	if after.Fast != before.Fast+1 || after.Store != before.Store+1 {
-		t.Errorf("stats before %+v, after %+v: want one part from the cache and one from the store", before, after)
-	}
+	})
 	if st := balanceOf(t, pool, wallet); st.Balance != 23_00 || st.Version != 4 {
 		t.Errorf("wallet %+v, want 23.00 at version 4", st)
 	}

@@ -14,9 +14,12 @@ import (
 type StatementCounter struct{ RoundTrips, Statements atomic.Int64 }
 
 // Reset sets both counts to zero.
-func (c *StatementCounter) Reset() {
-	c.RoundTrips.Store(0)
-	c.Statements.Store(0)
+func (c *StatementCounter) Reset() { c.Take() }
+
+// Take returns the counts since the last Take or Reset and sets them to
+// zero.
+func (c *StatementCounter) Take() (roundTrips, statements int64) {
+	return c.RoundTrips.Swap(0), c.Statements.Swap(0)
 }
 
 func (c *StatementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
