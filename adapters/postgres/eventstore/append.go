@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,7 +48,7 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 		if p, ok := b.eventPos[rec.EventID]; ok && rec.Position == 0 {
 			rec.Position = p
 		}
-		raw, err := json.Marshal(rec)
+		raw, err := domain.AppendTxRecordJSON(nil, rec)
 		if err != nil {
 			return fmt.Errorf("encode record %s: %w", rec.Key, err)
 		}

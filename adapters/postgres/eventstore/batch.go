@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -138,7 +137,7 @@ func (b *batch) fromCache(c *stateCache) bool {
 	for _, k := range b.recordKeys {
 		if raw, ok := c.records.get(k); ok {
 			var rec domain.TxRecord
-			if err := json.Unmarshal(raw, &rec); err != nil {
+			if err := domain.DecodeTxRecord(raw, &rec); err != nil {
 				// Never: the cache holds what the writer encoded or loaded.
 				c.invalidate()
 				b.resetDecisions()

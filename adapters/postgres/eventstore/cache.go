@@ -25,10 +25,11 @@ type stateCache struct {
 	head     int64
 	headHash []byte
 	accounts generations[domain.AccountID, domain.AccountState]
-	// records holds each record as its JSON (as tx_records stores it),
-	// decoded on a hit: a byte slice is one object the collector does not
-	// look into, where a decoded TxRecord is a dozen strings and a map —
-	// 50,000 of them doubled the service's garbage-collection work.
+	// records holds each record as its JSON (domain.AppendTxRecordJSON),
+	// decoded on a hit (domain.DecodeTxRecord): a byte slice is one object
+	// the collector does not look into, where a decoded TxRecord is a dozen
+	// strings and a map — 50,000 of them doubled the service's
+	// garbage-collection work.
 	records generations[string, []byte]
 }
 

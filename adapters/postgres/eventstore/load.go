@@ -1,7 +1,6 @@
 package eventstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,8 +78,14 @@ func (b *batch) readLoad(br pgx.BatchResults) error {
 			return fmt.Errorf("record %s: %w", key, err)
 		}
 		rec.Key = key
+		// The cache keeps it as the writer writes it (Postgres answers
+		// jsonb in its own spelling), which DecodeTxRecord reads fastest.
+		canonical, err := domain.AppendTxRecordJSON(nil, &rec)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", key, err)
+		}
 		b.loadedRecords = append(b.loadedRecords, rec)
-		b.loadedRaw = append(b.loadedRaw, bytes.Clone(raw)) // kept by the cache
+		b.loadedRaw = append(b.loadedRaw, canonical)
 		return nil
 	})
 	if err != nil {
