@@ -334,3 +334,36 @@ func TestLedgerDeferredDecisionWithAnEvent(t *testing.T) {
 	}
 	checkStreamVersions(t, pool, wallet, 4)
 }
+
+// TestLedgerCachedRecordGoneFromTheTable: a bet's record the cache holds
+// was deleted outside the ledger (no event, so the head did not move). The
+// win naming it would update it from the cache; the update finds no row
+// and fails the transaction (ledger_expect_rows), and the win is decided
+// from the store, where the bet is unknown. Nothing is committed.
+func TestLedgerCachedRecordGoneFromTheTable(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "10.00")
+	if _, err := p.bet("b1", "1.00", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(context.Background(), `DELETE FROM tx_records WHERE key = $1`,
+		domain.GameTxKey(p.client, p.provider, "b1")); err != nil {
+		t.Fatal(err)
+	}
+	events := storetest.EventCount(t, pool)
+	counted(t, l, eventstore.LedgerStats{Store: 1, Refused: 1}, "the win's update of the bet refused, then decided from the store", func() {
+		_, err := h.CreditWin(context.Background(), p.call("w1", ""), domain.FromMinor(200, eur), "b1")
+		if !errors.Is(err, domain.ErrTransactionUnknown) {
+			t.Fatalf("win naming the deleted bet: %v, want the bet unknown", err)
+		}
+	})
+	if n := storetest.EventCount(t, pool); n != events {
+		t.Errorf("%d events after the win, want %d", n, events)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != 900 {
+		t.Errorf("wallet %+v, want 9.00", st)
+	}
+}

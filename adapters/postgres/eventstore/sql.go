@@ -31,10 +31,16 @@ ON CONFLICT (account_id) DO UPDATE
 	sqlInsertRecords = `
 INSERT INTO tx_records (key, kind, record)
 SELECT u.key, u.kind, u.record::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, kind, record)`
+	// Every record named must be there: one that is not fails the
+	// transaction (SQLSTATE PB002, migration 00027) rather than being
+	// skipped by a commit already sent.
 	sqlUpdateRecords = `
+WITH updated AS (
 UPDATE tx_records t SET kind = u.kind, record = u.record::jsonb, updated_at = now()
   FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, kind, record)
- WHERE t.key = u.key`
+ WHERE t.key = u.key
+RETURNING 1)
+SELECT ledger_expect_rows('update records', count(*), cardinality($1::text[])) FROM updated`
 )
 
 var eventColumns = []string{"position", "event_id", "stream_id", "stream_version", "event_type",
