@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -34,15 +35,23 @@ func counted(t *testing.T, l *eventstore.Ledger, want eventstore.LedgerStats, wh
 	}
 }
 
+// playerWithTen is a player holding 10.00 on a fresh database, through a
+// writer of cfg.
+func playerWithTen(t *testing.T, cfg eventstore.LedgerConfig) (*pgxpool.Pool, *eventstore.Ledger, player) {
+	t.Helper()
+	pool, _ := pgtest.NewDatabase(t)
+	l, h := storetest.StartLedger(t, pool, cfg)
+	p := newPlayer(h)
+	deposit(t, h, p.client, p.id, "10.00")
+	return pool, l, p
+}
+
 // TestLedgerDecidesFromItsCache: once a player's accounts are known, bets,
 // wins and retries are decided from the cache, and the ledger they leave is
 // the one the store's path would have written.
 func TestLedgerDecidesFromItsCache(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
-	p := newPlayer(h)
-	deposit(t, h, p.client, p.id, "10.00")
+	pool, l, p := playerWithTen(t, eventstore.LedgerConfig{})
 	// The first bet meets the house account for the first time.
 	if _, err := p.bet("b0", "1.00", "r0"); err != nil {
 		t.Fatal(err)
@@ -122,10 +131,7 @@ func TestLedgerCacheStaleAfterAnotherWriter(t *testing.T) {
 // store as the replay it is.
 func TestLedgerCacheMissThatExisted(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{CacheSize: 4})
-	p := newPlayer(h)
-	deposit(t, h, p.client, p.id, "10.00")
+	pool, l, p := playerWithTen(t, eventstore.LedgerConfig{CacheSize: 4})
 	first, err := p.bet("b1", "1.00", "")
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +163,7 @@ func TestLedgerCacheMissThatExisted(t *testing.T) {
 // would accept is decided from the store, where the wallet is empty.
 func TestLedgerCacheAfterTheLedgerWentBack(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
-	p := newPlayer(h)
-	deposit(t, h, p.client, p.id, "10.00")
+	pool, l, p := playerWithTen(t, eventstore.LedgerConfig{})
 	if _, err := p.bet("b1", "1.00", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -342,10 +345,7 @@ func TestLedgerDeferredDecisionWithAnEvent(t *testing.T) {
 // from the store, where the bet is unknown. Nothing is committed.
 func TestLedgerCachedRecordGoneFromTheTable(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.NewDatabase(t)
-	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
-	p := newPlayer(h)
-	deposit(t, h, p.client, p.id, "10.00")
+	pool, l, p := playerWithTen(t, eventstore.LedgerConfig{})
 	if _, err := p.bet("b1", "1.00", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestLedgerCachedRecordGoneFromTheTable(t *testing.T) {
 	}
 	events := storetest.EventCount(t, pool)
 	counted(t, l, eventstore.LedgerStats{Store: 1, Refused: 1}, "the win's update of the bet refused, then decided from the store", func() {
-		_, err := h.CreditWin(context.Background(), p.call("w1", ""), domain.FromMinor(200, eur), "b1")
+		_, err := p.h.CreditWin(context.Background(), p.call("w1", ""), domain.FromMinor(200, eur), "b1")
 		if !errors.Is(err, domain.ErrTransactionUnknown) {
 			t.Fatalf("win naming the deleted bet: %v, want the bet unknown", err)
 		}
