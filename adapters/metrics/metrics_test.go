@@ -52,6 +52,7 @@ func TestSeries(t *testing.T) {
 	r.ObserveLedgerBatch(4, 6, 2*time.Millisecond, nil)
 	r.ObserveLedgerBatch(2, 0, time.Millisecond, errors.New("commit"))
 	r.WatchUsage(usage{})
+	r.WatchLedgerPaths(func() (int64, int64, int64) { return 40, 3, 1 })
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	published, oldest := now.Add(-30*time.Second), now.Add(-5*time.Second)
 	r.WatchLag(lagFunc(func(context.Context) (gateway.Lag, error) {
@@ -70,6 +71,9 @@ func TestSeries(t *testing.T) {
 		`pitboss_ledger_batch_operations_count 2`,
 		`pitboss_ledger_batch_events_count 1`,
 		`pitboss_ledger_batch_failures_total 1`,
+		`pitboss_ledger_batches_total{decided_from="cache"} 40`,
+		`pitboss_ledger_batches_total{decided_from="store"} 3`,
+		`pitboss_ledger_cache_refused_total 1`,
 		`pitboss_usage_flushes_total 7`,
 		`pitboss_usage_flush_failures_total 2`,
 		`pitboss_usage_pending_counters 3`,

@@ -180,6 +180,10 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	if err != nil {
 		return err
 	}
+	registry.WatchLedgerPaths(func() (int64, int64, int64) {
+		st := ledger.Stats()
+		return st.Fast, st.Store, st.Refused
+	})
 	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
 	g.Go(func() error {
 		err := ledger.Run(writerCtx)
