@@ -49,7 +49,15 @@ func (a *Accounts) Account(ctx context.Context, id domain.AccountID) (domain.Acc
 // Head returns the position and hash of the last committed event, or 0 and
 // domain.GenesisHash when there is none.
 func (a *Accounts) Head(ctx context.Context) (position int64, hash []byte, err error) {
-	err = a.pool.QueryRow(ctx, sqlHead).Scan(&position, &hash)
+	return scanHead(a.pool.QueryRow(ctx, sqlHead))
+}
+
+// scanHead reads sqlHead's answer: the last event's position and hash, or
+// 0 and domain.GenesisHash when there is none. Accounts.Head, the writer's
+// load and its check of a batch answered from the cache read the head
+// with it.
+func scanHead(row pgx.Row) (position int64, hash []byte, err error) {
+	err = row.Scan(&position, &hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return 0, append([]byte(nil), domain.GenesisHash...), nil

@@ -34,7 +34,6 @@ type batch struct {
 
 	loadedAccounts map[domain.AccountID]domain.AccountState // rows that exist
 	loadedRecords  []domain.TxRecord
-	loadedRaw      [][]byte // loadedRecords as stored
 	headPosition   int64
 	headHash       []byte
 
@@ -101,8 +100,6 @@ func (b *batch) resetDecisions() {
 	clear(b.loadedAccounts)
 	clear(b.loadedRecords)
 	b.loadedRecords = b.loadedRecords[:0]
-	clear(b.loadedRaw)
-	b.loadedRaw = b.loadedRaw[:0]
 	b.headPosition, b.headHash = 0, nil
 	clear(b.events)
 	b.events = b.events[:0]
@@ -225,8 +222,14 @@ func (b *batch) learn(c *stateCache) {
 	for _, id := range b.accountIDs {
 		c.accounts.put(domain.AccountID(id), b.loadedAccounts[domain.AccountID(id)])
 	}
-	for i, r := range b.loadedRecords {
-		c.records.put(r.Key, b.loadedRaw[i])
+	for i := range b.loadedRecords {
+		// Kept as the writer writes it (Postgres answers jsonb in its own
+		// spelling), which DecodeTxRecord reads fastest. A record that
+		// cannot be written so (a year outside 0..9999) stays out: a miss
+		// is always safe.
+		if raw, err := domain.AppendTxRecordJSON(nil, &b.loadedRecords[i]); err == nil {
+			c.records.put(b.loadedRecords[i].Key, raw)
+		}
 	}
 }
 
@@ -312,14 +315,10 @@ func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settl
 	}
 	if len(b.events) == 0 {
 		// Replays and rejections only: they stand if the head has not moved.
-		var pos int64
-		var hash []byte
-		if err := conn.QueryRow(ctx, sqlHead).Scan(&pos, &hash); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		pos, hash, err := scanHead(conn.QueryRow(ctx, sqlHead))
+		if err != nil {
 			l.cache.invalidate()
-			return true, fmt.Errorf("read chain head: %w", err)
-		}
-		if pos == 0 {
-			hash = domain.GenesisHash
+			return true, err
 		}
 		if !l.cache.at(pos, hash) {
 			l.cache.invalidate()

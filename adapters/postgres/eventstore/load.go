@@ -3,7 +3,6 @@ package eventstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -78,25 +77,15 @@ func (b *batch) readLoad(br pgx.BatchResults) error {
 			return fmt.Errorf("record %s: %w", key, err)
 		}
 		rec.Key = key
-		// The cache keeps it as the writer writes it (Postgres answers
-		// jsonb in its own spelling), which DecodeTxRecord reads fastest.
-		canonical, err := domain.AppendTxRecordJSON(nil, &rec)
-		if err != nil {
-			return fmt.Errorf("record %s: %w", key, err)
-		}
 		b.loadedRecords = append(b.loadedRecords, rec)
-		b.loadedRaw = append(b.loadedRaw, canonical)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("load records: %w", err)
 	}
-	err = br.QueryRow().Scan(&b.headPosition, &b.headHash)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		b.headPosition, b.headHash = 0, domain.GenesisHash
-	case err != nil:
-		return fmt.Errorf("read chain head: %w", err)
+	b.headPosition, b.headHash, err = scanHead(br.QueryRow())
+	if err != nil {
+		return err
 	}
 	return nil
 }
