@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/domain"
 )
@@ -80,6 +81,16 @@ func env(name, def string) string {
 	return def
 }
 
+// envInt reads an integer setting from lo to hi, def when unset; a value
+// that is not one is added to errs and returned as read.
+func envInt(name string, def, lo, hi int, errs *[]error) int {
+	v, err := strconv.Atoi(env(name, strconv.Itoa(def)))
+	if err != nil || v < lo || v > hi {
+		*errs = append(*errs, fmt.Errorf("%s must be an integer from %d to %d", name, lo, hi))
+	}
+	return v
+}
+
 func list(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
@@ -109,16 +120,9 @@ func loadConfig() (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(env("PITBOSS_LOG_LEVEL", "info"))); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_LOG_LEVEL: %w", err))
 	}
-	n, err := strconv.Atoi(env("PITBOSS_BATCH_MAX", "256"))
-	if err != nil || n < 1 || n > 10000 {
-		errs = append(errs, fmt.Errorf("PITBOSS_BATCH_MAX must be 1..10000"))
-	}
-	c.BatchMax = n
-	n, err = strconv.Atoi(env("PITBOSS_LEDGER_CACHE", "50000"))
-	if err != nil || n < 2 || n > 10_000_000 {
-		errs = append(errs, fmt.Errorf("PITBOSS_LEDGER_CACHE must be 2..10000000"))
-	}
-	c.LedgerCache = n
+	c.BatchMax = envInt("PITBOSS_BATCH_MAX", 256, 1, 10_000, &errs)
+	c.LedgerCache = envInt("PITBOSS_LEDGER_CACHE", eventstore.DefaultLedgerCacheSize, 2, 10_000_000, &errs)
+	var err error
 	if c.ShutdownTimeout, err = time.ParseDuration(env("PITBOSS_SHUTDOWN_TIMEOUT", "20s")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_SHUTDOWN_TIMEOUT: %w", err))
 	}

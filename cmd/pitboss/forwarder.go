@@ -51,23 +51,16 @@ func (d *deliveryConfig) load() []error {
 		}
 		return v
 	}
-	integer := func(name string, def, lo, hi int) int {
-		v, err := strconv.Atoi(env(name, strconv.Itoa(def)))
-		if err != nil || v < lo || v > hi {
-			errs = append(errs, fmt.Errorf("%s must be an integer from %d to %d", name, lo, hi))
-		}
-		return v
-	}
 	if err := d.loadPrivateTargets(); err != nil {
 		errs = append(errs, err)
 	}
 	d.Timeout = duration("PITBOSS_DELIVERY_TIMEOUT", delivery.DefaultTimeout)
-	d.Concurrency = integer("PITBOSS_DELIVERY_CONCURRENCY", delivery.DefaultConcurrency, 1, 1024)
+	d.Concurrency = envInt("PITBOSS_DELIVERY_CONCURRENCY", delivery.DefaultConcurrency, 1, 1024, &errs)
 	d.Schedule = delivery.Schedule{
 		Base:        duration("PITBOSS_DELIVERY_RETRY_BASE", delivery.DefaultRetryBase),
 		Factor:      delivery.DefaultRetryFactor,
 		Cap:         duration("PITBOSS_DELIVERY_RETRY_CAP", delivery.DefaultRetryCap),
-		MaxAttempts: integer("PITBOSS_DELIVERY_MAX_ATTEMPTS", delivery.DefaultMaxAttempts, 1, 1000),
+		MaxAttempts: envInt("PITBOSS_DELIVERY_MAX_ATTEMPTS", delivery.DefaultMaxAttempts, 1, 1000, &errs),
 		MaxAge:      duration("PITBOSS_DELIVERY_MAX_AGE", delivery.DefaultMaxAge),
 	}
 	if len(errs) == 0 {
