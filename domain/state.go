@@ -206,6 +206,13 @@ func (v *View) DirtyAccounts() map[AccountID]AccountState {
 	return out
 }
 
+// Created reports whether the record under key was created in this view
+// (it was not there when a change first wrote it).
+func (v *View) Created(key string) bool {
+	_, ok := v.newRec[key]
+	return ok
+}
+
 // DirtyRecords returns the records created or changed, in the order they
 // were first touched, and whether each is new.
 func (v *View) DirtyRecords() (recs []TxRecord, isNew []bool) {

@@ -247,6 +247,11 @@ func TestViewDirtyState(t *testing.T) {
 	if !reflect.DeepEqual(keys, []string{"k1", "k0", "k2"}) || !reflect.DeepEqual(isNew, []bool{true, false, true}) {
 		t.Errorf("DirtyRecords = %v %v, want [k1 k0 k2] [true false true]", keys, isNew)
 	}
+	for key, want := range map[string]bool{"k1": true, "k2": true, "k0": false, "nope": false} {
+		if got := v.Created(key); got != want {
+			t.Errorf("Created(%q) = %v, want %v", key, got, want)
+		}
+	}
 	if r, _ := v.Record("k0"); r.Amount != 2 || r.RolledBack {
 		t.Errorf("k0 = %+v, want the last write", r)
 	}

@@ -43,17 +43,16 @@ type batch struct {
 	lastPos     map[domain.AccountID]int64
 	rows        eventRows
 
-	missed  map[string]struct{} // records the cache did not hold (fast path)
-	created map[string]struct{} // scratch for unsettled
-	dirty   map[domain.AccountID]domain.AccountState
-	recs    []rawRecord // the records written, with their positions, as JSON
+	missed map[string]struct{} // records the cache did not hold (fast path)
+	dirty  map[domain.AccountID]domain.AccountState
+	recs   []rawRecord // the records written, with their positions, as JSON
 }
 
 func newBatch() batch {
 	return batch{
 		accountSet: map[domain.AccountID]struct{}{}, recordSet: map[string]struct{}{},
 		loadedAccounts: map[domain.AccountID]domain.AccountState{}, streamCount: map[domain.AccountID]int64{},
-		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{}, created: map[string]struct{}{},
+		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{},
 		missed: map[string]struct{}{},
 	}
 }
@@ -158,19 +157,12 @@ func (b *batch) fromCache(c *stateCache) bool {
 func (l *Ledger) settle(b *batch) (*domain.View, bool) {
 	v := l.decideAll(b)
 	for len(b.missed) > 0 {
-		clear(b.created)
-		recs, isNew := v.DirtyRecords()
-		for i := range recs {
-			if isNew[i] {
-				b.created[recs[i].Key] = struct{}{}
-			}
-		}
 		again, left := false, false
 		for i, r := range b.reqs {
 			if b.skipped(i) {
 				continue
 			}
-			if b.readMissed(r.op.Records) {
+			if b.readMissed(v, r.op.Records) {
 				b.deferred[i] = true
 				again = again || b.answers[i].out.Event != nil
 				continue
@@ -190,12 +182,12 @@ func (l *Ledger) settle(b *batch) (*domain.View, bool) {
 
 // readMissed reports whether keys name a record the cache lacked that the
 // batch did not create.
-func (b *batch) readMissed(keys []string) bool {
+func (b *batch) readMissed(v *domain.View, keys []string) bool {
 	for _, k := range keys {
 		if _, missed := b.missed[k]; !missed {
 			continue
 		}
-		if _, created := b.created[k]; !created {
+		if !v.Created(k) {
 			return true
 		}
 	}
