@@ -282,10 +282,9 @@ func (m *Memory) ApplyChanges(ch Changes) {
 }
 
 // SetWatermark records that every event at or below position is applied to
-// projection p. For History it also numbers the history rows up to it:
-// per client, in (seq, sub) order, after the rows numbered before; and
-// counts them per client and type and per client and player, marking
-// every MarkEvery-th.
+// projection p. For History it also numbers the history rows up to it
+// (Numbering): per client, in (seq, sub) order, after the rows numbered
+// before.
 func (m *Memory) SetWatermark(p Name, position int64) {
 	m.Positions[p] = max(m.Positions[p], position)
 	if p != History || position <= m.sequenced {
@@ -300,27 +299,61 @@ func (m *Memory) SetWatermark(p Name, position int64) {
 	slices.SortFunc(rows, func(a, b *Transaction) int {
 		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Sub, b.Sub))
 	})
+	num := Numbering{Days: m.Days, FilterCounts: m.FilterCounts, FilterMarks: m.FilterMarks}
 	for _, t := range rows {
 		m.Order[t.ClientID] = append(m.Order[t.ClientID], t.ID)
-		k := ClientDay{ClientID: t.ClientID, Day: dayOf(t.CreatedAt)}
-		r, ok := m.Days[k]
-		if !ok {
-			r = SeqRange{Min: t.Seq, Max: t.Seq}
-		}
-		m.Days[k] = SeqRange{Min: min(r.Min, t.Seq), Max: max(r.Max, t.Seq)}
-		m.count(FilterValue{ClientID: t.ClientID, Filter: FilterType, Value: string(t.Type)}, t)
-		if t.PlayerID != "" {
-			m.count(FilterValue{ClientID: t.ClientID, Filter: FilterPlayer, Value: t.PlayerID}, t)
-		}
+		num.Add(NumberedRow{ClientID: t.ClientID, Type: string(t.Type), PlayerID: t.PlayerID, Seq: t.Seq, Sub: t.Sub,
+			CreatedAt: t.CreatedAt})
 	}
 	m.sequenced = position
 }
 
-// count adds numbered row t to v's count, and marks it when its rank is a
-// multiple of MarkEvery.
-func (m *Memory) count(v FilterValue, t *Transaction) {
-	m.FilterCounts[v]++
-	if n := m.FilterCounts[v]; n%MarkEvery == 0 {
-		m.FilterMarks[v] = append(m.FilterMarks[v], Mark{Rank: n, Seq: t.Seq, Sub: t.Sub})
+// Numbering counts numbered history rows — given in (seq, sub) order,
+// after the rows it counted before — per client and UTC day of created_at
+// (the lowest and highest seq), per client and type and per client and
+// player, marking every MarkEvery-th of each. A row's number is its
+// client's count of rows so far, which the caller keeps (Memory.Order).
+// Memory.SetWatermark numbers with it; a rebuild in slices numbers its
+// whole history with it, a row at a time as PostgreSQL sorts them, and
+// never holds the rows.
+type Numbering struct {
+	Days         map[ClientDay]SeqRange
+	FilterCounts map[FilterValue]int64
+	FilterMarks  map[FilterValue][]Mark
+}
+
+// NewNumbering returns an empty Numbering.
+func NewNumbering() Numbering {
+	return Numbering{Days: map[ClientDay]SeqRange{}, FilterCounts: map[FilterValue]int64{}, FilterMarks: map[FilterValue][]Mark{}}
+}
+
+// NumberedRow is what numbering reads of a history row.
+type NumberedRow struct {
+	ClientID, Type, PlayerID string // PlayerID "" when the row has none
+	Seq                      int64
+	Sub                      int
+	CreatedAt                time.Time
+}
+
+// Add counts row t, the next in (seq, sub) order.
+func (n Numbering) Add(t NumberedRow) {
+	k := ClientDay{ClientID: t.ClientID, Day: dayOf(t.CreatedAt)}
+	r, ok := n.Days[k]
+	if !ok {
+		r = SeqRange{Min: t.Seq, Max: t.Seq}
+	}
+	n.Days[k] = SeqRange{Min: min(r.Min, t.Seq), Max: max(r.Max, t.Seq)}
+	n.count(FilterValue{ClientID: t.ClientID, Filter: FilterType, Value: t.Type}, t)
+	if t.PlayerID != "" {
+		n.count(FilterValue{ClientID: t.ClientID, Filter: FilterPlayer, Value: t.PlayerID}, t)
+	}
+}
+
+// count adds row t to v's count, and marks it when its rank is a multiple
+// of MarkEvery.
+func (n Numbering) count(v FilterValue, t NumberedRow) {
+	n.FilterCounts[v]++
+	if c := n.FilterCounts[v]; c%MarkEvery == 0 {
+		n.FilterMarks[v] = append(n.FilterMarks[v], Mark{Rank: c, Seq: t.Seq, Sub: t.Sub})
 	}
 }

@@ -54,7 +54,7 @@ func TestSeedLedgerVerifies(t *testing.T) {
 	if replayed.Events != 20_000 || replayed.Skipped != 0 {
 		t.Errorf("replay read %d events, %d of them not applicable", replayed.Events, replayed.Skipped)
 	}
-	if _, err := rm.Swap(ctx); err != nil {
+	if _, err := rm.Swap(ctx, readstore.SwapOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if again, err := rm.Compare(ctx, readstore.ReplayOptions{Full: true}); err != nil || again.Differences() != 0 {

@@ -85,7 +85,19 @@ func replay(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	printReport(stdout, rep)
 	reportPeakMemory(stdout, "replay")
 	if *swap {
-		sw, err := rm.Swap(ctx)
+		var swopts readstore.SwapOptions
+		if prog != nil {
+			start := time.Now()
+			swopts.Progress = func(done, total int) {
+				// Steps: the shadow tables' keys and indexes, then a vacuum each.
+				prog.Update(progress.Step{Phase: "swap: keys, indexes, vacuum", Done: int64(done), Total: int64(total),
+					Elapsed: time.Since(start), End: done == total})
+			}
+		}
+		sw, err := rm.Swap(ctx, swopts)
+		if prog != nil {
+			prog.Finish()
+		}
 		if err != nil {
 			return err
 		}

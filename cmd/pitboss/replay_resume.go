@@ -46,5 +46,6 @@ func printResume(w io.Writer, r readstore.ResumeReport) {
 func printSwap(w io.Writer, sw readstore.SwapReport) {
 	fmt.Fprintf(w, "swapped the rebuilt read models in: at the swap the rebuild (up to position %d) lagged the live head "+
 		"(position %d) by %d events, %s of event time; %d event applications the projectors had made meanwhile were caught up, "+
-		"the projectors apply the rest\n", sw.RebuiltHead, sw.LiveHead, sw.Behind, sw.BehindTime.Round(time.Millisecond), sw.CaughtUp)
+		"the projectors apply the rest; the swap took %s (%s of it building the keys and indexes)\n", sw.RebuiltHead, sw.LiveHead,
+		sw.Behind, sw.BehindTime.Round(time.Millisecond), sw.CaughtUp, sw.Took.Round(time.Millisecond), sw.Prepare.Round(time.Millisecond))
 }

@@ -75,29 +75,41 @@ func TestReplayCommandResumes(t *testing.T) {
 	// writes them; its own tests check every field).
 	type logLine struct {
 		Msg     string `json:"msg"`
+		Phase   string `json:"phase"`
 		Done    int64  `json:"events_done"`
 		Total   int64  `json:"events_total"`
 		Pass    int    `json:"pass"`
 		Passes  int    `json:"passes"`
 		Resumed int64  `json:"events_resumed"`
 	}
-	var records []logLine
+	records := map[string][]logLine{} // per phase
 	for _, l := range strings.Split(progress, "\n") {
 		if strings.HasPrefix(l, "{") {
 			var r logLine
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatalf("a progress record that is not JSON: %q (%v)", l, err)
 			}
-			records = append(records, r)
+			records[r.Phase] = append(records[r.Phase], r)
 		}
 	}
-	if len(records) < 2 {
+	events, swap := records["events"], records["swap: keys, indexes, vacuum"]
+	if len(events) < 2 || len(swap) < 2 || len(records) != 2 {
 		t.Fatalf("progress records: %+v\n%s", records, progress)
 	}
-	first, last := records[0], records[len(records)-1]
+	first, last := events[0], events[len(events)-1]
 	if first.Msg != "replay progress" || first.Pass != 2 || first.Passes != 3 || first.Resumed != 10000 || first.Total != 25000 ||
 		last.Msg != "replay phase done" || last.Done != 25000 || last.Pass != 3 || last.Resumed != 10000 {
-		t.Errorf("progress records: first %+v, last %+v", first, last)
+		t.Errorf("progress records of the events: first %+v, last %+v", first, last)
+	}
+	// The swap's steps: every key and index of the shadow tables, then a
+	// vacuum of each; the first record before any is done.
+	first, last = swap[0], swap[len(swap)-1]
+	if first.Msg != "replay progress" || first.Done != 0 || first.Total < 20 ||
+		last.Msg != "replay phase done" || last.Done != first.Total || last.Total != first.Total {
+		t.Errorf("progress records of the swap: first %+v, last %+v", first, last)
+	}
+	if !strings.Contains(out, "of it building the keys and indexes)\n") {
+		t.Errorf("stdout lacks the swap's time:\n%s", out)
 	}
 
 	interruptReplay(t, pool, 3)

@@ -153,7 +153,7 @@ func TestReadModelsSwap(t *testing.T) {
 	}
 	storetest.ApplyLive(t, rm, evs[1200:], 2) // the projector goes on meanwhile
 
-	sw, err := rm.Swap(context.Background())
+	sw, err := rm.Swap(context.Background(), readstore.SwapOptions{})
 	if err != nil {
 		t.Fatalf("swap: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestReadModelsSwap(t *testing.T) {
 	if err != nil || pos != int64(len(evs)) {
 		t.Errorf("history watermark after the swap = %d, %v; want %d", pos, err, len(evs))
 	}
-	if _, err := rm.Swap(context.Background()); !errors.Is(err, readstore.ErrNoShadow) {
+	if _, err := rm.Swap(context.Background(), readstore.SwapOptions{}); !errors.Is(err, readstore.ErrNoShadow) {
 		t.Errorf("second swap: %v, want ErrNoShadow", err)
 	}
 }
@@ -281,7 +281,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.Logf("read+apply %s, write %s (finish %s), compare %s; %d slices, %d late changes; peak RSS %s", rep.Read, rep.Write,
 			rep.Finish, rep.Compare, rep.Slices, rep.LateChanges, peakRSS())
 		start := time.Now()
-		if _, err := rm.Swap(context.Background()); err != nil {
+		if _, err := rm.Swap(context.Background(), readstore.SwapOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("swap (log, key and index the shadow tables, then rename) %s", time.Since(start))

@@ -90,29 +90,15 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 		n += len(m.Order[c])
 	}
 	rb.order = make([]orderRow, 0, n)
+	counts := make(map[string]int64, len(clients))
 	for _, c := range clients {
 		ids := m.Order[c]
 		for i, id := range ids {
 			rb.order = append(rb.order, orderRow{client: c, rn: int64(i + 1), id: id})
 		}
-		rb.counts = append(rb.counts, orderRow{client: c, rn: int64(len(ids))})
+		counts[c] = int64(len(ids))
 	}
-	for k, n := range m.FilterCounts {
-		rb.filterCounts = append(rb.filterCounts, filterCountRow{key: k, rows: n})
-	}
-	slices.SortFunc(rb.filterCounts, func(a, b filterCountRow) int {
-		return cmp.Or(strings.Compare(a.key.ClientID, b.key.ClientID), strings.Compare(a.key.Filter, b.key.Filter),
-			strings.Compare(a.key.Value, b.key.Value))
-	})
-	for _, c := range rb.filterCounts {
-		for _, mk := range m.FilterMarks[c.key] { // in rank order
-			rb.marks = append(rb.marks, markRow{key: c.key, mark: mk})
-		}
-	}
-	for k, r := range m.Days {
-		rb.days = append(rb.days, dayRow{client: k.ClientID, day: k.Day, min: r.Min, max: r.Max})
-	}
-	slices.SortFunc(rb.days, func(a, b dayRow) int { return cmp.Or(strings.Compare(a.client, b.client), a.day.Compare(b.day)) })
+	rb.setNumbering(counts, projections.Numbering{Days: m.Days, FilterCounts: m.FilterCounts, FilterMarks: m.FilterMarks})
 	for _, b := range m.Balances {
 		rb.balances = append(rb.balances, b)
 	}
@@ -151,6 +137,30 @@ func newRebuilt(m *projections.Memory) *rebuilt {
 	}
 	slices.SortFunc(rb.checkpoints, byCheckpoint)
 	return rb
+}
+
+// setNumbering sets the numbering's rows but tx_order's, in key order:
+// counts holds each client's numbered rows.
+func (rb *rebuilt) setNumbering(counts map[string]int64, num projections.Numbering) {
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		rb.counts = append(rb.counts, orderRow{client: c, rn: counts[c]})
+	}
+	for k, n := range num.FilterCounts {
+		rb.filterCounts = append(rb.filterCounts, filterCountRow{key: k, rows: n})
+	}
+	slices.SortFunc(rb.filterCounts, func(a, b filterCountRow) int {
+		return cmp.Or(strings.Compare(a.key.ClientID, b.key.ClientID), strings.Compare(a.key.Filter, b.key.Filter),
+			strings.Compare(a.key.Value, b.key.Value))
+	})
+	for _, c := range rb.filterCounts {
+		for _, mk := range num.FilterMarks[c.key] { // in rank order
+			rb.marks = append(rb.marks, markRow{key: c.key, mark: mk})
+		}
+	}
+	for k, r := range num.Days {
+		rb.days = append(rb.days, dayRow{client: k.ClientID, day: k.Day, min: r.Min, max: r.Max})
+	}
+	slices.SortFunc(rb.days, func(a, b dayRow) int { return cmp.Or(strings.Compare(a.client, b.client), a.day.Compare(b.day)) })
 }
 
 // sortByID sorts history rows by id the way Postgres orders uuids: by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -161,7 +162,7 @@ func TestSlicedRebuildFindsChanges(t *testing.T) {
 	if rep := rmCompare(t, rm, readstore.ReplayOptions{Full: true, Shadow: true}); rep.Rebuilt["tx_order"] == 0 {
 		t.Fatalf("no rows numbered:\n%s", rmDiffSummary(rep))
 	}
-	if _, err := rm.Swap(context.Background()); err != nil {
+	if _, err := rm.Swap(context.Background(), readstore.SwapOptions{}); err != nil {
 		t.Fatalf("swap: %v", err)
 	}
 	rmExec(t, pool, `UPDATE readmodels.tx_order SET id = gen_random_uuid() WHERE rn = 7
@@ -184,5 +185,44 @@ func TestSlicedRebuildFindsChanges(t *testing.T) {
 		if global := d.Table == "positions"; !global && d.ByDigest == altered {
 			t.Errorf("%s: compared by digest = %v; want %v", d.Table, d.ByDigest, !altered)
 		}
+	}
+}
+
+// A rebuild in slices, its swap and verify's form of it (scratch schemas)
+// all complete on the smallest pool a rebuild accepts, 3 connections: no
+// step holds a connection while it waits for more than the pool has left.
+// (The one-pass numbering once copied its last tables while it still held
+// its two connections, and verify, on a pool of 4, waited for ever.)
+func TestSlicedRebuildOnTheSmallestPool(t *testing.T) {
+	t.Parallel()
+	pool, _ := rmSeeded(t, 3000)
+	cfg := pool.Config()
+	cfg.MaxConns = 3
+	small, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rm := readstore.NewReadModels(small).WithCountBudget(testCountBudget)
+	rep, err := rm.Compare(ctx, readstore.ReplayOptions{Full: true, Shadow: true, SliceEvents: 500})
+	if err != nil {
+		t.Fatalf("rebuild on 3 connections: %v", err)
+	}
+	if rep.Slices < 2 || rep.Rebuilt["tx_order"] == 0 {
+		t.Fatalf("%d slices, %d rows numbered: want several slices and numbered rows", rep.Slices, rep.Rebuilt["tx_order"])
+	}
+	if _, err := rm.Swap(ctx, readstore.SwapOptions{}); err != nil {
+		t.Fatalf("swap on 3 connections: %v", err)
+	}
+	scratch := rm.WithScratch(readstore.VerifyShadowSchema, readstore.VerifyStagingSchema)
+	defer func() { _ = scratch.DropScratch(context.Background()) }()
+	rep, err = scratch.Compare(ctx, readstore.ReplayOptions{Shadow: true, SliceEvents: 500})
+	if err != nil {
+		t.Fatalf("verify's rebuild on 3 connections: %v", err)
+	}
+	if n := rep.Differences(); n != 0 {
+		t.Errorf("verify's rebuild after the swap: %d differences, want none", n)
 	}
 }

@@ -24,6 +24,16 @@ type SwapReport struct {
 	// The projectors apply what they had not applied yet after the swap.
 	RebuiltHead, LiveHead, Behind int64
 	BehindTime                    time.Duration
+	// Prepare is the time the shadow tables' keys, indexes and vacuums
+	// took (0 if an earlier Swap had made them), Took the whole Swap's.
+	Prepare, Took time.Duration
+}
+
+// SwapOptions are Swap's settings.
+type SwapOptions struct {
+	// Progress, when set, is called as the shadow tables' keys, indexes
+	// and vacuums are done (done of total), before the swap's lock.
+	Progress func(done, total int)
 }
 
 // ErrNoShadow is returned by Swap when there is no rebuilt schema.
@@ -35,17 +45,19 @@ var ErrNoShadow = errors.New("no rebuilt read models to swap in: run a rebuild w
 // checkpoints have and the shadow's do not (what the projectors did since
 // the rebuild's snapshot), moves the shadow's watermarks, and renames the
 // schemas. Queries never see a half-swapped state.
-func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
+func (m *ReadModels) Swap(ctx context.Context, opts SwapOptions) (SwapReport, error) {
 	var rep SwapReport
+	start := time.Now()
 	state, err := m.shadowState(ctx, m.pool)
 	if err != nil {
 		return rep, err
 	}
 	switch state {
 	case shadowWritten:
-		if err := m.prepareShadow(ctx); err != nil {
+		if err := m.prepareShadow(ctx, opts.Progress); err != nil {
 			return rep, err
 		}
+		rep.Prepare = time.Since(start)
 	case shadowReady:
 	default:
 		return rep, ErrNoShadow
@@ -150,5 +162,6 @@ func (m *ReadModels) Swap(ctx context.Context) (SwapReport, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return rep, fmt.Errorf("commit swap: %w", err)
 	}
+	rep.Took = time.Since(start)
 	return rep, nil
 }

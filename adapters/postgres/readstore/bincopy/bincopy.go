@@ -29,20 +29,35 @@ const (
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // binaryCopy is an io.Reader of a table in COPY's binary format, built a
-// row at a time.
+// row at a time by next.
 type binaryCopy struct {
-	n     int
-	row   func(i int) []any
-	types []ColType
-	i     int
-	buf   []byte
-	done  bool
+	next func(b []byte) ([]byte, bool, error)
+	n    int // rows appended
+	buf  []byte
+	done bool
 }
 
 // NewReader returns the COPY ... FROM STDIN WITH (FORMAT binary) input of
 // n rows of columns types: row(i) is the i-th row's values.
 func NewReader(n int, row func(i int) []any, types []ColType) io.Reader {
-	c := &binaryCopy{n: n, row: row, types: types}
+	i := 0
+	return NewStream(func(b []byte) ([]byte, bool, error) {
+		if i >= n {
+			return b, false, nil
+		}
+		b, err := appendBinaryRow(b, types, row(i))
+		i++
+		return b, true, err
+	})
+}
+
+// NewStream returns the COPY ... FROM STDIN WITH (FORMAT binary) input of
+// the rows next appends to b, one a call (AppendFieldCount, then
+// AppendField per column), until it returns false. It reads no further
+// than the COPY has taken, so the rows may come from a query as they
+// arrive, however many there are.
+func NewStream(next func(b []byte) ([]byte, bool, error)) io.Reader {
+	c := &binaryCopy{next: next}
 	// Signature, flags, header extension length.
 	c.buf = append(c.buf, "PGCOPY\n\xff\r\n\x00"...)
 	c.buf = binary.BigEndian.AppendUint32(c.buf, 0)
@@ -52,16 +67,17 @@ func NewReader(n int, row func(i int) []any, types []ColType) io.Reader {
 
 func (c *binaryCopy) Read(p []byte) (int, error) {
 	for len(c.buf) < len(p) && !c.done {
-		if c.i >= c.n {
+		b, more, err := c.next(c.buf)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: %w", c.n, err)
+		}
+		if !more {
 			c.buf = binary.BigEndian.AppendUint16(c.buf, 0xffff) // trailer: -1
 			c.done = true
 			break
 		}
-		var err error
-		if c.buf, err = appendBinaryRow(c.buf, c.types, c.row(c.i)); err != nil {
-			return 0, fmt.Errorf("row %d: %w", c.i, err)
-		}
-		c.i++
+		c.buf = b
+		c.n++
 	}
 	if len(c.buf) == 0 {
 		return 0, io.EOF
@@ -71,13 +87,27 @@ func (c *binaryCopy) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// AppendFieldCount starts a row of n fields.
+func AppendFieldCount(b []byte, n int) []byte { return binary.BigEndian.AppendUint16(b, uint16(n)) }
+
+// AppendField appends a field of raw bytes in the column type's binary
+// form (a text's bytes, an int8's 8 big-endian bytes, a uuid's 16), as a
+// query's binary results hold them; nil is NULL.
+func AppendField(b, raw []byte) []byte {
+	if raw == nil {
+		return binary.BigEndian.AppendUint32(b, 0xffffffff)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(raw)))
+	return append(b, raw...)
+}
+
 // appendBinaryRow appends one row: the field count, then each field's
 // length and bytes (length -1 for NULL).
 func appendBinaryRow(b []byte, types []ColType, vals []any) ([]byte, error) {
 	if len(vals) != len(types) {
 		return b, fmt.Errorf("%d values for %d columns", len(vals), len(types))
 	}
-	b = binary.BigEndian.AppendUint16(b, uint16(len(types)))
+	b = AppendFieldCount(b, len(types))
 	for i, v := range vals {
 		if v == nil {
 			b = binary.BigEndian.AppendUint32(b, 0xffffffff)

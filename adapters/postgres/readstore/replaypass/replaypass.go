@@ -45,8 +45,10 @@ type Carry struct {
 }
 
 // Log is the record in one staging schema. history names the shadow
-// history table, whose rows (by position) show that a PostgreSQL crash
-// did not empty the unlogged shadow tables since a pass was recorded.
+// history table, whose rows (by position) show that it still holds what
+// the passes wrote. Its run row is in an UNLOGGED table, like the staging
+// tables the passes append to: a PostgreSQL crash empties them together,
+// and a record without its run row is not resumed.
 type Log struct {
 	pool    *pgxpool.Pool
 	schema  string
@@ -64,7 +66,8 @@ func (l *Log) t(name string) string { return pgx.Identifier{l.schema, name}.Sani
 // (existing, empty) schema.
 func (l *Log) Create(ctx context.Context, fingerprint string) error {
 	for _, stmt := range []string{
-		`CREATE TABLE ` + l.t("run") + ` (fingerprint text NOT NULL, finishing boolean NOT NULL DEFAULT false,
+		// Unlogged: it goes with the unlogged staging tables (Log).
+		`CREATE UNLOGGED TABLE ` + l.t("run") + ` (fingerprint text NOT NULL, finishing boolean NOT NULL DEFAULT false,
 			started_at timestamptz NOT NULL DEFAULT now())`,
 		`CREATE TABLE ` + l.t("passes") + ` (pass integer PRIMARY KEY, position bigint NOT NULL, hash bytea,
 			events bigint NOT NULL, skipped bigint NOT NULL, history bigint NOT NULL,
@@ -150,7 +153,7 @@ func (l *Log) Load(ctx context.Context, fingerprint string) (State, error) {
 	)
 	err := l.pool.QueryRow(ctx, `SELECT fingerprint, finishing FROM `+l.t("run")).Scan(&was, &finishing)
 	if errors.Is(err, pgx.ErrNoRows) {
-		st.Reason = "its record is empty"
+		st.Reason = "its record is empty (PostgreSQL empties the unlogged staging tables after a crash)"
 		return st, nil
 	}
 	if err != nil {
@@ -196,7 +199,7 @@ func (l *Log) Load(ctx context.Context, fingerprint string) (State, error) {
 	}
 	if rows != p.History {
 		st.Reason = fmt.Sprintf("the shadow history holds %d rows up to position %d, its passes wrote %d "+
-			"(PostgreSQL empties unlogged tables after a crash)", rows, p.Position, p.History)
+			"(they were changed outside the replay)", rows, p.Position, p.History)
 	}
 	return st, nil
 }

@@ -52,6 +52,11 @@ func NewSalt() (string, error) {
 // SQL is the statement Of runs: $1 is the salt. exprs is the select list
 // of the compared columns (as the row-by-row comparison reads them), from
 // a table or schema-qualified name, where a condition or "".
+//
+// OFFSET 0 keeps the hashing subquery a subquery: pulled up into the
+// aggregate, each row's md5 was computed once per half summed — twice —
+// and that was half the comparison's time (2.9M history rows: 17.8 s
+// against 10.0 s, one process).
 func SQL(exprs, from, where string) string {
 	if where != "" {
 		where = " WHERE " + where
@@ -59,7 +64,7 @@ func SQL(exprs, from, where string) string {
 	return `SELECT count(*),
 		coalesce(sum(('x' || substr(h, 1, 16))::bit(64)::bigint::numeric), 0)::text || ':' ||
 		coalesce(sum(('x' || substr(h, 17, 16))::bit(64)::bigint::numeric), 0)::text
-		FROM (SELECT md5($1 || ROW(` + exprs + `)::text) AS h FROM ` + from + where + `) d`
+		FROM (SELECT md5($1 || ROW(` + exprs + `)::text) AS h FROM ` + from + where + ` OFFSET 0) d`
 }
 
 // Of digests the rows of SQL(exprs, from, where) under salt.
