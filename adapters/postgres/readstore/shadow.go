@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/indexbuild"
 )
 
 // Markers of the shadow schema (its comment): written by a rebuild, then
@@ -118,130 +119,19 @@ func (m *ReadModels) shadowState(ctx context.Context, q interface {
 
 // prepareShadow makes a written shadow schema ready to go live: each table
 // is given the live table's keys and indexes under the same names, then
-// vacuumed and analysed, and the schema is marked ready. It runs before
-// Swap takes its lock, so the projectors do not wait for it.
-//
-// Each key and index is built by a statement of its own, a few at a time
-// on their own connections, the largest tables' first: one table's
-// indexes no longer wait for each other (the history has seven; in one
-// transaction they were built one after the other while the small tables
-// were long done). A build an interruption lost is simply made again: the
-// ones already there are skipped (shadowDDL).
+// vacuumed and analysed, a few builds at a time (package indexbuild), and
+// the schema is marked ready. It runs before Swap takes its lock, so the
+// projectors do not wait for it.
 func (m *ReadModels) prepareShadow(ctx context.Context, progress func(done, total int)) error {
-	ddl, err := m.shadowDDL(ctx)
-	if err != nil {
-		return err
-	}
-	total := len(ddl) + len(rmTables)
-	if progress == nil {
-		progress = func(int, int) {}
-	}
-	progress(0, total) // the biggest builds come first: say so before they end
-	var (
-		mu   sync.Mutex // progress is called from one goroutine at a time
-		done int
-	)
-	step := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		progress(done, total)
-	}
-	limit := max(min(3, int(m.pool.Config().MaxConns)-1), 1)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(limit)
-	for _, stmt := range ddl {
-		g.Go(func() error {
-			if err := m.execMaintenance(gctx, stmt); err != nil {
-				return err
-			}
-			step()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(limit)
-	for _, tb := range rmTables {
-		g.Go(func() error {
-			target := pgx.Identifier{ShadowSchema, tb.name}.Sanitize()
-			// Live, the table is autovacuumed again (noAutovacuum).
-			if _, err := m.pool.Exec(gctx, `ALTER TABLE `+target+` RESET (autovacuum_enabled, toast.autovacuum_enabled)`); err != nil {
-				return fmt.Errorf("shadow %s: %w", tb.name, err)
-			}
-			// VACUUM (outside a transaction) sets the visibility map of the
-			// freshly copied pages, so the history's counts and deep pages
-			// are index-only scans from the first query after the swap, not
-			// one heap visit per row until autovacuum comes by (measured at
-			// 5M events right after a rebuild: a player filter's page 78 ms,
-			// type=bet at offset 100k 152 ms); and ANALYZE gives the planner
-			// the new tables' statistics.
-			if _, err := m.pool.Exec(gctx, `VACUUM (ANALYZE) `+target); err != nil {
-				return fmt.Errorf("vacuum shadow %s: %w", tb.name, err)
-			}
-			step()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
-		return fmt.Errorf("mark shadow schema ready: %w", err)
-	}
-	return nil
-}
-
-// shadowDDL is what gives the shadow tables the live tables' constraints
-// (primary key, unique) and other indexes, under the same names, less the
-// ones already there; the largest tables' first.
-func (m *ReadModels) shadowDDL(ctx context.Context) ([]string, error) {
 	names := make([]string, len(rmTables))
 	for i, tb := range rmTables {
 		names[i] = tb.name
 	}
-	rows, _ := m.pool.Query(ctx, `
-		WITH t AS (SELECT name, to_regclass(quote_ident($1) || '.' || quote_ident(name)) AS live,
-		                  to_regclass(quote_ident($2) || '.' || quote_ident(name)) AS shadow
-		           FROM unnest($3::text[]) AS name),
-		ddl AS (
-			SELECT t.shadow, c.conname AS name,
-			       'ALTER TABLE ' || t.shadow::text || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' ' ||
-			       pg_get_constraintdef(c.oid) AS stmt
-			FROM t JOIN pg_constraint c ON c.conrelid = t.live AND c.contype IN ('p', 'u')
-			UNION ALL
-			SELECT t.shadow, ic.relname,
-			       replace(pg_get_indexdef(i.indexrelid), ' ON ' || quote_ident($1) || '.', ' ON ' || quote_ident($2) || '.')
-			FROM t JOIN pg_index i ON i.indrelid = t.live JOIN pg_class ic ON ic.oid = i.indexrelid
-			WHERE NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid))
-		SELECT stmt FROM ddl
-		WHERE NOT EXISTS (SELECT 1 FROM pg_class x WHERE x.relname = ddl.name AND x.relnamespace = $2::regnamespace)
-		ORDER BY pg_relation_size(ddl.shadow) DESC, ddl.name`, m.schema, ShadowSchema, names)
-	ddl, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read the definitions of the read-model tables: %w", err)
+	if err := indexbuild.Build(ctx, m.pool, m.schema, ShadowSchema, names, progress); err != nil {
+		return err
 	}
-	return ddl, nil
-}
-
-// execMaintenance runs a key or index build in a transaction of its own
-// whose sort may use 256 MB (PostgreSQL's memory, as execWithMemory).
-func (m *ReadModels) execMaintenance(ctx context.Context, stmt string) error {
-	tx, err := m.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
-		return fmt.Errorf("shadow: %w", err)
-	}
-	if _, err := tx.Exec(ctx, stmt); err != nil {
-		return fmt.Errorf("shadow: %s: %w", stmt, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("shadow: commit %s: %w", stmt, err)
+	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {
+		return fmt.Errorf("mark shadow schema ready: %w", err)
 	}
 	return nil
 }
