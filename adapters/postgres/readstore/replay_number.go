@@ -47,30 +47,49 @@ func (m *ReadModels) diffShadowTable(ctx context.Context, tx pgx.Tx, tb rmTable,
 
 // diffByDigest compares a shadow table with the live one by digest
 // (rowdigest) before reading any row: equal digests end the comparison;
-// an empty live table makes every rebuilt row missing, and only the first
-// examples are read. ok is false when the rows must be read and merged
+// an empty live table makes every rebuilt row missing: they are counted,
+// and only the first examples are read. ok is false when the rows must be read and merged
 // (diffShadowTable).
 func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, salt string, examples int) (d TableDiff, ok bool, err error) {
 	exprs, shadow := selectList(tb), pgx.Identifier{m.shadow, tb.name}.Sanitize()
-	var live, rebuilt rowdigest.Digest
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		live, err = rowdigest.Of(gctx, tx, exprs, m.t(tb.name), tb.where, salt)
-		return err
-	})
-	g.Go(func() (err error) { rebuilt, err = rowdigest.Of(gctx, m.pool, exprs, shadow, "", salt); return err })
-	if err := g.Wait(); err != nil {
+	// An empty live table (a first build): the rebuilt rows' count is all
+	// their digest would tell, and counting takes a fraction of hashing
+	// (10M events: the comparison went from 95 s to the examples' reads).
+	var liveRows bool
+	where := ""
+	if tb.where != "" {
+		where = " WHERE " + tb.where
+	}
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+m.t(tb.name)+where+`)`).Scan(&liveRows); err != nil {
 		return d, false, fmt.Errorf("compare %s: %w", tb.name, err)
 	}
-	d = TableDiff{Table: tb.name, Live: live.Rows, Rebuilt: rebuilt.Rows}
-	switch {
-	case live == rebuilt:
-		d.ByDigest = true
+	d = TableDiff{Table: tb.name}
+	if !liveRows {
+		if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+shadow).Scan(&d.Rebuilt); err != nil {
+			return d, false, fmt.Errorf("count rebuilt %s: %w", tb.name, err)
+		}
+		if d.Rebuilt == 0 {
+			d.ByDigest = true // both empty: the digests would be equal
+			return d, true, nil
+		}
+	} else {
+		var live, rebuilt rowdigest.Digest
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			live, err = rowdigest.Of(gctx, tx, exprs, m.t(tb.name), tb.where, salt)
+			return err
+		})
+		g.Go(func() (err error) { rebuilt, err = rowdigest.Of(gctx, m.pool, exprs, shadow, "", salt); return err })
+		if err := g.Wait(); err != nil {
+			return d, false, fmt.Errorf("compare %s: %w", tb.name, err)
+		}
+		if live != rebuilt {
+			return TableDiff{}, false, nil
+		}
+		d.Live, d.Rebuilt, d.ByDigest = live.Rows, rebuilt.Rows, true
 		return d, true, nil
-	case live.Rows > 0:
-		return TableDiff{}, false, nil
 	}
-	d.Missing = rebuilt.Rows
+	d.Missing = d.Rebuilt
 	rows, err := m.pool.Query(ctx, `SELECT `+exprs+` FROM `+shadow+` ORDER BY `+tb.order+` LIMIT `+strconv.Itoa(examples))
 	if err != nil {
 		return d, false, fmt.Errorf("read rebuilt %s: %w", tb.name, err)
