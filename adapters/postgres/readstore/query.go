@@ -170,6 +170,19 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 		}
 		if ok {
 			numbered = append(numbered, fmt.Sprintf("seq BETWEEN %d AND %d", lo, hi))
+			// Within the span the time bounds only recheck rows, in the
+			// form no index takes: PostgreSQL takes them as independent of
+			// the span (they are the same rows) and, estimating a few
+			// hundred matches, AND-ed a bitmap of the day with one of the
+			// span and sorted all of them (2M events: 28,606 rows, 99 ms
+			// for the first page of a day) instead of walking the span in
+			// order and stopping at the page (0.3 ms). The counts keep
+			// the indexable form (where).
+			for i, c := range numbered {
+				if strings.HasPrefix(c, "created_at ") {
+					numbered[i] = "(" + c + ") IS TRUE"
+				}
+			}
 		} else {
 			numbered = nil // no numbered row falls in the time range
 		}
