@@ -92,6 +92,18 @@ func TestFXRatesAdmin(t *testing.T) {
 			t.Fatalf("details %v", e.Error.Details)
 		}
 	})
+	// A currency filter that is no configured currency (schemathesis sent a
+	// NUL byte, which PostgreSQL's text refuses: it was a 500).
+	for _, tc := range []struct{ query, field string }{
+		{"base=%00", "base"}, {"quote=EUR%00", "quote"}, {"base=XXQ", "base"}, {"quote=eur", "quote"},
+	} {
+		t.Run("400 on "+tc.query, func(t *testing.T) {
+			e := apitest.WantError(t, h.Admin(http.MethodGet, "/admin/v1/fx-rates?"+tc.query, nil), http.StatusBadRequest, wire.CodeInvalidRequest)
+			if e.Error.Details["field"] != tc.field {
+				t.Fatalf("details %v", e.Error.Details)
+			}
+		})
+	}
 }
 
 // TestGGRInAReportingCurrencyOverHTTP: ?reporting_currency= converts each

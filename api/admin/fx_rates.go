@@ -91,8 +91,22 @@ func (s *server) listFXRates(c echo.Context) error {
 		return err
 	}
 	var f gateway.FXRateFilter
-	f.Base, _ = wire.QueryValue(c, "base")
-	f.Quote, _ = wire.QueryValue(c, "quote")
+	// Rates are stored for configured currencies only: anything else is a
+	// bad filter, not an empty page (and text PostgreSQL cannot hold, such
+	// as a NUL byte, was a 500).
+	for _, q := range []struct {
+		name string
+		v    *string
+	}{{"base", &f.Base}, {"quote", &f.Quote}} {
+		v, ok := wire.QueryValue(c, q.name)
+		if !ok {
+			continue
+		}
+		if _, err := domain.ParseCurrency(v); err != nil {
+			return &domain.FieldError{Field: q.name, Message: q.name + " must be a configured currency code, such as EUR"}
+		}
+		*q.v = v
+	}
 	if f.From, _, err = wire.QueryDay(c, "from"); err != nil {
 		return err
 	}
