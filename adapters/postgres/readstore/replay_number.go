@@ -48,8 +48,8 @@ func (m *ReadModels) diffShadowTable(ctx context.Context, tx pgx.Tx, tb rmTable,
 // diffByDigest compares a shadow table with the live one by digest
 // (rowdigest) before reading any row: equal digests end the comparison;
 // an empty live table makes every rebuilt row missing: they are counted,
-// and only the first examples are read. ok is false when the rows must be read and merged
-// (diffShadowTable).
+// and only the first examples are read. ok is false when the rows must be
+// read and merged (diffShadowTable).
 func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, salt string, examples int) (d TableDiff, ok bool, err error) {
 	exprs, shadow := selectList(tb), pgx.Identifier{m.shadow, tb.name}.Sanitize()
 	// An empty live table (a first build): the rebuilt rows' count is all
@@ -64,15 +64,7 @@ func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, sa
 		return d, false, fmt.Errorf("compare %s: %w", tb.name, err)
 	}
 	d = TableDiff{Table: tb.name}
-	if !liveRows {
-		if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+shadow).Scan(&d.Rebuilt); err != nil {
-			return d, false, fmt.Errorf("count rebuilt %s: %w", tb.name, err)
-		}
-		if d.Rebuilt == 0 {
-			d.ByDigest = true // both empty: the digests would be equal
-			return d, true, nil
-		}
-	} else {
+	if liveRows {
 		var live, rebuilt rowdigest.Digest
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) {
@@ -87,6 +79,13 @@ func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, sa
 			return TableDiff{}, false, nil
 		}
 		d.Live, d.Rebuilt, d.ByDigest = live.Rows, rebuilt.Rows, true
+		return d, true, nil
+	}
+	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+shadow).Scan(&d.Rebuilt); err != nil {
+		return d, false, fmt.Errorf("count rebuilt %s: %w", tb.name, err)
+	}
+	if d.Rebuilt == 0 {
+		d.ByDigest = true // both empty: the digests would be equal
 		return d, true, nil
 	}
 	d.Missing = d.Rebuilt

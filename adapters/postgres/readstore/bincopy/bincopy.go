@@ -25,8 +25,8 @@ const (
 	UUID
 )
 
-// pgEpoch is the zero of Postgres' binary timestamps and dates.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+// Epoch is the zero of PostgreSQL's binary timestamps and dates.
+var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // binaryCopy is an io.Reader of a table in COPY's binary format, built a
 // row at a time by next.
@@ -165,13 +165,13 @@ func appendBinaryValue(b []byte, t ColType, v any) ([]byte, error) {
 			break
 		}
 		b = binary.BigEndian.AppendUint32(b, 8)
-		return binary.BigEndian.AppendUint64(b, uint64(x.UnixMicro()-pgEpoch.UnixMicro())), nil
+		return binary.BigEndian.AppendUint64(b, uint64(x.UnixMicro()-Epoch.UnixMicro())), nil
 	case Date:
 		x, ok := v.(time.Time)
 		if !ok {
 			break
 		}
-		secs := x.Unix() - pgEpoch.Unix()
+		secs := x.Unix() - Epoch.Unix()
 		if secs%86400 != 0 {
 			return b, fmt.Errorf("%v is not a UTC day", x)
 		}

@@ -74,22 +74,19 @@ func Order(ctx context.Context, pool *pgxpool.Pool, schema string, position int6
 	if err := rows.Err(); err != nil {
 		return Result{}, fmt.Errorf("read the shadow history: %w", err)
 	}
-	return Result{Counts: n.counts(), Numbering: n.num}, nil
+	return Result{Counts: n.clients, Numbering: n.num}, nil
 }
-
-// pgEpoch is the zero of PostgreSQL's binary timestamps.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // streamNumbering numbers history rows as Order streams them.
 type streamNumbering struct {
 	num     projections.Numbering
-	clients map[string]*int64 // rows numbered per client
+	clients map[string]int64  // rows numbered per client
 	strs    map[string]string // each client, type and player once
 	scratch [8]byte
 }
 
 func newStreamNumbering() *streamNumbering {
-	return &streamNumbering{num: projections.NewNumbering(), clients: map[string]*int64{}, strs: map[string]string{}}
+	return &streamNumbering{num: projections.NewNumbering(), clients: map[string]int64{}, strs: map[string]string{}}
 }
 
 // intern is b as a string, allocated once per distinct value.
@@ -110,31 +107,18 @@ func (n *streamNumbering) add(b []byte, raw [][]byte) ([]byte, bool, error) {
 		return b, false, fmt.Errorf("a history row not in the expected binary form")
 	}
 	client := n.intern(raw[0])
-	rows, ok := n.clients[client]
-	if !ok {
-		rows = new(int64)
-		n.clients[client] = rows
-	}
-	*rows++
+	n.clients[client]++
+	rn := n.clients[client]
 	row := projections.NumberedRow{ClientID: client, Type: n.intern(raw[1]),
 		Seq: int64(binary.BigEndian.Uint64(raw[3])), Sub: int(int16(binary.BigEndian.Uint16(raw[4]))),
-		CreatedAt: pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw[6]))) * time.Microsecond)}
+		CreatedAt: bincopy.Epoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw[6]))) * time.Microsecond)}
 	if raw[2] != nil {
 		row.PlayerID = n.intern(raw[2])
 	}
 	n.num.Add(row)
 	b = bincopy.AppendFieldCount(b, 3)
 	b = bincopy.AppendField(b, raw[0])
-	b = bincopy.AppendField(b, binary.BigEndian.AppendUint64(n.scratch[:0], uint64(*rows)))
+	b = bincopy.AppendField(b, binary.BigEndian.AppendUint64(n.scratch[:0], uint64(rn)))
 	b = bincopy.AppendField(b, raw[5])
 	return b, true, nil
-}
-
-// counts is the rows numbered per client.
-func (n *streamNumbering) counts() map[string]int64 {
-	c := make(map[string]int64, len(n.clients))
-	for k, v := range n.clients {
-		c[k] = *v
-	}
-	return c
 }
