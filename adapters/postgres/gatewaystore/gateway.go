@@ -58,6 +58,9 @@ func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (gateway.
 
 // Provider returns a provider by id.
 func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, error) {
+	if hasNUL(id) {
+		return gateway.Provider{}, domain.ErrNotFound
+	}
 	var (
 		p                    gateway.Provider
 		sealed, launchSealed []byte
@@ -85,6 +88,9 @@ func (g *Gateway) Provider(ctx context.Context, id string) (gateway.Provider, er
 
 // Game returns a game by id.
 func (g *Gateway) Game(ctx context.Context, id string) (gateway.Game, error) {
+	if hasNUL(id) {
+		return gateway.Game{}, domain.ErrNotFound
+	}
 	var x gateway.Game
 	err := g.pool.QueryRow(ctx, `
 		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
@@ -237,3 +243,10 @@ func (g *Gateway) UpsertGame(ctx context.Context, x gateway.Game) error {
 	}
 	return nil
 }
+
+// hasNUL reports a NUL byte in a key a caller looks up. PostgreSQL refuses
+// NUL in text (an error, which callers answered as a 500), and no stored id
+// holds one: such a key names nothing. The provider protocols' paths name
+// their provider (/provider/redtiger/{provider}/...), and reach Provider
+// before any other check.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
