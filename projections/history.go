@@ -2,8 +2,7 @@ package projections
 
 import (
 	"crypto/sha1"
-	"fmt"
-	"strings"
+	"encoding/hex"
 	"time"
 
 	"github.com/pitboss/pitboss/domain"
@@ -232,8 +231,21 @@ func dayOf(t time.Time) time.Time {
 // (SHA-1, version 5 layout) of client, provider and round, stable across
 // rebuilds.
 func GameResultID(client, provider, round string) string {
-	h := sha1.Sum([]byte("pitboss.game_result\x00" + strings.Join([]string{client, provider, round}, "\x00")))
+	const prefix = "pitboss.game_result\x00"
+	var in [128]byte // on the stack for every id of up to 128 bytes' input
+	b := append(append(append(append(append(append(in[:0], prefix...), client...), 0), provider...), 0), round...)
+	h := sha1.Sum(b)
 	h[6] = h[6]&0x0f | 0x50
 	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	var out [36]byte
+	hex.Encode(out[0:8], h[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], h[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], h[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], h[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], h[10:16])
+	return string(out[:])
 }

@@ -256,6 +256,29 @@ func TestGameResultIDIsStable(t *testing.T) {
 	}
 }
 
+// The ids are stored in every history: they must never change. Pinned from
+// the first implementation (SHA-1 of "pitboss.game_result", client,
+// provider and round, NUL-separated, in the version-5 layout).
+func TestGameResultIDIsPinned(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ client, provider, round, want string }{
+		{"acme", "prov", "r1", "5ed03c19-f567-5c6f-a5ef-a1eabb0d60f9"},
+		{"client-1", "provider-1", "round-1000022", "d4799513-fb35-5996-b418-f214e06c3c34"},
+		{strings.Repeat("c", 64), strings.Repeat("p", 64), strings.Repeat("r", 120), "1117dd6a-a6c1-583a-a81d-afbeca83aff6"},
+		{"", "", "", "34d1a7b7-70a3-5275-91b4-59850019e4c8"},
+	} {
+		if got := projections.GameResultID(tc.client, tc.provider, tc.round); got != tc.want {
+			t.Errorf("GameResultID(%.8q, %.8q, %.8q) = %s, want %s", tc.client, tc.provider, tc.round, got, tc.want)
+		}
+	}
+}
+
+func BenchmarkGameResultID(b *testing.B) {
+	for b.Loop() {
+		_ = projections.GameResultID("client-1", "provider-1", "round-1000022")
+	}
+}
+
 func TestPlayerMonthOf(t *testing.T) {
 	t.Parallel()
 	member := func(day time.Time) projections.GGRMember {
