@@ -94,6 +94,8 @@ func (m *ReadModels) stagingCopies() []rmTable {
 			args := txArgs(*rb.results[i])
 			args[6] = string(projections.StatusPending) // as transactions' rows does
 			return args
+		}, appendRow: func(b []byte, i int) ([]byte, error) {
+			return appendTx(b, rb.results[i], projections.StatusPending)
 		}}
 	}
 	results.schema = m.staging

@@ -6,6 +6,9 @@ import "github.com/pitboss/pitboss/projections"
 type tableRows struct {
 	n   int
 	row func(i int) []any
+	// appendRow, when set, appends row i in COPY's binary form, the same
+	// bytes as row(i) would give (the shadow copy uses it).
+	appendRow func(b []byte, i int) ([]byte, error)
 }
 
 // rmTable describes one read-model table for the shadow copy and the diff.
@@ -56,12 +59,10 @@ var rmTables = []rmTable{
 			return tableRows{n: len(rb.txs), row: func(i int) []any {
 				t := rb.txs[i]
 				args := txArgs(*t)
-				if t.Type == projections.TypeGameResult {
-					// Stored as given; the status column derives from the
-					// counters.
-					args[6] = string(projections.StatusPending)
-				}
+				args[6] = string(storedStatus(t))
 				return args
+			}, appendRow: func(b []byte, i int) ([]byte, error) {
+				return appendTx(b, rb.txs[i], storedStatus(rb.txs[i]))
 			}}
 		}},
 	{name: "tx_order", client: "client_id", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
