@@ -303,17 +303,6 @@ func (m *ReadModels) applyOn(ctx context.Context, db batcher, p projections.Proj
 	return res[0][0].Applied, res[0][0].Err
 }
 
-func txArgs(t projections.Transaction) []any {
-	var bal any
-	if t.HasBalanceAfter {
-		bal = t.BalanceAfter
-	}
-	return []any{t.ID, t.ClientID, string(t.Type), t.Amount, t.Currency, t.Scale, string(t.Status), t.CreatedAt,
-		nullText(t.Provider), nullText(t.Game), nullText(t.PlayerID), nullText(t.RoundID), nullText(t.ExternalTxID),
-		nullText(t.ReferenceTx), t.Seq, t.Sub, t.Position, bal, t.Promo, t.OpenBets, t.RolledBets, t.Wins, t.Closed,
-		t.Jackpot, nullText(t.CampaignID), nullText(t.RewardID)}
-}
-
 // nullText stores "" as NULL.
 func nullText(s string) any {
 	if s == "" {

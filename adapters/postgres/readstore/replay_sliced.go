@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/postgres/readstore/replaypass"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/txrow"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -91,11 +92,9 @@ func (m *ReadModels) stagingCopies() []rmTable {
 	results.name = "results"
 	results.rows = func(rb *rebuilt) tableRows {
 		return tableRows{n: len(rb.results), row: func(i int) []any {
-			args := txArgs(*rb.results[i])
-			args[6] = string(projections.StatusPending) // as transactions' rows does
-			return args
+			return txrow.Args(rb.results[i], projections.StatusPending) // as the history stores a game result
 		}, appendRow: func(b []byte, i int) ([]byte, error) {
-			return appendTx(b, rb.results[i], projections.StatusPending)
+			return txrow.Append(b, rb.results[i], projections.StatusPending)
 		}}
 	}
 	results.schema = m.staging

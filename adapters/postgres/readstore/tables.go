@@ -1,6 +1,9 @@
 package readstore
 
-import "github.com/pitboss/pitboss/projections"
+import (
+	"github.com/pitboss/pitboss/adapters/postgres/readstore/txrow"
+	"github.com/pitboss/pitboss/projections"
+)
 
 // tableRows yields the rows of one rebuilt table in key order.
 type tableRows struct {
@@ -49,20 +52,12 @@ func splitTables(all []rmTable) (perClient, global []rmTable) {
 
 var rmTables = []rmTable{
 	{name: "transactions", client: "client_id", key: 1, order: "id",
-		types: []colType{colUUID, colText, colText, colInt8, colText, colInt2, colText, colTimestamptz, colText, colText,
-			colText, colText, colText, colText, colInt8, colInt2, colInt8, colInt8, colBool, colInt8, colInt8, colInt8, colBool,
-			colInt8, colText, colText},
-		cols: []string{"id", "client_id", "type", "amount", "currency", "scale", "base_status", "created_at",
-			"provider", "game", "player_id", "round_id", "external_id", "reference_id", "seq", "sub", "position",
-			"balance_after", "promo", "open_bets", "rolled_bets", "wins", "closed", "jackpot", "campaign_id", "reward_id"},
+		types: txrow.Types, cols: txrow.Columns,
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.txs), row: func(i int) []any {
-				t := rb.txs[i]
-				args := txArgs(*t)
-				args[6] = string(storedStatus(t))
-				return args
+				return txrow.Args(rb.txs[i], txrow.Stored(rb.txs[i]))
 			}, appendRow: func(b []byte, i int) ([]byte, error) {
-				return appendTx(b, rb.txs[i], storedStatus(rb.txs[i]))
+				return txrow.Append(b, rb.txs[i], txrow.Stored(rb.txs[i]))
 			}}
 		}},
 	{name: "tx_order", client: "client_id", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},
