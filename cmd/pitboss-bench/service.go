@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // The service under test is the real binary, started as a child process
@@ -87,14 +89,15 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// freeAddr returns a loopback address with a port nobody listens on.
+// freeAddr returns a loopback address with a port nobody listens on, and
+// none of this process's own connections can take before the child binds
+// it (freeport.Port).
 func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
 }
 
 // service is one `pitboss serve` child process and the environment it

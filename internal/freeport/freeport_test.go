@@ -1,4 +1,4 @@
-package stack
+package freeport
 
 import (
 	"net"
@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-// FreePort's ports are outside the kernel's ephemeral range (so no outgoing
+// Port's ports are outside the kernel's ephemeral range (so no outgoing
 // connection takes one before the child binds it), never handed out twice,
 // and free: each can be listened on.
-func TestFreePortOutsideTheEphemeralRange(t *testing.T) {
+func TestPortOutsideTheEphemeralRange(t *testing.T) {
 	lo, hi := portPool()
 	if lo >= hi {
 		t.Fatalf("empty pool %d–%d", lo, hi)
 	}
 	seen := map[int]bool{}
 	for i := 0; i < 50; i++ {
-		p, err := FreePort()
+		p, err := Port()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestFreePortOutsideTheEphemeralRange(t *testing.T) {
 }
 
 // A port someone listens on is never handed out.
-func TestFreePortSkipsBusyPorts(t *testing.T) {
+func TestPortSkipsBusyPorts(t *testing.T) {
 	lo, hi := portPool()
 	var held []net.Listener
 	defer func() {
@@ -45,7 +45,7 @@ func TestFreePortSkipsBusyPorts(t *testing.T) {
 		}
 	}()
 	busy := map[int]bool{}
-	// Hold a few hundred ports of the pool; FreePort must step around them.
+	// Hold a few hundred ports of the pool; Port must step around them.
 	for p := lo; p < hi && len(held) < 300; p++ {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
@@ -55,7 +55,7 @@ func TestFreePortSkipsBusyPorts(t *testing.T) {
 		busy[p] = true
 	}
 	for i := 0; i < 100; i++ {
-		p, err := FreePort()
+		p, err := Port()
 		if err != nil {
 			t.Fatal(err)
 		}
