@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,14 +17,7 @@ import (
 func TestNULByteInEveryParameter(t *testing.T) {
 	t.Parallel()
 	s := fzHarness(t)
-	raw, err := os.ReadFile("openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc oaNULDoc
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	spec := oaParse(t, oaDocument(t)) // refs resolved by libopenapi
 	valid := map[string]string{
 		"client_id": s.client, "key_id": s.keyID, "webhook_id": s.webhookID, "provider": s.provider,
 		"day": "2025-01-01", "id": "x",
@@ -34,32 +25,18 @@ func TestNULByteInEveryParameter(t *testing.T) {
 	idFor := map[string]string{ // {id} by the collection it names
 		"/api/v1/games/": "fzgame", "/api/v1/webhooks/": s.webhookID,
 	}
-	paths := make([]string, 0, len(doc.Paths))
-	for p := range doc.Paths {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	sent := 0
-	for _, p := range paths {
-		item := doc.Paths[p]
-		for method, raw := range item {
-			if method == "parameters" || method == "summary" || method == "description" {
-				continue
-			}
-			var op oaNULOp
-			if err := json.Unmarshal(raw, &op); err != nil {
-				t.Fatalf("%s %s: %v", method, p, err)
-			}
-			params := append(doc.params(t, item["parameters"]), doc.params(t, op.Parameters)...)
+	for p, item := range spec.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			params := append(slices.Clone(item.Parameters), op.Parameters...)
 			auth := "none"
 			for _, sec := range op.Security {
-				switch {
-				case sec["ApiKey"] != nil:
-					auth = "bearer"
-				case sec["AdminToken"] != nil:
-					auth = "admin"
-				case sec["ProviderSignature"] != nil:
-					auth = "provider"
+				for _, scheme := range []struct{ name, auth string }{
+					{"ApiKey", "bearer"}, {"AdminToken", "admin"}, {"ProviderSignature", "provider"},
+				} {
+					if _, ok := sec.Requirements.Get(scheme.name); ok {
+						auth = scheme.auth
+					}
 				}
 			}
 			for _, bad := range params {
@@ -117,45 +94,4 @@ func TestNULByteInEveryParameter(t *testing.T) {
 	if sent < 100 {
 		t.Fatalf("only %d requests: the document's parameters were not all found", sent)
 	}
-}
-
-// oaNULDoc is as much of the OpenAPI document as the test reads.
-type oaNULDoc struct {
-	Paths      map[string]map[string]json.RawMessage `json:"paths"`
-	Components struct {
-		Parameters map[string]oaNULParam `json:"parameters"`
-	} `json:"components"`
-}
-
-type oaNULOp struct {
-	Parameters json.RawMessage       `json:"parameters"`
-	Security   []map[string][]string `json:"security"`
-}
-
-type oaNULParam struct {
-	Ref  string `json:"$ref"`
-	Name string `json:"name"`
-	In   string `json:"in"`
-}
-
-// params reads a parameters list, resolving references to components.
-func (d *oaNULDoc) params(t *testing.T, raw json.RawMessage) []oaNULParam {
-	t.Helper()
-	if len(raw) == 0 {
-		return nil
-	}
-	var ps []oaNULParam
-	if err := json.Unmarshal(raw, &ps); err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range ps {
-		if p.Ref != "" {
-			c, ok := d.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
-			if !ok {
-				t.Fatalf("unresolved parameter %s", p.Ref)
-			}
-			ps[i] = c
-		}
-	}
-	return ps
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pitboss/pitboss/chaos/stack"
 	"github.com/pitboss/pitboss/internal/eventually"
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // newClusterEnv is env on the local cluster of scripts/cluster.sh (three
@@ -54,7 +55,7 @@ func newClusterEnv(t *testing.T, full bool) *env {
 	url := e.cluster.URL("pitboss") // the script made the database
 	e.brokers = e.cluster.Brokers()
 	e.setup(ctx, bin, dir, url, start, func() {
-		port2, err := stack.FreePort()
+		port2, err := freeport.Port()
 		if err != nil {
 			t.Fatal(err)
 		}

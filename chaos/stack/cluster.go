@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // Cluster is the local cluster of scripts/cluster.sh (three KRaft brokers,
@@ -53,7 +54,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	c := &Cluster{Dir: dir, script: filepath.Join(root, "scripts", "cluster.sh"), log: filepath.Join(dir, "cluster.sh.log")}
 	ports := make([]int, 0, 8)
 	for len(ports) < 8 {
-		p, err := FreePort()
+		p, err := freeport.Port()
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/pitboss/pitboss/adapters/kafka"
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // Kafka is a private single-node KRaft broker, started from the jars that
@@ -83,10 +84,10 @@ func StartKafka(ctx context.Context, dir string) (*Kafka, error) {
 		return nil, err
 	}
 	k := &Kafka{Dir: dir}
-	if k.Port, err = FreePort(); err != nil {
+	if k.Port, err = freeport.Port(); err != nil {
 		return nil, err
 	}
-	if k.CPort, err = FreePort(); err != nil {
+	if k.CPort, err = freeport.Port(); err != nil {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // Postgres is a private PostgreSQL cluster: initdb in a folder of its own,
@@ -78,7 +80,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

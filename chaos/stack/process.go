@@ -25,8 +25,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // Proc is one child process with its output in a log file.
@@ -204,10 +202,6 @@ func tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// FreePort returns a loopback TCP port nobody listens on right now, for a
-// child process to bind a moment later: freeport.Port.
-func FreePort() (int, error) { return freeport.Port() }
 
 // waitFor polls cond every interval until it returns nil or ctx ends.
 func waitFor(ctx context.Context, interval time.Duration, cond func() error) error {

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pitboss/pitboss/internal/freeport"
 )
 
 // Build compiles ./cmd/pitboss into dir. CHAOS_RACE=1 builds it with the
@@ -56,7 +58,7 @@ type Service struct {
 // (private callback addresses allowed, quick delivery retries, generous
 // rate limits, warnings only in the logs).
 func NewService(bin, dir, dbURL string, brokers []string, topic string) (*Service, error) {
-	port, err := FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

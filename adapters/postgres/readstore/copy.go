@@ -21,15 +21,7 @@ const (
 
 func rowsReader(rows tableRows, types []colType) io.Reader {
 	if rows.appendRow != nil {
-		i := 0
-		return bincopy.NewStream(func(b []byte) ([]byte, bool, error) {
-			if i >= rows.n {
-				return b, false, nil
-			}
-			b, err := rows.appendRow(b, i)
-			i++
-			return b, true, err
-		})
+		return bincopy.NewRows(rows.n, rows.appendRow)
 	}
 	return bincopy.NewReader(rows.n, rows.row, types)
 }

@@ -151,11 +151,14 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 	if f.Game != "" {
 		add("game = ?", f.Game)
 	}
+	var timeConds []int // where's time bounds
 	if !f.From.IsZero() {
 		add("created_at >= ?", f.From)
+		timeConds = append(timeConds, len(where)-1)
 	}
 	if !f.To.IsZero() {
 		add("created_at < ?", f.To)
+		timeConds = append(timeConds, len(where)-1)
 	}
 	var watermark int64
 	if err := tx.QueryRow(ctx, m.sql.position, string(projections.History)).Scan(&watermark); err != nil {
@@ -163,7 +166,7 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 	}
 	newest := append(append([]string(nil), where...), "seq > "+strconv.FormatInt(watermark, 10))
 	numbered := append(append([]string(nil), where...), "seq <= "+strconv.FormatInt(watermark, 10))
-	if !f.From.IsZero() || !f.To.IsZero() {
+	if len(timeConds) > 0 {
 		lo, hi, ok, err := m.seqSpan(ctx, tx, f)
 		if err != nil {
 			return projections.TransactionPage{}, err
@@ -178,10 +181,8 @@ func (m *ReadModels) filteredPage(ctx context.Context, tx pgx.Tx, f projections.
 			// for the first page of a day) instead of walking the span in
 			// order and stopping at the page (0.3 ms). The counts keep
 			// the indexable form (where).
-			for i, c := range numbered {
-				if strings.HasPrefix(c, "created_at ") {
-					numbered[i] = "(" + c + ") IS TRUE"
-				}
+			for _, i := range timeConds {
+				numbered[i] = "(" + numbered[i] + ") IS TRUE"
 			}
 		} else {
 			numbered = nil // no numbered row falls in the time range

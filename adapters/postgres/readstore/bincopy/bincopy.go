@@ -39,12 +39,19 @@ type binaryCopy struct {
 // NewReader returns the COPY ... FROM STDIN WITH (FORMAT binary) input of
 // n rows of columns types: row(i) is the i-th row's values.
 func NewReader(n int, row func(i int) []any, types []ColType) io.Reader {
+	return NewRows(n, func(b []byte, i int) ([]byte, error) { return appendBinaryRow(b, types, row(i)) })
+}
+
+// NewRows returns the COPY ... FROM STDIN WITH (FORMAT binary) input of n
+// rows: appendRow(b, i) appends the i-th (AppendFieldCount, then a field
+// per column).
+func NewRows(n int, appendRow func(b []byte, i int) ([]byte, error)) io.Reader {
 	i := 0
 	return NewStream(func(b []byte) ([]byte, bool, error) {
 		if i >= n {
 			return b, false, nil
 		}
-		b, err := appendBinaryRow(b, types, row(i))
+		b, err := appendRow(b, i)
 		i++
 		return b, true, err
 	})

@@ -75,15 +75,7 @@ func BenchmarkAppend(b *testing.B) {
 	const rows = 1000
 	b.Run("typed", func(b *testing.B) {
 		for b.Loop() {
-			i := 0
-			r := bincopy.NewStream(func(buf []byte) ([]byte, bool, error) {
-				if i == rows {
-					return buf, false, nil
-				}
-				i++
-				buf, err := txrow.Append(buf, tx, tx.Status)
-				return buf, true, err
-			})
+			r := bincopy.NewRows(rows, func(buf []byte, _ int) ([]byte, error) { return txrow.Append(buf, tx, tx.Status) })
 			if _, err := io.Copy(io.Discard, r); err != nil {
 				b.Fatal(err)
 			}
