@@ -150,26 +150,37 @@ func (m *Registry) WatchUsage(u UsageCounters) {
 }
 
 // LedgerPaths reports how the ledger writer decided its batches since it
-// started (eventstore.Ledger.Stats): from its cache in one round trip,
-// from the store, and those of the first kind the server refused and
-// that were decided again from the store.
-type LedgerPaths func() (cache, store, refused int64)
+// started (eventstore.Ledger.Stats).
+type LedgerPaths func() LedgerPathCounts
+
+// LedgerPathCounts are the writer's batches: decided from its cache in one
+// round trip (Cache), from the store (Store), those of the first kind the
+// server refused and that were decided again from the store (Refused), and
+// those sent while another batch was still in flight (Pipelined).
+type LedgerPathCounts struct {
+	Cache, Store, Refused, Pipelined int64
+}
 
 // WatchLedgerPaths exports paths as pitboss_ledger_batches_total by
-// decided_from (cache, store) and pitboss_ledger_cache_refused_total.
+// decided_from (cache, store), pitboss_ledger_cache_refused_total and
+// pitboss_ledger_batches_pipelined_total.
 func (m *Registry) WatchLedgerPaths(paths LedgerPaths) {
 	const help = "Ledger batches by what they were decided from: the writer's cache (one round trip) or the store."
 	m.reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pitboss_ledger_batches_total", Help: help, ConstLabels: prometheus.Labels{"decided_from": "cache"},
-		}, func() float64 { c, _, _ := paths(); return float64(c) }),
+		}, func() float64 { return float64(paths().Cache) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pitboss_ledger_batches_total", Help: help, ConstLabels: prometheus.Labels{"decided_from": "store"},
-		}, func() float64 { _, st, _ := paths(); return float64(st) }),
+		}, func() float64 { return float64(paths().Store) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pitboss_ledger_cache_refused_total",
 			Help: "Ledger batches decided from the cache that the server refused (another writer, a restore, a record gone) and that were decided again from the store.",
-		}, func() float64 { _, _, r := paths(); return float64(r) }),
+		}, func() float64 { return float64(paths().Refused) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pitboss_ledger_batches_pipelined_total",
+			Help: "Ledger batches sent while the batch before them was still committing (two in flight).",
+		}, func() float64 { return float64(paths().Pipelined) }),
 	)
 }
 

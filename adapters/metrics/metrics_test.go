@@ -52,7 +52,9 @@ func TestSeries(t *testing.T) {
 	r.ObserveLedgerBatch(4, 6, 2*time.Millisecond, nil)
 	r.ObserveLedgerBatch(2, 0, time.Millisecond, errors.New("commit"))
 	r.WatchUsage(usage{})
-	r.WatchLedgerPaths(func() (int64, int64, int64) { return 40, 3, 1 })
+	r.WatchLedgerPaths(func() metrics.LedgerPathCounts {
+		return metrics.LedgerPathCounts{Cache: 40, Store: 3, Refused: 1, Pipelined: 25}
+	})
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	published, oldest := now.Add(-30*time.Second), now.Add(-5*time.Second)
 	r.WatchLag(lagFunc(func(context.Context) (gateway.Lag, error) {
@@ -73,6 +75,7 @@ func TestSeries(t *testing.T) {
 		`pitboss_ledger_batch_failures_total 1`,
 		`pitboss_ledger_batches_total{decided_from="cache"} 40`,
 		`pitboss_ledger_batches_total{decided_from="store"} 3`,
+		`pitboss_ledger_batches_pipelined_total 25`,
 		`pitboss_ledger_cache_refused_total 1`,
 		`pitboss_usage_flushes_total 7`,
 		`pitboss_usage_flush_failures_total 2`,

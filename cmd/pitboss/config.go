@@ -37,7 +37,11 @@ type config struct {
 	// LedgerCache is PITBOSS_LEDGER_CACHE: how many accounts, and how many
 	// idempotency records, the ledger writer keeps to decide batches
 	// without reading them first (eventstore.LedgerConfig.CacheSize).
-	LedgerCache     int
+	LedgerCache int
+	// LedgerInFlight is PITBOSS_LEDGER_IN_FLIGHT: how many batches the
+	// ledger writer may have in flight at once, 1 or 2
+	// (eventstore.LedgerConfig.InFlight).
+	LedgerInFlight  int
 	ShutdownTimeout time.Duration
 	// ProviderCacheTTL is PITBOSS_PROVIDER_CACHE_TTL: how long the api
 	// role uses a provider (secret, enabled) it read before reading it
@@ -122,6 +126,7 @@ func loadConfig() (config, error) {
 	}
 	c.BatchMax = envInt("PITBOSS_BATCH_MAX", 256, 1, 10_000, &errs)
 	c.LedgerCache = envInt("PITBOSS_LEDGER_CACHE", eventstore.DefaultLedgerCacheSize, 2, 10_000_000, &errs)
+	c.LedgerInFlight = envInt("PITBOSS_LEDGER_IN_FLIGHT", eventstore.DefaultLedgerInFlight, 1, 2, &errs)
 	var err error
 	if c.ShutdownTimeout, err = time.ParseDuration(env("PITBOSS_SHUTDOWN_TIMEOUT", "20s")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_SHUTDOWN_TIMEOUT: %w", err))

@@ -26,3 +26,23 @@ func TestLedgerCacheConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerInFlightConfig reads PITBOSS_LEDGER_IN_FLIGHT: 2 by default,
+// 1 or 2, nothing else.
+func TestLedgerInFlightConfig(t *testing.T) {
+	for value, want := range map[string]int{"": 2, "1": 1, "2": 2, "0": 0, "3": 0, "-1": 0, "two": 0} {
+		t.Run(value, func(t *testing.T) {
+			t.Setenv("PITBOSS_LEDGER_IN_FLIGHT", value)
+			c, err := loadConfig()
+			if want == 0 {
+				if err == nil || !strings.Contains(err.Error(), "PITBOSS_LEDGER_IN_FLIGHT") {
+					t.Fatalf("error %v, want one naming PITBOSS_LEDGER_IN_FLIGHT", err)
+				}
+				return
+			}
+			if err != nil || c.LedgerInFlight != want {
+				t.Fatalf("in flight %d, %v; want %d", c.LedgerInFlight, err, want)
+			}
+		})
+	}
+}

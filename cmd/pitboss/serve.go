@@ -176,13 +176,14 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	if err != nil {
 		return err
 	}
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, CacheSize: cfg.LedgerCache, Observer: registry}, log)
+	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{MaxBatch: cfg.BatchMax, CacheSize: cfg.LedgerCache,
+		InFlight: cfg.LedgerInFlight, Observer: registry}, log)
 	if err != nil {
 		return err
 	}
-	registry.WatchLedgerPaths(func() (int64, int64, int64) {
+	registry.WatchLedgerPaths(func() metrics.LedgerPathCounts {
 		st := ledger.Stats()
-		return st.Fast, st.Store, st.Refused
+		return metrics.LedgerPathCounts{Cache: st.Fast, Store: st.Store, Refused: st.Refused, Pipelined: st.Pipelined}
 	})
 	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
 	g.Go(func() error {

@@ -22,6 +22,25 @@ import (
 // transaction, takes the lock and checks that the chain head is the one
 // the cache was valid at (ledger_expect_head); otherwise load did that.
 func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.View, fast bool) error {
+	w, err := l.prepareWrite(b, v, fast)
+	if err != nil {
+		return err
+	}
+	return w.send(ctx, conn)
+}
+
+// pendingWrite is a batch's write, built and not yet sent: the statements
+// and the row counts each must report.
+type pendingWrite struct {
+	q                                      *pgx.Batch
+	fast                                   bool
+	events, accounts, newRecs, changedRecs int
+}
+
+// prepareWrite builds the batch's write and notes in b what it changes
+// (b.dirty, b.recs), for remember once it commits — or, for a batch in
+// flight, as soon as it is sent.
+func (l *Ledger) prepareWrite(b *batch, v *domain.View, fast bool) (pendingWrite, error) {
 	dirty := v.DirtyAccounts()
 	ids := make([]string, 0, len(dirty))
 	for id := range dirty {
@@ -50,7 +69,7 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 		}
 		raw, err := domain.AppendTxRecordJSON(nil, rec)
 		if err != nil {
-			return fmt.Errorf("encode record %s: %w", rec.Key, err)
+			return pendingWrite{}, fmt.Errorf("encode record %s: %w", rec.Key, err)
 		}
 		if isNew[i] {
 			newRecs.add(rec, raw)
@@ -77,19 +96,28 @@ func (l *Ledger) write(ctx context.Context, conn *pgx.Conn, b *batch, v *domain.
 	}
 	q.Queue("SELECT pg_notify($1, '')", l.cfg.NotifyChannel)
 	q.Queue("COMMIT")
-	br := conn.SendBatch(ctx, q)
-	err := readWrite(br, fast, len(b.events), len(ids), len(newRecs.keys), len(changedRecs.keys))
+	b.dirty, b.recs = dirty, written
+	return pendingWrite{q: q, fast: fast, events: len(b.events), accounts: len(ids),
+		newRecs: len(newRecs.keys), changedRecs: len(changedRecs.keys)}, nil
+}
+
+// send runs the write in one round trip on conn and reads every answer.
+func (w pendingWrite) send(ctx context.Context, conn *pgx.Conn) error {
+	br := conn.SendBatch(ctx, w.q)
+	err := readWrite(br, w.fast, w.events, w.accounts, w.newRecs, w.changedRecs)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("commit: %w", cerr)
 	}
-	if err != nil {
-		return err
-	}
-	b.dirty, b.recs = dirty, written
-	return nil
+	return err
 }
 
-func readWrite(br pgx.BatchResults, fast bool, events, accounts, newRecs, changedRecs int) error {
+// execer reads a write's answers in order: pgx.BatchResults, or a
+// pipeline's (pipelineResults).
+type execer interface {
+	Exec() (pgconn.CommandTag, error)
+}
+
+func readWrite(br execer, fast bool, events, accounts, newRecs, changedRecs int) error {
 	expect := func(what string, n int) error {
 		tag, err := br.Exec()
 		if err != nil {

@@ -20,6 +20,8 @@ import (
 // batch is the writer's state for one batch. Its maps and slices are reused
 // so a steady load allocates little beyond the events themselves.
 type batch struct {
+	slot     int       // which of the writer's connections the batch runs on
+	start    time.Time // when it was collected
 	reqs     []*request
 	answers  []answer
 	poisoned []bool // the operation broke the ledger's contract; it was excluded
@@ -48,8 +50,9 @@ type batch struct {
 	recs   []rawRecord // the records written, with their positions, as JSON
 }
 
-func newBatch() batch {
+func newBatch(slot int) batch {
 	return batch{
+		slot:       slot,
 		accountSet: map[domain.AccountID]struct{}{}, recordSet: map[string]struct{}{},
 		loadedAccounts: map[domain.AccountID]domain.AccountState{}, streamCount: map[domain.AccountID]int64{},
 		eventPos: map[string]int64{}, lastPos: map[domain.AccountID]int64{},
@@ -248,23 +251,11 @@ func (b *batch) remember(c *stateCache) {
 // turns out not to settle, take the store's path (storeBatch): load under
 // the lock, decide, write and commit — two round trips.
 func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
-	conn, err := l.connection(ctx)
+	conn, err := l.connection(ctx, b.slot)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Also ends a batch that only read. A connection the rollback
-		// cannot bring back to idle is closed; the next batch opens another.
-		if conn.PgConn().TxStatus() != 'I' {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_, _ = conn.Exec(rctx, "ROLLBACK")
-			cancel()
-		}
-		if conn.IsClosed() || conn.PgConn().TxStatus() != 'I' {
-			l.dropConn()
-		}
-		l.lastUsed = time.Now()
-	}()
+	defer l.release(ctx, b.slot) // also ends a batch that only read
 	if b.fromCache(&l.cache) {
 		settled, err := l.fastBatch(ctx, conn, b)
 		if settled && (err != nil || !slices.Contains(b.deferred, true)) {

@@ -18,6 +18,7 @@ const (
 	DefaultLedgerNotifyChannel = "pitboss_events"
 	DefaultLedgerBatchTimeout  = 10 * time.Second
 	DefaultLedgerCacheSize     = 50_000
+	DefaultLedgerInFlight      = 2
 )
 
 // ErrLedgerClosed is returned by Execute once the writer has stopped.
@@ -47,6 +48,11 @@ type LedgerConfig struct {
 	// records, the writer keeps from batch to batch to decide the next one
 	// without reading them first (about 0.5 KB a record). Default 50,000.
 	CacheSize int
+	// InFlight is how many batches may be in flight at once: 2 (the
+	// default) sends the next batch, decided from the cache, while the one
+	// before it commits; 1 sends a batch only after the one before it has
+	// landed.
+	InFlight int
 	// Observer, when set, is told about every batch (metrics).
 	Observer LedgerObserver
 }
@@ -74,6 +80,9 @@ func (c *LedgerConfig) setDefaults() {
 	if c.CacheSize == 0 {
 		c.CacheSize = DefaultLedgerCacheSize
 	}
+	if c.InFlight == 0 {
+		c.InFlight = DefaultLedgerInFlight
+	}
 }
 
 // Validate reports every invalid field.
@@ -90,6 +99,9 @@ func (c LedgerConfig) Validate() error {
 	}
 	if c.CacheSize < 2 || c.CacheSize > 10_000_000 {
 		errs = append(errs, fmt.Errorf("ledger CacheSize %d outside 2..10000000", c.CacheSize))
+	}
+	if c.InFlight < 1 || c.InFlight > 2 {
+		errs = append(errs, fmt.Errorf("ledger InFlight %d outside 1..2", c.InFlight))
 	}
 	if c.BatchTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ledger BatchTimeout %s must be positive", c.BatchTimeout))

@@ -50,11 +50,11 @@ func TestLedgerConnectionUsesGenericPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := l.connection(ctx)
+	conn, err := l.connection(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.dropConn()
+	defer l.dropConn(0)
 	var mode string
 	if err := conn.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
 		t.Fatal(err)
