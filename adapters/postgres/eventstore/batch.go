@@ -249,15 +249,16 @@ func (b *batch) remember(c *stateCache) {
 // A batch whose accounts the cache holds is decided from the cache and
 // written in one round trip (fastBatch); the rest, and any batch the cache
 // turns out not to settle, take the store's path (storeBatch): load under
-// the lock, decide, write and commit — two round trips.
-func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
+// the lock, decide, write and commit — two round trips. d, when not nil,
+// is the decision launch already made from the cache and did not send.
+func (l *Ledger) runBatch(ctx context.Context, b *batch, d *cacheDecision) error {
 	conn, err := l.connection(ctx, b.slot)
 	if err != nil {
 		return err
 	}
 	defer l.release(ctx, b.slot) // also ends a batch that only read
-	if b.fromCache(&l.cache) {
-		settled, err := l.fastBatch(ctx, conn, b)
+	if d != nil || b.fromCache(&l.cache) {
+		settled, err := l.fastBatch(ctx, conn, b, d)
 		if settled && (err != nil || !slices.Contains(b.deferred, true)) {
 			return err
 		}
@@ -291,9 +292,13 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch) error {
 // cannot settle it — a record the cache did not hold was read and not
 // created, or the server refused the write with nothing applied — and the
 // batch must be decided again from the store.
-func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch) (settled bool, err error) {
-	v, left := l.settle(b)
-	if !left {
+func (l *Ledger) fastBatch(ctx context.Context, conn *pgx.Conn, b *batch, d *cacheDecision) (settled bool, err error) {
+	if d == nil {
+		d = new(cacheDecision)
+		d.v, d.left = l.settle(b)
+	}
+	v := d.v
+	if !d.left {
 		return false, nil
 	}
 	if len(b.events) == 0 {

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pitboss/pitboss/domain"
 )
 
 // Two batches in flight.
@@ -69,21 +71,28 @@ func (l *Ledger) free() *batch {
 	return &l.bs[0]
 }
 
+// cacheDecision is a batch decided from the cache (settle) and not sent.
+type cacheDecision struct {
+	v    *domain.View
+	left bool
+}
+
 // launch sends b in flight if the cache decides it whole, and reports
-// whether it did; otherwise b is left as reset, with nothing decided. On
-// success cancel is the flight's to call when it lands.
-func (l *Ledger) launch(ctx context.Context, cancel context.CancelFunc, b *batch) bool {
+// whether it did. If not, d is the decision it made from the cache, for
+// runBatch to go on from, or nil with b left as reset. On success cancel
+// is the flight's to call when it lands.
+func (l *Ledger) launch(ctx context.Context, cancel context.CancelFunc, b *batch) (launched bool, d *cacheDecision) {
 	if l.cfg.InFlight < 2 || !b.fromCache(&l.cache) {
-		return false
+		return false, nil
 	}
-	undo := func() bool {
+	undo := func() (bool, *cacheDecision) {
 		b.resetDecisions()
 		clear(b.deferred)
-		return false
+		return false, nil
 	}
 	v, left := l.settle(b)
 	if !left || len(b.events) == 0 || slices.Contains(b.deferred, true) {
-		return undo()
+		return false, &cacheDecision{v: v, left: left}
 	}
 	// An error here is decided again on the path that reports it.
 	if b.checkView(v) != nil || b.chain() != nil {
@@ -114,7 +123,7 @@ func (l *Ledger) launch(ctx context.Context, cancel context.CancelFunc, b *batch
 	for len(l.flights) >= l.cfg.InFlight {
 		l.land()
 	}
-	return true
+	return true, nil
 }
 
 // land ends the oldest flight. Committed, its callers are answered. Failed,
@@ -153,7 +162,7 @@ func (l *Ledger) land() {
 	l.log.Debug("ledger batch in flight was refused; deciding it from the store", "err", err)
 	l.stats.refused.Add(1)
 	b.resetDecisions()
-	l.conclude(b, l.runBatch(f.ctx, b))
+	l.conclude(b, l.runBatch(f.ctx, b, nil))
 }
 
 // drain lands every flight.

@@ -2,6 +2,7 @@ package eventstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,6 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
+	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/storetest"
+	"github.com/pitboss/pitboss/commands"
+	"github.com/pitboss/pitboss/commands/ledgertest"
 	"github.com/pitboss/pitboss/internal/eventually"
 )
 
@@ -274,6 +279,74 @@ func TestLedgerInFlightLockOrder(t *testing.T) {
 	}
 	if got, want := since(l, before), (eventstore.LedgerStats{Fast: 2, Pipelined: 1}); got != want {
 		t.Errorf("batches %+v, want %+v", got, want)
+	}
+	checkLedger(t, pool)
+}
+
+// TestLedgerStopsWithBatchesInFlight: the writer stopped while two batches
+// are in flight (and a third call waits) answers every call it took before
+// Run returns: both batches commit, the third call commits or is refused
+// with ErrLedgerClosed, never left unanswered.
+func TestLedgerStopsWithBatchesInFlight(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewDatabase(t)
+	l, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, storetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ran := make(chan error, 1)
+	go func() { ran <- l.Run(runCtx) }()
+	p := newPlayer(commands.NewHandler(l, ledgertest.WallClock{}, ledgertest.UUIDs{}))
+	deposit(t, p.h, p.client, p.id, "10.00")
+	if _, err := p.bet("warm", "1.00", ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	row, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = row.Rollback(ctx) }()
+	if _, err := row.Exec(ctx, "SELECT 1 FROM accounts WHERE account_id = $1 FOR UPDATE", string(p.wallet())); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan betResult, 3)
+	betAsync(p, "b1", "1.00", out)
+	eventually.True(t, 30*time.Second, "b1 to wait for the account row", func() bool {
+		n, _ := lockWaits(t, pool, "transactionid")
+		return n == 1
+	})
+	betAsync(p, "b2", "1.00", out)
+	eventually.True(t, 30*time.Second, "b2 to wait for the ledger lock", func() bool {
+		n, _ := lockWaits(t, pool, "advisory")
+		return n == 1
+	})
+	betAsync(p, "b3", "1.00", out)
+	stop()
+	if err := row.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	got := map[string]error{}
+	for range 3 {
+		r := <-out
+		got[r.tx] = r.err
+	}
+	if got["b1"] != nil || got["b2"] != nil {
+		t.Errorf("batches in flight at the stop: b1 %v, b2 %v; want both committed", got["b1"], got["b2"])
+	}
+	want := int64(700)
+	if err := got["b3"]; err == nil {
+		want = 600
+	} else if !errors.Is(err, eventstore.ErrLedgerClosed) {
+		t.Errorf("b3, waiting at the stop: %v, want committed or ErrLedgerClosed", err)
+	}
+	if st := balanceOf(t, pool, p.wallet()); st.Balance != want {
+		t.Errorf("wallet %+v, want %d", st, want)
 	}
 	checkLedger(t, pool)
 }

@@ -207,6 +207,7 @@ func (l *Ledger) Run(ctx context.Context) error {
 			l.drain()
 			if len(b.reqs) > 0 { // taken, so run: their callers are waiting
 				l.process(ctx, b)
+				l.drain()
 			}
 			l.refuseQueued()
 			return nil
@@ -307,12 +308,22 @@ func (l *Ledger) process(runCtx context.Context, b *batch) {
 	b.reset()
 	b.start = time.Now()
 	l.lastOps = len(b.reqs)
-	if l.launch(ctx, cancel, b) {
+	launched, d := l.launch(ctx, cancel, b)
+	if launched {
 		return
 	}
 	defer cancel()
-	l.drain()
-	l.conclude(b, l.runBatch(ctx, b))
+	if len(l.flights) > 0 {
+		// Decided on batches still in flight: once they have landed, the
+		// cache may say otherwise (one failed), so decide it again.
+		l.drain()
+		if d != nil {
+			b.resetDecisions()
+			clear(b.deferred)
+			d = nil
+		}
+	}
+	l.conclude(b, l.runBatch(ctx, b, d))
 }
 
 // conclude reports the batch to the observer and answers every caller in
