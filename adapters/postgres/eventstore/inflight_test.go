@@ -60,6 +60,14 @@ func betAsync(p player, tx, amount string, out chan<- betResult) {
 func inFlightPair(t *testing.T) (pool *pgxpool.Pool, l *eventstore.Ledger, p player, row pgx.Tx, b1PID int, out chan betResult) {
 	t.Helper()
 	pool, l, p = playerWithTen(t, eventstore.LedgerConfig{})
+	row, b1PID, out = twoInFlight(t, pool, l, p)
+	return pool, l, p, row, b1PID, out
+}
+
+// twoInFlight is inFlightPair for a player of l holding 10.00. out has
+// room for a third result.
+func twoInFlight(t *testing.T, pool *pgxpool.Pool, l *eventstore.Ledger, p player) (row pgx.Tx, b1PID int, out chan betResult) {
+	t.Helper()
 	if _, err := p.bet("warm", "1.00", ""); err != nil { // the house account, into the cache
 		t.Fatal(err)
 	}
@@ -73,7 +81,7 @@ func inFlightPair(t *testing.T) (pool *pgxpool.Pool, l *eventstore.Ledger, p pla
 		t.Fatal(err)
 	}
 	before := l.Stats().Pipelined
-	out = make(chan betResult, 2)
+	out = make(chan betResult, 3)
 	betAsync(p, "b1", "1.00", out)
 	eventually.True(t, 30*time.Second, "b1 to wait for the account row", func() bool {
 		n, pid := lockWaits(t, pool, "transactionid")
@@ -88,7 +96,7 @@ func inFlightPair(t *testing.T) (pool *pgxpool.Pool, l *eventstore.Ledger, p pla
 	if got := l.Stats().Pipelined - before; got != 1 {
 		t.Fatalf("%d batches sent while another was in flight, want 1", got)
 	}
-	return pool, l, p, row, b1PID, out
+	return row, b1PID, out
 }
 
 // since is the ledger's batch counts since before.
@@ -98,14 +106,28 @@ func since(l *eventstore.Ledger, before eventstore.LedgerStats) eventstore.Ledge
 		Refused: after.Refused - before.Refused, Pipelined: after.Pipelined - before.Pipelined}
 }
 
-// results collects both bets' results by transaction id.
-func results(out <-chan betResult) map[string]error {
+// results collects n bets' results by transaction id.
+func results(out <-chan betResult, n int) map[string]error {
 	got := map[string]error{}
-	for range 2 {
+	for range n {
 		r := <-out
 		got[r.tx] = r.err
 	}
 	return got
+}
+
+// bothFromCache checks that b1 and b2 committed, both sent from the cache
+// and the second while the first was in flight.
+func bothFromCache(t *testing.T, l *eventstore.Ledger, before eventstore.LedgerStats, out <-chan betResult) {
+	t.Helper()
+	for tx, err := range results(out, 2) {
+		if err != nil {
+			t.Errorf("bet %s: %v", tx, err)
+		}
+	}
+	if got, want := since(l, before), (eventstore.LedgerStats{Fast: 2, Pipelined: 1}); got != want {
+		t.Errorf("batches %+v, want %+v", got, want)
+	}
 }
 
 // TestLedgerTwoBatchesInFlight: both batches commit, the second on top of
@@ -118,14 +140,7 @@ func TestLedgerTwoBatchesInFlight(t *testing.T) {
 	if err := row.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for tx, err := range results(out) {
-		if err != nil {
-			t.Errorf("bet %s: %v", tx, err)
-		}
-	}
-	if got, want := since(l, before), (eventstore.LedgerStats{Fast: 2, Pipelined: 1}); got != want {
-		t.Errorf("batches %+v, want %+v", got, want)
-	}
+	bothFromCache(t, l, before, out)
 	if st := balanceOf(t, pool, p.wallet()); st.Balance != 700 || st.Version != 4 {
 		t.Errorf("wallet %+v, want 7.00 at version 4", st)
 	}
@@ -173,7 +188,7 @@ func TestLedgerInFlightFirstFails(t *testing.T) {
 			if err := row.Rollback(ctx); err != nil {
 				t.Fatal(err)
 			}
-			got := results(out)
+			got := results(out, 2)
 			if err := got["b1"]; (err != nil) != tc.b1Fails {
 				t.Errorf("b1: %v, want failed %v", err, tc.b1Fails)
 			}
@@ -272,14 +287,7 @@ func TestLedgerInFlightLockOrder(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", eventstore.DefaultLedgerLockKey); err != nil {
 		t.Fatal(err)
 	}
-	for tx, err := range results(out) {
-		if err != nil {
-			t.Errorf("bet %s: %v", tx, err)
-		}
-	}
-	if got, want := since(l, before), (eventstore.LedgerStats{Fast: 2, Pipelined: 1}); got != want {
-		t.Errorf("batches %+v, want %+v", got, want)
-	}
+	bothFromCache(t, l, before, out)
 	checkLedger(t, pool)
 }
 
@@ -300,29 +308,8 @@ func TestLedgerStopsWithBatchesInFlight(t *testing.T) {
 	go func() { ran <- l.Run(runCtx) }()
 	p := newPlayer(commands.NewHandler(l, ledgertest.WallClock{}, ledgertest.UUIDs{}))
 	deposit(t, p.h, p.client, p.id, "10.00")
-	if _, err := p.bet("warm", "1.00", ""); err != nil {
-		t.Fatal(err)
-	}
+	row, _, out := twoInFlight(t, pool, l, p)
 	ctx := context.Background()
-	row, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = row.Rollback(ctx) }()
-	if _, err := row.Exec(ctx, "SELECT 1 FROM accounts WHERE account_id = $1 FOR UPDATE", string(p.wallet())); err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan betResult, 3)
-	betAsync(p, "b1", "1.00", out)
-	eventually.True(t, 30*time.Second, "b1 to wait for the account row", func() bool {
-		n, _ := lockWaits(t, pool, "transactionid")
-		return n == 1
-	})
-	betAsync(p, "b2", "1.00", out)
-	eventually.True(t, 30*time.Second, "b2 to wait for the ledger lock", func() bool {
-		n, _ := lockWaits(t, pool, "advisory")
-		return n == 1
-	})
 	betAsync(p, "b3", "1.00", out)
 	stop()
 	if err := row.Rollback(ctx); err != nil {
@@ -331,11 +318,7 @@ func TestLedgerStopsWithBatchesInFlight(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	got := map[string]error{}
-	for range 3 {
-		r := <-out
-		got[r.tx] = r.err
-	}
+	got := results(out, 3)
 	if got["b1"] != nil || got["b2"] != nil {
 		t.Errorf("batches in flight at the stop: b1 %v, b2 %v; want both committed", got["b1"], got["b2"])
 	}
