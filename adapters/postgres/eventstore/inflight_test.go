@@ -181,9 +181,13 @@ func TestLedgerInFlightFirstFails(t *testing.T) {
 			if _, err := pool.Exec(ctx, "SELECT "+tc.kill+"($1)", pid); err != nil {
 				t.Fatal(err)
 			}
-			eventually.True(t, 30*time.Second, "b1 to stop waiting for the row", func() bool {
-				n, _ := lockWaits(t, pool, "transactionid")
-				return n == 0
+			// The row stays held until the kill has taken effect (a
+			// cancel is delivered asynchronously): until a batch was
+			// refused — b1 when cancelled, b2 (its head check) when b1's
+			// backend is gone. Its decision again from the store may then
+			// wait for the row, until the rollback below.
+			eventually.True(t, 30*time.Second, "a batch refused after the kill", func() bool {
+				return l.Stats().Refused > before.Refused
 			})
 			if err := row.Rollback(ctx); err != nil {
 				t.Fatal(err)
