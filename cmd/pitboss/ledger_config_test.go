@@ -5,44 +5,34 @@ import (
 	"testing"
 )
 
-// TestLedgerCacheConfig reads PITBOSS_LEDGER_CACHE: 50,000 by default, a
-// count from 2 to 10,000,000, nothing else. Not parallel: it sets the
-// variable.
-func TestLedgerCacheConfig(t *testing.T) {
-	for value, want := range map[string]int{"": 50_000, "2": 2, "1000": 1000, "10000000": 10_000_000,
-		"1": 0, "0": 0, "-5": 0, "10000001": 0, "lots": 0} {
-		t.Run(value, func(t *testing.T) {
-			t.Setenv("PITBOSS_LEDGER_CACHE", value)
-			c, err := loadConfig()
-			if want == 0 {
-				if err == nil || !strings.Contains(err.Error(), "PITBOSS_LEDGER_CACHE") {
-					t.Fatalf("error %v, want one naming PITBOSS_LEDGER_CACHE", err)
+// TestLedgerConfig reads the ledger writer's variables: each takes its
+// default when empty, a count in its range, nothing else (0 below: an
+// error naming the variable). Not parallel: it sets the variables.
+func TestLedgerConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cases map[string]int
+		got   func(config) int
+	}{
+		{"PITBOSS_LEDGER_CACHE", map[string]int{"": 50_000, "2": 2, "1000": 1000, "10000000": 10_000_000,
+			"1": 0, "0": 0, "-5": 0, "10000001": 0, "lots": 0}, func(c config) int { return c.LedgerCache }},
+		{"PITBOSS_LEDGER_IN_FLIGHT", map[string]int{"": 2, "1": 1, "2": 2, "0": 0, "3": 0, "-1": 0, "two": 0},
+			func(c config) int { return c.LedgerInFlight }},
+	} {
+		for value, want := range tc.cases {
+			t.Run(tc.name+"="+value, func(t *testing.T) {
+				t.Setenv(tc.name, value)
+				c, err := loadConfig()
+				if want == 0 {
+					if err == nil || !strings.Contains(err.Error(), tc.name) {
+						t.Fatalf("error %v, want one naming %s", err, tc.name)
+					}
+					return
 				}
-				return
-			}
-			if err != nil || c.LedgerCache != want {
-				t.Fatalf("cache %d, %v; want %d", c.LedgerCache, err, want)
-			}
-		})
-	}
-}
-
-// TestLedgerInFlightConfig reads PITBOSS_LEDGER_IN_FLIGHT: 2 by default,
-// 1 or 2, nothing else.
-func TestLedgerInFlightConfig(t *testing.T) {
-	for value, want := range map[string]int{"": 2, "1": 1, "2": 2, "0": 0, "3": 0, "-1": 0, "two": 0} {
-		t.Run(value, func(t *testing.T) {
-			t.Setenv("PITBOSS_LEDGER_IN_FLIGHT", value)
-			c, err := loadConfig()
-			if want == 0 {
-				if err == nil || !strings.Contains(err.Error(), "PITBOSS_LEDGER_IN_FLIGHT") {
-					t.Fatalf("error %v, want one naming PITBOSS_LEDGER_IN_FLIGHT", err)
+				if err != nil || tc.got(c) != want {
+					t.Fatalf("%s = %d, %v; want %d", tc.name, tc.got(c), err, want)
 				}
-				return
-			}
-			if err != nil || c.LedgerInFlight != want {
-				t.Fatalf("in flight %d, %v; want %d", c.LedgerInFlight, err, want)
-			}
-		})
+			})
+		}
 	}
 }

@@ -71,8 +71,7 @@ func (b *batch) reset() {
 	clear(b.answers)
 	b.poisoned = slices.Grow(b.poisoned[:0], len(b.reqs))[:len(b.reqs)]
 	clear(b.poisoned)
-	b.deferred = slices.Grow(b.deferred[:0], len(b.reqs))[:len(b.reqs)]
-	clear(b.deferred)
+	b.deferred = slices.Grow(b.deferred[:0], len(b.reqs))[:len(b.reqs)] // cleared by resetDecisions
 	b.done = slices.Grow(b.done[:0], len(b.reqs))[:len(b.reqs)]
 	clear(b.done)
 	b.written = 0
@@ -96,9 +95,11 @@ func (b *batch) reset() {
 	b.resetDecisions()
 }
 
-// resetDecisions forgets the state loaded and everything decided from it,
-// keeping the requests, what they declared and the operations excluded.
+// resetDecisions forgets the state loaded and everything decided from it
+// (the deferrals too), keeping the requests, what they declared, the
+// operations excluded and those answered.
 func (b *batch) resetDecisions() {
+	clear(b.deferred)
 	clear(b.loadedAccounts)
 	clear(b.loadedRecords)
 	b.loadedRecords = b.loadedRecords[:0]
@@ -278,7 +279,6 @@ func (l *Ledger) runBatch(ctx context.Context, b *batch, d *cacheDecision) error
 				b.answer(i)
 			}
 		}
-		clear(b.deferred)
 		b.resetDecisions()
 	}
 	err = l.storeBatch(ctx, conn, b)

@@ -87,7 +87,6 @@ func (l *Ledger) launch(ctx context.Context, cancel context.CancelFunc, b *batch
 	}
 	undo := func() (bool, *cacheDecision) {
 		b.resetDecisions()
-		clear(b.deferred)
 		return false, nil
 	}
 	v, left := l.settle(b)

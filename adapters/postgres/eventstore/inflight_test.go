@@ -254,12 +254,15 @@ func TestLedgerInFlightUnderLoad(t *testing.T) {
 // TestLedgerInFlightLockOrder: the second batch is not sent before the
 // first holds the ledger lock — had both waited for it at once, the server
 // could grant it to the second first, whose head check would fail. The
-// test holds the ledger lock itself: b1 waits for it, b2 is decided and
-// must not ask for it; released, both commit from the cache.
+// test holds the ledger lock itself while b1 waits for it and b2 is
+// decided; then a probe of the test's asks for the lock too. The server
+// grants the lock in the order asked: b1, the probe, and only then b2, if
+// b2 asked after b1 held it. The probe, holding the lock, sees b1's bet
+// and not b2's; released, both commit from the cache.
 func TestLedgerInFlightLockOrder(t *testing.T) {
 	t.Parallel()
 	pool, l, p := playerWithTen(t, eventstore.LedgerConfig{})
-	if _, err := p.bet("warm", "1.00", ""); err != nil {
+	if _, err := p.bet("warm", "1.00", ""); err != nil { // the wallet at version 2
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -280,16 +283,29 @@ func TestLedgerInFlightLockOrder(t *testing.T) {
 	})
 	betAsync(p, "b2", "1.00", out)
 	eventually.True(t, 30*time.Second, "b2 to be decided", func() bool { return l.Stats().Pipelined > before.Pipelined })
-	// What must not happen cannot be waited for: watch a while instead. A
-	// b2 sent too early asks for the lock within milliseconds.
-	for range 20 {
-		if n, _ := lockWaits(t, pool, "advisory"); n != 1 {
-			t.Fatalf("%d batches wait for the ledger lock while b1 does not hold it, want 1", n)
+	seen := make(chan int64, 1)
+	go func() {
+		var version int64
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", eventstore.DefaultLedgerLockKey); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, "SELECT version FROM accounts WHERE account_id = $1", string(p.wallet())).Scan(&version)
+		})
+		if err != nil {
+			t.Errorf("probe: %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		seen <- version
+	}()
+	eventually.True(t, 30*time.Second, "the probe to wait for the ledger lock behind b1", func() bool {
+		n, _ := lockWaits(t, pool, "advisory")
+		return n >= 2
+	})
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", eventstore.DefaultLedgerLockKey); err != nil {
 		t.Fatal(err)
+	}
+	if v := <-seen; v != 3 {
+		t.Errorf("the probe, granted the lock after b1, saw the wallet at version %d, want 3 (b1's bet, not b2's)", v)
 	}
 	bothFromCache(t, l, before, out)
 	checkLedger(t, pool)

@@ -319,7 +319,6 @@ func (l *Ledger) process(runCtx context.Context, b *batch) {
 		l.drain()
 		if d != nil {
 			b.resetDecisions()
-			clear(b.deferred)
 			d = nil
 		}
 	}
