@@ -375,28 +375,7 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 		b.Queue(m.sql.upsertGameResults, a.args()...)
 	}
 	if len(c.ggr.keys) > 0 {
-		slices.SortFunc(c.ggr.keys, cmpGGRKey)
-		var (
-			clients, providers, games, currencies []string
-			days                                  []time.Time
-			scales                                []int16
-			sums                                  [10][]int64
-		)
-		for _, k := range c.ggr.keys {
-			g := c.ggr.byKey[k]
-			clients, days, providers, games, currencies = append(clients, k.ClientID), append(days, k.Day),
-				append(providers, k.Provider), append(games, k.Game), append(currencies, k.Currency)
-			scales = append(scales, int16(g.Scale))
-			for j, v := range []int64{g.Bets, g.BetRefunds, g.Wins, g.WinReversals, g.PromoBets, g.PromoBetRefunds,
-				g.PromoWins, g.PromoWinReversals, g.JackpotWins, g.JackpotWinReversals} {
-				sums[j] = append(sums[j], v)
-			}
-		}
-		args := []any{clients, days, providers, games, currencies, scales}
-		for _, s := range sums {
-			args = append(args, s)
-		}
-		b.Queue(m.sql.upsertGGRs, args...)
+		m.queueGGRs(b, c)
 	}
 	if len(c.players.keys) > 0 {
 		slices.SortFunc(c.players.keys, func(a, b projections.GGRMember) int {
@@ -434,19 +413,7 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 		b.Queue(m.sql.addRound, clients, days, providers, games, currencies, members)
 	}
 	if len(c.balances.keys) > 0 {
-		slices.Sort(c.balances.keys)
-		var (
-			accounts, kinds, clients, players, currencies []string
-			scales                                        []int16
-			balances, positions                           []int64
-		)
-		for _, a := range c.balances.keys {
-			x := c.balances.byKey[a]
-			accounts, kinds, clients, players, currencies = append(accounts, string(a)), append(kinds, x.Kind),
-				append(clients, x.ClientID), append(players, x.PlayerID), append(currencies, x.Currency)
-			scales, balances, positions = append(scales, int16(x.Scale)), append(balances, x.Balance), append(positions, x.Position)
-		}
-		b.Queue(m.sql.upsertBalances, accounts, kinds, clients, players, currencies, scales, balances, positions)
+		m.queueBalances(b, c)
 	}
 	if len(c.streams) > 0 {
 		for _, p := range slices.Compact(slices.Sorted(slices.Values(c.projs))) {
@@ -461,6 +428,51 @@ func (m *ReadModels) queueBatchChanges(b *pgx.Batch, c *batchChanges) int {
 		}
 	}
 	return b.Len() - n
+}
+
+// queueGGRs queues the upsert of c's GGR groups, in key order
+// (queueBatchChanges).
+func (m *ReadModels) queueGGRs(b *pgx.Batch, c *batchChanges) {
+	slices.SortFunc(c.ggr.keys, cmpGGRKey)
+	var (
+		clients, providers, games, currencies []string
+		days                                  []time.Time
+		scales                                []int16
+		sums                                  [10][]int64
+	)
+	for _, k := range c.ggr.keys {
+		g := c.ggr.byKey[k]
+		clients, days, providers, games, currencies = append(clients, k.ClientID), append(days, k.Day),
+			append(providers, k.Provider), append(games, k.Game), append(currencies, k.Currency)
+		scales = append(scales, int16(g.Scale))
+		for j, v := range []int64{g.Bets, g.BetRefunds, g.Wins, g.WinReversals, g.PromoBets, g.PromoBetRefunds,
+			g.PromoWins, g.PromoWinReversals, g.JackpotWins, g.JackpotWinReversals} {
+			sums[j] = append(sums[j], v)
+		}
+	}
+	args := []any{clients, days, providers, games, currencies, scales}
+	for _, s := range sums {
+		args = append(args, s)
+	}
+	b.Queue(m.sql.upsertGGRs, args...)
+}
+
+// queueBalances queues the upsert of c's balances, in key order
+// (queueBatchChanges).
+func (m *ReadModels) queueBalances(b *pgx.Batch, c *batchChanges) {
+	slices.Sort(c.balances.keys)
+	var (
+		accounts, kinds, clients, players, currencies []string
+		scales                                        []int16
+		balances, positions                           []int64
+	)
+	for _, a := range c.balances.keys {
+		x := c.balances.byKey[a]
+		accounts, kinds, clients, players, currencies = append(accounts, string(a)), append(kinds, x.Kind),
+			append(clients, x.ClientID), append(players, x.PlayerID), append(currencies, x.Currency)
+		scales, balances, positions = append(scales, int16(x.Scale)), append(balances, x.Balance), append(positions, x.Position)
+	}
+	b.Queue(m.sql.upsertBalances, accounts, kinds, clients, players, currencies, scales, balances, positions)
 }
 
 // txArrays holds history rows column by column, for insertTxs and

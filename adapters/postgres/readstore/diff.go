@@ -1,17 +1,20 @@
 package readstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowcmp"
+	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
 // rowSource yields a rebuilt table's rows in key order, normalised
-// (rowcmp.Norm): from memory (memoryRows) or from a query (queryRows), so a
+// (normRow): from memory (memoryRows) or from a query (queryRows), so a
 // table rebuilt in PostgreSQL is compared as it streams, never held.
 type rowSource interface {
 	next() (row []any, ok bool, err error)
@@ -28,7 +31,7 @@ func (s *memoryRows) next() ([]any, bool, error) {
 		return nil, false, nil
 	}
 	s.i++
-	return rowcmp.Norm(s.rows.row(s.i - 1)), true, nil
+	return normRow(s.rows.row(s.i - 1)), true, nil
 }
 
 // queryRows reads a table's rows from a query in key order.
@@ -42,7 +45,7 @@ func (s queryRows) next() ([]any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return rowcmp.Norm(vals), true, nil
+	return normRow(vals), true, nil
 }
 
 // selectList is the select list the diff reads a table's columns with:
@@ -96,11 +99,11 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ro
 		if verr != nil {
 			return d, fmt.Errorf("read live %s: %w", tb.name, verr)
 		}
-		live := rowcmp.Norm(vals)
+		live := normRow(vals)
 		d.Live++
 		matched := false
 		for ok && err == nil {
-			c := rowcmp.CompareKeys(want[:tb.key], live[:tb.key])
+			c := compareKeys(want[:tb.key], live[:tb.key])
 			if c > 0 {
 				break
 			}
@@ -142,8 +145,8 @@ func (m *ReadModels) diffTable(ctx context.Context, tx pgx.Tx, tb rmTable, rb ro
 func changedCols(tb rmTable, want, live []any) string {
 	var diffs []string
 	for i := tb.key; i < len(tb.cols); i++ {
-		if !rowcmp.Equal(want[i], live[i]) {
-			diffs = append(diffs, fmt.Sprintf("%s live=%v rebuilt=%v", tb.cols[i], rowcmp.Show(live[i]), rowcmp.Show(want[i])))
+		if !equalValue(want[i], live[i]) {
+			diffs = append(diffs, fmt.Sprintf("%s live=%v rebuilt=%v", tb.cols[i], showValue(live[i]), showValue(want[i])))
 		}
 	}
 	return strings.Join(diffs, ", ")
@@ -152,7 +155,88 @@ func changedCols(tb rmTable, want, live []any) string {
 func keyText(tb rmTable, row []any) string {
 	parts := make([]string, tb.key)
 	for i := range parts {
-		parts[i] = tb.cols[i] + "=" + fmt.Sprint(rowcmp.Show(row[i]))
+		parts[i] = tb.cols[i] + "=" + fmt.Sprint(showValue(row[i]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// The compared values: a row read from PostgreSQL or rebuilt in memory
+// made comparable (normRow), keys ordered as the comparison's ORDER BY
+// orders them (text bytewise, "C" collation), values compared and shown.
+
+// normRow makes live and rebuilt values comparable: integers as int64,
+// times in UTC, uuids as text.
+func normRow(vals []any) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case int:
+			out[i] = int64(x)
+		case int16:
+			out[i] = int64(x)
+		case int32:
+			out[i] = int64(x)
+		case time.Time:
+			out[i] = x.UTC()
+		case [16]byte:
+			out[i] = postgres.UUIDText(x)
+		case pgtype.UUID:
+			out[i] = postgres.UUIDText(x.Bytes)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// compareKeys orders two rows' normalised key values (compareValue,
+// column by column).
+func compareKeys(a, b []any) int {
+	for i := range a {
+		if c := compareValue(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// compareValue orders normalised key values as the diff's ORDER BY does
+// (text in "C" collation: bytewise).
+func compareValue(a, b any) int {
+	switch x := a.(type) {
+	case string:
+		y, _ := b.(string)
+		return strings.Compare(x, y)
+	case int64:
+		y, _ := b.(int64)
+		return cmp.Compare(x, y)
+	case time.Time:
+		y, _ := b.(time.Time)
+		return x.Compare(y)
+	}
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}
+
+// equalValue says whether two normalised values are the same (times as
+// instants).
+func equalValue(a, b any) bool {
+	if ta, ok := a.(time.Time); ok {
+		tb, ok := b.(time.Time)
+		return ok && ta.Equal(tb)
+	}
+	return a == b
+}
+
+// showValue is a value as a difference's example prints it.
+func showValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
+	}
+	return v
 }

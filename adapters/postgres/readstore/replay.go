@@ -115,7 +115,7 @@ type TableDiff struct {
 	Extra   int64 // live rows the rebuild does not have
 	Changed int64 // rows in both whose values differ
 	// ByDigest: the rebuilt and live rows were found equal by their
-	// digests (rowdigest), without reading them out.
+	// salted digests, without reading them out.
 	ByDigest bool
 	// Examples are the first differences, one line each.
 	Examples []string
@@ -249,11 +249,7 @@ func (m *ReadModels) Compare(ctx context.Context, opts ReplayOptions) (ReplayRep
 	// The watermarks, and whatever live rows belong to no client of the
 	// store (all extra).
 	start := time.Now()
-	global := &rebuilt{}
-	for _, p := range projections.All {
-		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
-	}
-	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
+	global := watermarkRows(watermark)
 	if opts.Shadow {
 		if err := m.copyTables(ctx, m.shadow, global, globalTables); err != nil {
 			return rep, err
@@ -310,4 +306,15 @@ func (m *ReadModels) replayLimits(ctx context.Context, snap pgx.Tx, full bool, h
 		watermark[p] = pos
 	}
 	return live, watermark, nil
+}
+
+// watermarkRows are the rebuilt rows of the tables of no client (the
+// positions: each projection's watermark, in projection order).
+func watermarkRows(watermark map[projections.Name]int64) *rebuilt {
+	global := &rebuilt{}
+	for _, p := range projections.All {
+		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
+	}
+	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
+	return global
 }

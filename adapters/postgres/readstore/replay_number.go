@@ -7,24 +7,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/numbering"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
 )
 
 // numberShadow fills the shadow schema's numbering tables (tx_order,
 // tx_counts, tx_days, tx_filter_counts, tx_filter_marks) from its history
 // rows with seq at or below position (the history watermark), in one pass
-// (package numbering): tx_order as the rows stream, the other four, which
+// (orderHistory): tx_order as the rows stream, the other four, which
 // are per client, day, type and player, at the end.
 func (m *ReadModels) numberShadow(ctx context.Context, position int64) error {
-	n, err := numbering.Order(ctx, m.pool, m.shadow, position)
+	n, err := orderHistory(ctx, m.pool, m.shadow, position)
 	if err != nil {
 		return err
 	}
 	// Its two connections are back in the pool: copyTables takes its own.
 	rb := &rebuilt{}
-	rb.setNumbering(n.Counts, n.Numbering)
+	rb.setNumbering(n.counts, n.numbering)
 	return m.copyTables(ctx, m.shadow, rb, []rmTable{tableNamed("tx_counts"), tableNamed("tx_days"),
 		tableNamed("tx_filter_counts"), tableNamed("tx_filter_marks")})
 }
@@ -46,7 +43,7 @@ func (m *ReadModels) diffShadowTable(ctx context.Context, tx pgx.Tx, tb rmTable,
 }
 
 // diffByDigest compares a shadow table with the live one by digest
-// (rowdigest) before reading any row: equal digests end the comparison;
+// (digestOf) before reading any row: equal digests end the comparison;
 // an empty live table makes every rebuilt row missing: they are counted,
 // and only the first examples are read. ok is false when the rows must be
 // read and merged (diffShadowTable).
@@ -65,13 +62,13 @@ func (m *ReadModels) diffByDigest(ctx context.Context, tx pgx.Tx, tb rmTable, sa
 	}
 	d = TableDiff{Table: tb.name}
 	if liveRows {
-		var live, rebuilt rowdigest.Digest
+		var live, rebuilt rowDigest
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) {
-			live, err = rowdigest.Of(gctx, tx, exprs, m.t(tb.name), tb.where, salt)
+			live, err = digestOf(gctx, tx, exprs, m.t(tb.name), tb.where, salt)
 			return err
 		})
-		g.Go(func() (err error) { rebuilt, err = rowdigest.Of(gctx, m.pool, exprs, shadow, "", salt); return err })
+		g.Go(func() (err error) { rebuilt, err = digestOf(gctx, m.pool, exprs, shadow, "", salt); return err })
 		if err := g.Wait(); err != nil {
 			return d, false, fmt.Errorf("compare %s: %w", tb.name, err)
 		}

@@ -116,43 +116,7 @@ func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, after int64,
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	todo := make(chan *replayChunk, workers*2)
 	done := make(chan *replayChunk, workers*2)
-	g.Go(func() error {
-		defer close(todo)
-		rows, err := tx.Query(gctx, query, args...)
-		if err != nil {
-			return fmt.Errorf("read events: %w", err)
-		}
-		defer rows.Close()
-		c := &replayChunk{}
-		for rows.Next() {
-			v := rows.RawValues()
-			var r rawEvent
-			if err := rows.Scan(&r.position, &r.stream, &r.version, nil); err != nil {
-				return fmt.Errorf("read event: %w", err)
-			}
-			r.body = bytes.Clone(v[3])
-			c.raws = append(c.raws, r)
-			if len(c.raws) == replayChunkSize {
-				select {
-				case todo <- c:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-				c = &replayChunk{seq: c.seq + 1}
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read events: %w", err)
-		}
-		if len(c.raws) > 0 {
-			select {
-			case todo <- c:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-		}
-		return nil
-	})
+	g.Go(func() error { return readEventChunks(gctx, tx, query, args, todo) })
 	var decoders errgroup.Group
 	for range workers {
 		decoders.Go(func() error {
@@ -200,6 +164,46 @@ func replayEvents(ctx context.Context, tx pgx.Tx, clients []string, after int64,
 		return nil
 	})
 	return g.Wait()
+}
+
+// readEventChunks reads the events of query in chunks of replayChunkSize,
+// numbered from 0, onto todo, which it closes.
+func readEventChunks(ctx context.Context, tx pgx.Tx, query string, args []any, todo chan<- *replayChunk) error {
+	defer close(todo)
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	c := &replayChunk{}
+	for rows.Next() {
+		v := rows.RawValues()
+		var r rawEvent
+		if err := rows.Scan(&r.position, &r.stream, &r.version, nil); err != nil {
+			return fmt.Errorf("read event: %w", err)
+		}
+		r.body = bytes.Clone(v[3])
+		c.raws = append(c.raws, r)
+		if len(c.raws) == replayChunkSize {
+			select {
+			case todo <- c:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			c = &replayChunk{seq: c.seq + 1}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	if len(c.raws) > 0 {
+		select {
+		case todo <- c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // setIndexOnly turns the planner's sequential and bitmap scans off (on) for

@@ -13,8 +13,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitboss/pitboss/adapters/postgres/readstore/replaypass"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/txrow"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/projections"
 )
@@ -92,9 +90,9 @@ func (m *ReadModels) stagingCopies() []rmTable {
 	results.name = "results"
 	results.rows = func(rb *rebuilt) tableRows {
 		return tableRows{n: len(rb.results), row: func(i int) []any {
-			return txrow.Args(rb.results[i], projections.StatusPending) // as the history stores a game result
+			return txRowArgs(rb.results[i], projections.StatusPending) // as the history stores a game result
 		}, appendRow: func(b []byte, i int) ([]byte, error) {
-			return txrow.Append(b, rb.results[i], projections.StatusPending)
+			return appendTxRow(b, rb.results[i], projections.StatusPending)
 		}}
 	}
 	results.schema = m.staging
@@ -516,49 +514,69 @@ func (m *ReadModels) compareSliced(ctx context.Context, opts ReplayOptions) (Rep
 	progress.end(rep.Events)
 	rep.Head = max(rep.Head, head)
 	rep.Passes, rep.Slices = 1, s.slices
-	if s.rec != nil {
-		if err := s.rec.Finishing(ctx); err != nil {
-			return rep, err
-		}
-	}
-	finish := time.Now()
-	if err := m.finishShadow(ctx, s.mem, watermark[projections.History], &rep); err != nil {
+	global, err := m.finishSliced(ctx, s, watermark, &rep)
+	if err != nil {
 		return rep, err
 	}
-	rep.Finish = time.Since(finish)
-	global := &rebuilt{}
-	for _, p := range projections.All {
-		global.positions = append(global.positions, checkpointRow{projection: string(p), position: watermark[p]})
-	}
-	slices.SortFunc(global.positions, func(a, b checkpointRow) int { return strings.Compare(a.projection, b.projection) })
-	if err := m.copyTables(ctx, m.shadow, global, globalTables); err != nil {
-		return rep, err
-	}
-	if err := m.markShadowWritten(ctx); err != nil {
-		return rep, err
-	}
-	rep.Shadowed = true
 	rep.Write = time.Since(start)
 
 	start = time.Now()
-	salt, err := rowdigest.NewSalt()
-	if err != nil {
+	if err := m.compareShadow(ctx, snap, global, opts.Examples, &rep); err != nil {
 		return rep, err
+	}
+	rep.Compare = time.Since(start)
+	return rep, snap.Commit(ctx)
+}
+
+// finishSliced finishes the shadow schema once every slice is written: the
+// pass record says so, the history is numbered (finishShadow), the
+// watermarks are written and the schema is marked written. It returns the
+// rebuilt rows of the tables of no client, for the comparison.
+func (m *ReadModels) finishSliced(ctx context.Context, s *slicer, watermark map[projections.Name]int64,
+	rep *ReplayReport) (*rebuilt, error) {
+	if s.rec != nil {
+		if err := s.rec.Finishing(ctx); err != nil {
+			return nil, err
+		}
+	}
+	finish := time.Now()
+	if err := m.finishShadow(ctx, s.mem, watermark[projections.History], rep); err != nil {
+		return nil, err
+	}
+	rep.Finish = time.Since(finish)
+	global := watermarkRows(watermark)
+	if err := m.copyTables(ctx, m.shadow, global, globalTables); err != nil {
+		return nil, err
+	}
+	if err := m.markShadowWritten(ctx); err != nil {
+		return nil, err
+	}
+	rep.Shadowed = true
+	return global, nil
+}
+
+// compareShadow compares each table of the written shadow schema with the
+// live one in the snapshot snap: a client's table by digest first, read
+// row by row only where the digests differ; the tables of no client with
+// their rebuilt rows global.
+func (m *ReadModels) compareShadow(ctx context.Context, snap pgx.Tx, global *rebuilt, examples int, rep *ReplayReport) error {
+	salt, err := newDigestSalt()
+	if err != nil {
+		return err
 	}
 	for _, tb := range rmTables {
 		var d TableDiff
 		var digested bool
 		if tb.client == "" {
-			d, err = m.diffTable(ctx, snap, tb, &memoryRows{rows: tb.rows(global)}, opts.Examples, "")
-		} else if d, digested, err = m.diffByDigest(ctx, snap, tb, salt, opts.Examples); err == nil && !digested {
-			d, err = m.diffShadowTable(ctx, snap, tb, opts.Examples)
+			d, err = m.diffTable(ctx, snap, tb, &memoryRows{rows: tb.rows(global)}, examples, "")
+		} else if d, digested, err = m.diffByDigest(ctx, snap, tb, salt, examples); err == nil && !digested {
+			d, err = m.diffShadowTable(ctx, snap, tb, examples)
 		}
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Rebuilt[tb.name] = d.Rebuilt
 		rep.Tables = append(rep.Tables, d)
 	}
-	rep.Compare = time.Since(start)
-	return rep, snap.Commit(ctx)
+	return nil
 }

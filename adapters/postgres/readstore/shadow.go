@@ -9,8 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/indexbuild"
 )
 
 // Markers of the shadow schema (its comment): written by a rebuild, then
@@ -120,7 +118,7 @@ func (m *ReadModels) shadowState(ctx context.Context, q interface {
 
 // prepareShadow makes a written shadow schema ready to go live: each table
 // is given the live table's keys and indexes under the same names, then
-// vacuumed and analysed, a few builds at a time (package indexbuild), and
+// vacuumed and analysed, a few builds at a time (buildIndexes), and
 // the schema is marked ready. It runs before Swap takes its lock, so the
 // projectors do not wait for it.
 func (m *ReadModels) prepareShadow(ctx context.Context, progress func(done, total int)) error {
@@ -128,7 +126,7 @@ func (m *ReadModels) prepareShadow(ctx context.Context, progress func(done, tota
 	for i, tb := range rmTables {
 		names[i] = tb.name
 	}
-	if err := indexbuild.Build(ctx, m.pool, m.schema, ShadowSchema, names, progress); err != nil {
+	if err := buildIndexes(ctx, m.pool, m.schema, ShadowSchema, names, progress); err != nil {
 		return err
 	}
 	if _, err := m.pool.Exec(ctx, `COMMENT ON SCHEMA `+pgx.Identifier{ShadowSchema}.Sanitize()+` IS '`+shadowReady+`'`); err != nil {

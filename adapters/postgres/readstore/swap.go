@@ -87,55 +87,8 @@ func (m *ReadModels) Swap(ctx context.Context, opts SwapOptions) (SwapReport, er
 		return rep, fmt.Errorf("measure the rebuild's lag: %w", err)
 	}
 	rep.BehindTime = time.Duration(lagSeconds * float64(time.Second)).Round(time.Microsecond)
-	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
-		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
-		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
-	type behind struct {
-		p        projections.Name
-		stream   string
-		from, to int64
-	}
-	lag, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (behind, error) {
-		var b behind
-		var p string
-		err := r.Scan(&p, &b.stream, &b.from, &b.to)
-		b.p = projections.Name(p)
-		return b, err
-	})
-	if err != nil {
-		return rep, fmt.Errorf("compare checkpoints: %w", err)
-	}
-	for _, b := range lag {
-		proj, err := projections.ByName(b.p)
-		if err != nil {
-			return rep, err
-		}
-		rows, _ := tx.Query(ctx, `SELECT position, stream_version, body FROM events
-			WHERE stream_id = $1 AND stream_version > $2 AND stream_version <= $3 ORDER BY stream_version`, b.stream, b.from, b.to)
-		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rawEvent, error) {
-			var e rawEvent
-			err := r.Scan(&e.position, &e.version, &e.body)
-			return e, err
-		})
-		if err != nil {
-			return rep, fmt.Errorf("read events of %s: %w", b.stream, err)
-		}
-		for _, raw := range evs {
-			e, err := domain.DecodeBody(raw.body)
-			if err == nil {
-				_, err = shadow.applyOn(ctx, tx, proj, e)
-				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
-					return rep, fmt.Errorf("catch up %s of %s at version %d: %w", b.p, b.stream, raw.version, err)
-				}
-			}
-			if err != nil {
-				// The live projector dead-lettered it: so does the rebuild.
-				if _, err := tx.Exec(ctx, shadow.sql.skipCheckpoint, string(b.p), b.stream, raw.version, raw.position); err != nil {
-					return rep, fmt.Errorf("skip %s of %s: %w", b.p, b.stream, err)
-				}
-			}
-			rep.CaughtUp++
-		}
+	if rep.CaughtUp, err = m.catchUp(ctx, tx, shadow); err != nil {
+		return rep, err
 	}
 	for _, p := range projections.All {
 		for {
@@ -164,4 +117,63 @@ func (m *ReadModels) Swap(ctx context.Context, opts SwapOptions) (SwapReport, er
 	}
 	rep.Took = time.Since(start)
 	return rep, nil
+}
+
+// catchUp applies to shadow, in tx (which holds the live checkpoints'
+// lock), the events the live projectors applied after the rebuild's
+// snapshot: per projection and stream, the versions its live checkpoint is
+// ahead of the shadow's. It returns how many it applied (one per
+// projection that applied an event).
+func (m *ReadModels) catchUp(ctx context.Context, tx pgx.Tx, shadow *ReadModels) (caught int, err error) {
+	rows, _ := tx.Query(ctx, `SELECT l.projection, l.stream_id, coalesce(s.version, 0), l.version
+		FROM `+m.t("checkpoints")+` l LEFT JOIN `+shadow.t("checkpoints")+` s USING (projection, stream_id)
+		WHERE l.version > coalesce(s.version, 0) ORDER BY l.projection, l.stream_id`)
+	type behind struct {
+		p        projections.Name
+		stream   string
+		from, to int64
+	}
+	lag, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (behind, error) {
+		var b behind
+		var p string
+		err := r.Scan(&p, &b.stream, &b.from, &b.to)
+		b.p = projections.Name(p)
+		return b, err
+	})
+	if err != nil {
+		return caught, fmt.Errorf("compare checkpoints: %w", err)
+	}
+	for _, b := range lag {
+		proj, err := projections.ByName(b.p)
+		if err != nil {
+			return caught, err
+		}
+		rows, _ := tx.Query(ctx, `SELECT position, stream_version, body FROM events
+			WHERE stream_id = $1 AND stream_version > $2 AND stream_version <= $3 ORDER BY stream_version`, b.stream, b.from, b.to)
+		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rawEvent, error) {
+			var e rawEvent
+			err := r.Scan(&e.position, &e.version, &e.body)
+			return e, err
+		})
+		if err != nil {
+			return caught, fmt.Errorf("read events of %s: %w", b.stream, err)
+		}
+		for _, raw := range evs {
+			e, err := domain.DecodeBody(raw.body)
+			if err == nil {
+				_, err = shadow.applyOn(ctx, tx, proj, e)
+				if err != nil && !errors.Is(err, projections.ErrInvalidEvent) {
+					return caught, fmt.Errorf("catch up %s of %s at version %d: %w", b.p, b.stream, raw.version, err)
+				}
+			}
+			if err != nil {
+				// The live projector dead-lettered it: so does the rebuild.
+				if _, err := tx.Exec(ctx, shadow.sql.skipCheckpoint, string(b.p), b.stream, raw.version, raw.position); err != nil {
+					return caught, fmt.Errorf("skip %s of %s: %w", b.p, b.stream, err)
+				}
+			}
+			caught++
+		}
+	}
+	return caught, nil
 }

@@ -1,7 +1,6 @@
 package readstore
 
 import (
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/txrow"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -52,12 +51,12 @@ func splitTables(all []rmTable) (perClient, global []rmTable) {
 
 var rmTables = []rmTable{
 	{name: "transactions", client: "client_id", key: 1, order: "id",
-		types: txrow.Types, cols: txrow.Columns,
+		types: txRowTypes, cols: txRowColumns,
 		rows: func(rb *rebuilt) tableRows {
 			return tableRows{n: len(rb.txs), row: func(i int) []any {
-				return txrow.Args(rb.txs[i], txrow.Stored(rb.txs[i]))
+				return txRowArgs(rb.txs[i], storedStatus(rb.txs[i]))
 			}, appendRow: func(b []byte, i int) ([]byte, error) {
-				return txrow.Append(b, rb.txs[i], txrow.Stored(rb.txs[i]))
+				return appendTxRow(b, rb.txs[i], storedStatus(rb.txs[i]))
 			}}
 		}},
 	{name: "tx_order", client: "client_id", key: 2, order: `client_id COLLATE "C", rn`, cols: []string{"client_id", "rn", "id"},

@@ -1,4 +1,4 @@
-package txrow_test
+package readstore
 
 import (
 	"bytes"
@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/postgres/readstore/bincopy"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/txrow"
 	"github.com/pitboss/pitboss/projections"
 )
 
-// Append is byte for byte Args through bincopy's interface path, for every
-// kind of row: a rebuild writes the first, and readstore's
+// appendTxRow is byte for byte txRowArgs through bincopy's interface path,
+// for every kind of row: a rebuild writes the first, and
 // TestSlicedRebuildMatchesInMemory compares the result with what the
 // generic path and the live projector write.
 func TestAppendIsArgs(t *testing.T) {
@@ -32,12 +31,12 @@ func TestAppendIsArgs(t *testing.T) {
 		t    projections.Transaction
 	}{{"every field", full}, {"no optional field", bare}, {"a game result", result}} {
 		t.Run(tc.name, func(t *testing.T) {
-			status := txrow.Stored(&tc.t)
-			typed, err := txrow.Append(nil, &tc.t, status)
+			status := storedStatus(&tc.t)
+			typed, err := appendTxRow(nil, &tc.t, status)
 			if err != nil {
 				t.Fatal(err)
 			}
-			generic, err := io.ReadAll(bincopy.NewReader(1, func(int) []any { return txrow.Args(&tc.t, status) }, txrow.Types))
+			generic, err := io.ReadAll(bincopy.NewReader(1, func(int) []any { return txRowArgs(&tc.t, status) }, txRowTypes))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,18 +49,18 @@ func TestAppendIsArgs(t *testing.T) {
 			}
 		})
 	}
-	if len(txrow.Columns) != len(txrow.Types) || len(txrow.Args(&full, full.Status)) != len(txrow.Columns) {
-		t.Fatalf("%d columns, %d types, %d values", len(txrow.Columns), len(txrow.Types), len(txrow.Args(&full, full.Status)))
+	if len(txRowColumns) != len(txRowTypes) || len(txRowArgs(&full, full.Status)) != len(txRowColumns) {
+		t.Fatalf("%d columns, %d types, %d values", len(txRowColumns), len(txRowTypes), len(txRowArgs(&full, full.Status)))
 	}
 	// Both refuse what is no uuid, and a sub that is no smallint.
 	for _, bad := range []projections.Transaction{
 		{ID: "not-a-uuid", Sub: 1}, {ID: "0193a5f2-7c1d-7e4b-9a3f-1234567890ag"}, {ID: "0193a5f2x7c1d-7e4b-9a3f-1234567890ab"},
 		{ID: full.ID, Sub: 1 << 16},
 	} {
-		if _, err := txrow.Append(nil, &bad, bad.Status); err == nil {
-			t.Errorf("Append took %+v", bad)
+		if _, err := appendTxRow(nil, &bad, bad.Status); err == nil {
+			t.Errorf("appendTxRow took %+v", bad)
 		}
-		if _, err := io.ReadAll(bincopy.NewReader(1, func(int) []any { return txrow.Args(&bad, bad.Status) }, txrow.Types)); err == nil {
+		if _, err := io.ReadAll(bincopy.NewReader(1, func(int) []any { return txRowArgs(&bad, bad.Status) }, txRowTypes)); err == nil {
 			t.Errorf("the generic path took %+v", bad)
 		}
 	}
@@ -75,7 +74,7 @@ func BenchmarkAppend(b *testing.B) {
 	const rows = 1000
 	b.Run("typed", func(b *testing.B) {
 		for b.Loop() {
-			r := bincopy.NewRows(rows, func(buf []byte, _ int) ([]byte, error) { return txrow.Append(buf, tx, tx.Status) })
+			r := bincopy.NewRows(rows, func(buf []byte, _ int) ([]byte, error) { return appendTxRow(buf, tx, tx.Status) })
 			if _, err := io.Copy(io.Discard, r); err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +82,7 @@ func BenchmarkAppend(b *testing.B) {
 	})
 	b.Run("generic", func(b *testing.B) {
 		for b.Loop() {
-			r := bincopy.NewReader(rows, func(int) []any { return txrow.Args(tx, tx.Status) }, txrow.Types)
+			r := bincopy.NewReader(rows, func(int) []any { return txRowArgs(tx, tx.Status) }, txRowTypes)
 			if _, err := io.Copy(io.Discard, r); err != nil {
 				b.Fatal(err)
 			}

@@ -1,20 +1,4 @@
-// Package numbering numbers a rebuilt history in one pass (pitboss replay
-// and verify, docs/read-models.md "Replay", step 4): per client in (seq,
-// sub) order — a unique order: seq is an event's position, and a game
-// result takes the lowest position of its round's events, which no other
-// round shares — by the rule of projections.Memory.SetWatermark from an
-// empty numbering (projections.Numbering).
-//
-// PostgreSQL sorts the rows by (seq, sub), two integers, and streams them;
-// each is numbered as it arrives, and its tx_order row goes straight back
-// by binary COPY on a second connection. Only what is per client, day,
-// type and player (counts, day ranges, every MarkEvery-th mark) stays in
-// memory — it grows with the wallets, as the rebuild's balances do, not
-// with the events — for the caller to write. It replaced five set-based
-// statements that sorted every history row four times by text partitions
-// (client, type, player): half the finish of a rebuild (docs/benchmarks.md,
-// "Replay: the numbering in one pass").
-package numbering
+package readstore
 
 import (
 	"context"
@@ -29,35 +13,52 @@ import (
 	"github.com/pitboss/pitboss/projections"
 )
 
-// Result is what Order counted besides tx_order: the rows numbered per
-// client (tx_counts), and per day, type and player (projections.Numbering).
-type Result struct {
-	Counts    map[string]int64
-	Numbering projections.Numbering
+// The numbering of a rebuilt history in one pass (pitboss replay and
+// verify, docs/read-models.md "Replay", step 4): per client in (seq,
+// sub) order — a unique order: seq is an event's position, and a game
+// result takes the lowest position of its round's events, which no other
+// round shares — by the rule of projections.Memory.SetWatermark from an
+// empty numbering (projections.Numbering).
+//
+// PostgreSQL sorts the rows by (seq, sub), two integers, and streams them;
+// each is numbered as it arrives, and its tx_order row goes straight back
+// by binary COPY on a second connection. Only what is per client, day,
+// type and player (counts, day ranges, every MarkEvery-th mark) stays in
+// memory — it grows with the wallets, as the rebuild's balances do, not
+// with the events — for the caller to write. It replaced five set-based
+// statements that sorted every history row four times by text partitions
+// (client, type, player): half the finish of a rebuild (docs/benchmarks.md,
+// "Replay: the numbering in one pass").
+
+// historyNumbering is what orderHistory counted besides tx_order: the rows
+// numbered per client (tx_counts), and per day, type and player.
+type historyNumbering struct {
+	counts    map[string]int64
+	numbering projections.Numbering
 }
 
-// Order numbers schema's history (its transactions) up to position as
-// PostgreSQL streams it in (seq, sub) order, and copies schema's tx_order
-// as it goes. It holds two connections of pool until it returns.
-func Order(ctx context.Context, pool *pgxpool.Pool, schema string, position int64) (Result, error) {
+// orderHistory numbers schema's history (its transactions) up to position
+// as PostgreSQL streams it in (seq, sub) order, and copies schema's
+// tx_order as it goes. It holds two connections of pool until it returns.
+func orderHistory(ctx context.Context, pool *pgxpool.Pool, schema string, position int64) (historyNumbering, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("begin: %w", err)
+		return historyNumbering{}, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
-		return Result{}, fmt.Errorf("number the shadow history: %w", err)
+		return historyNumbering{}, fmt.Errorf("number the shadow history: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT client_id, type, player_id, seq, sub, id, created_at FROM `+
 		pgx.Identifier{schema, "transactions"}.Sanitize()+` WHERE seq <= $1 ORDER BY seq, sub`, position)
 	if err != nil {
-		return Result{}, fmt.Errorf("read the shadow history: %w", err)
+		return historyNumbering{}, fmt.Errorf("read the shadow history: %w", err)
 	}
 	defer rows.Close()
 	n := newStreamNumbering()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("acquire connection: %w", err)
+		return historyNumbering{}, fmt.Errorf("acquire connection: %w", err)
 	}
 	defer conn.Release()
 	src := bincopy.NewStream(func(b []byte) ([]byte, bool, error) {
@@ -68,16 +69,16 @@ func Order(ctx context.Context, pool *pgxpool.Pool, schema string, position int6
 	})
 	if _, err := conn.Conn().PgConn().CopyFrom(ctx, src, `COPY `+pgx.Identifier{schema, "tx_order"}.Sanitize()+
 		` (client_id, rn, id) FROM STDIN WITH (FORMAT binary)`); err != nil {
-		return Result{}, fmt.Errorf("number the shadow history: %w", err)
+		return historyNumbering{}, fmt.Errorf("number the shadow history: %w", err)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Result{}, fmt.Errorf("read the shadow history: %w", err)
+		return historyNumbering{}, fmt.Errorf("read the shadow history: %w", err)
 	}
-	return Result{Counts: n.clients, Numbering: n.num}, nil
+	return historyNumbering{counts: n.clients, numbering: n.num}, nil
 }
 
-// streamNumbering numbers history rows as Order streams them.
+// streamNumbering numbers history rows as orderHistory streams them.
 type streamNumbering struct {
 	num     projections.Numbering
 	clients map[string]int64  // rows numbered per client

@@ -1,15 +1,4 @@
-// Package indexbuild gives the tables of one schema the keys and indexes
-// of their namesakes in another, then vacuums and analyses them: how
-// pitboss replay's swap readies the shadow read models, written by COPY
-// without keys or indexes, to go live (docs/read-models.md, "Replay").
-//
-// Each key and index is built by a statement of its own, a few at a time
-// on their own connections, the largest tables' first: one table's indexes
-// do not wait for each other (the history has seven; built one after the
-// other in one transaction, they were most of the swap while the small
-// tables were long done). An interrupted Build is simply run again: the
-// keys and indexes already there are skipped.
-package indexbuild
+package readstore
 
 import (
 	"context"
@@ -21,14 +10,26 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Build gives each of tables (names) in schema to the constraints (primary
-// key, unique) and other indexes of its namesake in schema from, under the
-// same names, then resets its autovacuum settings (a rebuild turns autovacuum
-// off on the tables it writes) and vacuums and analyses it. progress, when
+// The keys and indexes of the shadow tables:
+// how pitboss replay's swap readies the shadow read models, written by COPY
+// without keys or indexes, to go live (docs/read-models.md, "Replay").
+//
+// Each key and index is built by a statement of its own, a few at a time
+// on their own connections, the largest tables' first: one table's indexes
+// do not wait for each other (the history has seven; built one after the
+// other in one transaction, they were most of the swap while the small
+// tables were long done). An interrupted build is simply run again: the
+// keys and indexes already there are skipped.
+
+// buildIndexes gives each of tables (names) in schema to the constraints
+// (primary key, unique) and other indexes of its namesake in schema from,
+// under the same names, then resets its autovacuum settings (a rebuild
+// turns autovacuum off on the tables it writes) and vacuums and analyses
+// it. progress, when
 // set, is told how many of the steps (builds, then a vacuum per table) are
 // done, from one goroutine at a time, starting with none.
-func Build(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []string, progress func(done, total int)) error {
-	ddl, err := missing(ctx, pool, from, to, tables)
+func buildIndexes(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []string, progress func(done, total int)) error {
+	ddl, err := missingIndexes(ctx, pool, from, to, tables)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []st
 	g.SetLimit(limit)
 	for _, stmt := range ddl {
 		g.Go(func() error {
-			if err := build(gctx, pool, stmt); err != nil {
+			if err := buildIndex(gctx, pool, stmt); err != nil {
 				return err
 			}
 			step()
@@ -87,9 +88,9 @@ func Build(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []st
 	return g.Wait()
 }
 
-// missing is the DDL that gives the tables in to what their namesakes in
-// from have and they lack, the largest tables' first.
-func missing(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []string) ([]string, error) {
+// missingIndexes is the DDL that gives the tables in to what their
+// namesakes in from have and they lack, the largest tables' first.
+func missingIndexes(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []string) ([]string, error) {
 	rows, _ := pool.Query(ctx, `
 		WITH t AS (SELECT name, to_regclass(quote_ident($1) || '.' || quote_ident(name)) AS live,
 		                  to_regclass(quote_ident($2) || '.' || quote_ident(name)) AS target
@@ -114,10 +115,10 @@ func missing(ctx context.Context, pool *pgxpool.Pool, from, to string, tables []
 	return ddl, nil
 }
 
-// build runs a key or index build in a transaction of its own whose sort
+// buildIndex runs a key or index build in a transaction of its own whose sort
 // may use 256 MB (PostgreSQL's memory; the rebuild's set-based statements
 // take as much).
-func build(ctx context.Context, pool *pgxpool.Pool, stmt string) error {
+func buildIndex(ctx context.Context, pool *pgxpool.Pool, stmt string) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

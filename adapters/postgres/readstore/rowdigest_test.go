@@ -1,4 +1,4 @@
-package rowdigest_test
+package readstore
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/postgres/readstore/rowdigest"
 )
 
 // TestDigest: two tables' digests are equal exactly when they hold the same
@@ -18,18 +17,18 @@ func TestDigest(t *testing.T) {
 	pool, _ := pgtest.NewDatabase(t)
 	const base = `INSERT INTO %s (k, v, n, at) VALUES
 		('a', 'x', 1, '2026-11-27 10:00:00+00'), ('b', 'y', 2, '2026-11-27 11:00:00+00'), ('c', '', 3, NULL)`
-	salt, err := rowdigest.NewSalt()
+	salt, err := newDigestSalt()
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := rowdigest.NewSalt()
+	other, err := newDigestSalt()
 	if err != nil || other == salt {
 		t.Fatalf("salts %q and %q (%v)", salt, other, err)
 	}
 	const exprs = "k, v, n, at"
-	digest := func(table, where, salt string) rowdigest.Digest {
+	digest := func(table, where, salt string) rowDigest {
 		t.Helper()
-		d, err := rowdigest.Of(ctx, pool, exprs, table, where, salt)
+		d, err := digestOf(ctx, pool, exprs, table, where, salt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +76,7 @@ func TestDigest(t *testing.T) {
 	if d := digest("a", "n > 1", salt); d.Rows != 2 {
 		t.Errorf("with a condition: %d rows, want 2", d.Rows)
 	}
-	if d := digest("a", "false", salt); d != (rowdigest.Digest{Rows: 0, Sum: "0:0"}) {
+	if d := digest("a", "false", salt); d != (rowDigest{Rows: 0, Sum: "0:0"}) {
 		t.Errorf("no rows: %+v", d)
 	}
 }
