@@ -105,6 +105,7 @@ type caletaSession struct {
 	token  string
 	player string
 	wallet domain.AccountID
+	client apitest.Client
 }
 
 func (h *caletaHarness) session(balance string) caletaSession {
@@ -112,7 +113,7 @@ func (h *caletaHarness) session(balance string) caletaSession {
 	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch}, gateway.LaunchSettings{})
 	user := apitest.UID("player")
 	a := h.mustLaunch(c, user, balance, nil)
-	return caletaSession{h: h, token: a.SessionID, player: user, wallet: domain.PlayerWallet(c.ID, user, slEUR)}
+	return caletaSession{h: h, token: a.SessionID, player: user, wallet: domain.PlayerWallet(c.ID, user, slEUR), client: c}
 }
 
 // body is op's body with the document's required fields, fields added or

@@ -94,8 +94,10 @@ func (s *fzServer) routes() []fzRoute {
 	sess := s.session
 	return []fzRoute{
 		{http.MethodPost, "/api/v1/transactions", "bearer", `{"type":"deposit","transaction_id":"fz-1","player_id":"fzp","amount":"1.00","currency":"EUR"}`},
-		{http.MethodPost, "/api/v1/game/launch", "bearer", `{"provider":"fzprov","game_id":"fzgame","player_id":"fzp","currency":"EUR"}`},
-		{http.MethodPost, "/api/v1/game/launch/transfer", "bearer", `{"provider":"fzprov","game_id":"fzgame","player_id":"fzp","currency":"EUR","amount":"1.00","transfer_id":"fz-t1"}`},
+		// Another player's launches: a launch of fzp would supersede the
+		// session the wallet routes below play in (wallet.Core.Bet).
+		{http.MethodPost, "/api/v1/game/launch", "bearer", `{"provider":"fzprov","game_id":"fzgame","player_id":"fzp2","currency":"EUR"}`},
+		{http.MethodPost, "/api/v1/game/launch/transfer", "bearer", `{"provider":"fzprov","game_id":"fzgame","player_id":"fzp2","currency":"EUR","amount":"1.00","transfer_id":"fz-t1"}`},
 		{http.MethodPost, "/api/v1/webhooks", "bearer", `{"url":"http://127.0.0.1:9/h2","kinds":["win"]}`},
 		{http.MethodPatch, "/api/v1/webhooks/" + wh, "bearer", `{"description":"fuzz"}`},
 		{http.MethodPost, "/provider/v1/wallet/balance", "provider", `{"session_id":"` + sess + `"}`},

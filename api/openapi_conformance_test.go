@@ -211,6 +211,23 @@ func newOAHarnessTiers(t *testing.T, rateTiers string) *oaHarness {
 		Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Provider "tbb" launches as the demo kind and calls The Bet Brothers'
+	// Game Events wallet, signing each body with its secret.
+	if err := gw.UpsertProvider(ctx, gateway.Provider{ID: "tbb", Name: "Provider tbb", Secret: oaTBBSecret, Enabled: true,
+		WalletProtocol: gateway.WalletProtocolTBB}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: "tbb", Kind: gateway.ProviderKindDemo,
+		Balancing: gateway.BalancingPriority, Timeout: 2 * time.Second, BreakerFailures: 3, BreakerCooldown: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.UpsertGame(ctx, gateway.Game{ID: "tbb-slot", ProviderID: "tbb", Name: "Game tbb-slot", Category: "slots",
+		Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.SetProviderGameCode(ctx, "tbb-slot", "tbb_symbol"); err != nil { // the calls' game_symbol
+		t.Fatal(err)
+	}
 	return h
 }
 
@@ -241,6 +258,30 @@ func (h *oaHarness) evolution(call, token string, body map[string]any, code int,
 		want: oaWant(code)})
 	if got := r.str("status"); got != status {
 		h.t.Fatalf("evolution %s: status %q, want %s: %s", call, got, status, r.body)
+	}
+	return r
+}
+
+// oaTBBSecret is provider "tbb"'s secret: it signs its calls'
+// X-REQUEST-SIGN (docs/protocols/tbb.md).
+const oaTBBSecret = "tbb-secret"
+
+// tbb calls The Bet Brothers' wallet as provider "tbb", the body signed
+// with sign (nil: the provider's secret), and checks the HTTP status and,
+// for a refusal, that the code is the status.
+func (h *oaHarness) tbb(call string, body map[string]any, status int, sign func([]byte) string) oaResp {
+	h.t.Helper()
+	b, _ := json.Marshal(body)
+	sig := oaHMAC(oaTBBSecret, string(b))
+	if sign != nil {
+		sig = sign(b)
+	}
+	r := h.do(oaReq{method: "POST", path: "/provider/tbb/tbb/wallet/" + call, body: b,
+		header: map[string]string{"X-REQUEST-SIGN": sig}, want: oaWant(status)})
+	if status != 200 {
+		if got := r.str("code"); got != strconv.Itoa(status) {
+			h.t.Fatalf("tbb %s: code %s, want %d: %s", call, got, status, r.body)
+		}
 	}
 	return r
 }
@@ -725,7 +766,9 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(503), code: wire.CodeUnavailable,
 		body: map[string]any{"provider": "down", "game_id": "down-slot", "player_id": "p1", "currency": "EUR"}})
 	do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: walletOnly, body: launch, want: oaWant(403), code: wire.CodeForbidden})
-	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "demo-slot", "player_id", "p1",
+	// Another player: a launch of p1 would supersede the session above,
+	// whose new bets would then be refused (docs/provider-wallet.md).
+	do(oaReq{method: "GET", path: "/api/v1/game/launch?" + oaQuery("provider", "demo", "game_id", "demo-slot", "player_id", "p4",
 		"currency", "EUR", "language", "pt-BR"), auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/game/launch?provider=demo&provider=demo&game_id=demo-slot&player_id=p1&currency=EUR",
 		auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
@@ -907,6 +950,73 @@ func (h *oaHarness) session() {
 		"amount": 3, "voucherId": "v-1", "remainingRounds": 0}}), 200, "OK")
 	h.evolution("debit", tok, eb(map[string]any{"sid": "gs_unknown", "transaction": map[string]any{"id": "ed-3", "refId": "er-3", "amount": 1}}), 200, "INVALID_SID")
 	h.evolution("balance", "wrong", eb(nil), 401, "INVALID_TOKEN_ID")
+
+	// The Bet Brothers' wallet, as provider "tbb" in a session of its game.
+	ts := do(oaReq{method: "POST", path: "/api/v1/game/launch", auth: full, want: oaWant(),
+		body: map[string]any{"provider": "tbb", "game_id": "tbb-slot", "player_id": "p1", "currency": "EUR"}}).str("data", "session_id")
+	tb := func(call string, more map[string]any) map[string]any {
+		b := map[string]any{"token": ts, "provider_name": "tbb", "provider_id": 19, "currency_code": "EUR"}
+		if call != "balance" {
+			b["player_id"], b["amount"], b["is_mobile"], b["round_id"] = "p1", 100, false, "tr-1"
+			b["game_symbol"], b["transaction_id"] = "tbb_symbol", "tx"
+		}
+		if call == "win" {
+			b["round_close"] = true
+		}
+		for k, v := range more {
+			if v == nil {
+				delete(b, k)
+			} else {
+				b[k] = v
+			}
+		}
+		return b
+	}
+	upperHex := func(b []byte) string { return strings.ToUpper(oaHMAC(oaTBBSecret, string(b))) }
+	wrongKey := func(b []byte) string { return oaHMAC("wrong-secret", string(b)) }
+	h.tbb("balance", tb("balance", nil), 200, nil)
+	h.tbb("balance", tb("balance", nil), 200, upperHex)
+	h.tbb("balance", tb("balance", map[string]any{"currency_code": "USD"}), 400, nil)
+	h.tbb("balance", tb("balance", nil), 403, wrongKey)
+	tbet := tb("bet", map[string]any{"transaction_id": "tb-1", "amount": 1_000, "game_symbol": "tbb-slot"})
+	booked := h.tbb("bet", tbet, 200, nil)
+	if again := h.tbb("bet", tbet, 200, nil); again.str("transaction_id") != booked.str("transaction_id") {
+		t.Fatalf("a retried tbb bet was not answered as the first: %s, first %s", again.body, booked.body)
+	}
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-1", "amount": 2_000}), 400, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-2", "amount": int64(1) << 50}), 402, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-2", "token": "gs_unknown"}), 403, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-2", "player_id": "p9"}), 404, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-2", "game_symbol": "no-such-game"}), 405, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-1", "amount": 2_550, "tournament": map[string]any{},
+		"jackpot": map[string]any{}}), 200, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-2", "round_close": nil}), 400, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-2"}), 403, wrongKey)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-2", "player_id": "p9"}), 404, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-2", "game_symbol": "no-such-game"}), 405, nil)
+	// A refund of the bet the win settled; of a bet, twice; a win on its
+	// round; a refund of a bet never sent, then that bet; a refund naming
+	// a win's id before it, then that win.
+	h.tbb("refund", tb("refund", map[string]any{"transaction_id": "tb-1", "refunded_transaction_id": "tb-1"}), 400, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-3", "round_id": "tr-3"}), 200, nil)
+	trefund := tb("refund", map[string]any{"transaction_id": "tb-3", "refunded_transaction_id": "tb-3", "round_id": "tr-3"})
+	h.tbb("refund", trefund, 200, nil)
+	h.tbb("refund", trefund, 200, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-3", "round_id": "tr-3"}), 406, nil)
+	h.tbb("refund", tb("refund", map[string]any{"transaction_id": "tr-x", "refunded_transaction_id": "tb-late", "round_id": "tr-4"}), 406, nil)
+	h.tbb("bet", tb("bet", map[string]any{"transaction_id": "tb-late", "round_id": "tr-4"}), 408, nil)
+	h.tbb("refund", tb("refund", map[string]any{"transaction_id": "tr-y", "refunded_transaction_id": "tw-late", "round_id": "tr-5"}), 406, nil)
+	h.tbb("win", tb("win", map[string]any{"transaction_id": "tw-late", "round_id": "tr-5"}), 408, nil)
+	// A refund whose own ledger id (refund@tb-z) an earlier refund named.
+	h.tbb("refund", tb("refund", map[string]any{"transaction_id": "tr-z", "refunded_transaction_id": "refund@tb-z", "round_id": "tr-6"}), 406, nil)
+	h.tbb("refund", tb("refund", map[string]any{"transaction_id": "tr-z", "refunded_transaction_id": "tb-z", "round_id": "tr-6"}), 408, nil)
+	h.tbb("refund", tb("refund", map[string]any{"refunded_transaction_id": "tb-3", "token": "gs_unknown"}), 403, nil)
+	h.tbb("refund", tb("refund", map[string]any{"refunded_transaction_id": "tb-3", "player_id": "p9"}), 404, nil)
+	h.tbb("refund", tb("refund", map[string]any{"refunded_transaction_id": "tb-3", "game_symbol": "no-such-game"}), 405, nil)
+	h.do(oaReq{method: "POST", path: "/provider/tbb/tbb/wallet/bet", body: `{"token":`,
+		header: map[string]string{"X-REQUEST-SIGN": oaHMAC(oaTBBSecret, `{"token":`)}, want: oaWant(400)})
+	h.do(oaReq{method: "POST", path: "/provider/tbb/nobody/wallet/balance", body: `{}`,
+		header: map[string]string{"X-REQUEST-SIGN": oaHMAC(oaTBBSecret, `{}`)}, want: oaWant(403)})
 
 	// The signed launch and the return address.
 	signed := func(apiKey, user, game, balance string, ts int64, extra ...string) string {

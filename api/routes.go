@@ -5,8 +5,6 @@ import (
 
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/deliveries"
-	"github.com/pitboss/pitboss/api/evolutionwallet"
-	"github.com/pitboss/pitboss/api/redtigerwallet"
 	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
@@ -38,23 +36,6 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 	v1.POST("/forward-callback/rotate-secret", d.RotateForwardCallbackSecret, write...)
 }
 
-// registerEvolutionRoutes adds Evolution's One Wallet
-// (docs/protocols/evolution.md) under a base path per provider, as Caleta's:
-// the provider is known before the body is read. Every answer is the
-// protocol's (200, or 401 INVALID_TOKEN_ID), so no error body of ours is
-// sent.
-func (s *Server) registerEvolutionRoutes(e *echo.Echo) {
-	ew := evolutionwallet.New(evolutionwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
-		Commands: s.deps.Commands, Balances: s.deps.Balances, Logger: s.deps.Logger})
-	g := e.Group("/provider/evolution/:provider/wallet")
-	g.POST("/check", ew.Check)
-	g.POST("/balance", ew.Balance)
-	g.POST("/debit", ew.Debit)
-	g.POST("/credit", ew.Credit)
-	g.POST("/cancel", ew.Cancel)
-	g.POST("/promo_payout", ew.PromoPayout)
-}
-
 // adminDeps are the admin API's (package admin) dependencies.
 func (s *Server) adminDeps() admin.Deps {
 	return admin.Deps{Token: s.cfg.AdminToken, Clients: s.deps.Admin.Clients, Launch: s.deps.Admin.Launch,
@@ -79,21 +60,4 @@ func (s *Server) providers() admin.Providers {
 		return nil
 	}
 	return s.deps.Catalog
-}
-
-// registerRedTigerRoutes adds the Red Tiger wallet (package
-// redtigerwallet, docs/protocols/redtiger.md) under a base path per
-// provider, to which Red Tiger appends its calls' paths. Its answers are
-// the protocol's envelope, never an error body of ours.
-func (s *Server) registerRedTigerRoutes(e *echo.Echo) {
-	rt := redtigerwallet.New(redtigerwallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions,
-		Commands: s.deps.Commands, Balances: s.deps.Balances, Records: s.deps.TxRecords, Logger: s.deps.Logger})
-	g := e.Group("/provider/redtiger/:provider/wallet")
-	g.POST("/auth", rt.Auth)
-	g.POST("/stake", rt.Stake)
-	g.POST("/payout", rt.Payout)
-	g.POST("/refund", rt.Refund)
-	g.POST("/promo/buyin", rt.PromoBuyin)
-	g.POST("/promo/settle", rt.PromoSettle)
-	g.POST("/promo/refund", rt.PromoRefund)
 }

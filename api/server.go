@@ -4,10 +4,8 @@
 // handlers of the operator API (/api/v1), the signed launch (/v1/launch)
 // and the console. Handler packages under it serve the rest — admin
 // (/admin/v1), deliveries (delivery log, webhooks, forwarded callback),
-// providerwallet (/provider/v1), caletawallet (/provider/caleta, the
-// Caleta wallet protocol), redtigerwallet (/provider/redtiger, the Red
-// Tiger wallet protocol), evolutionwallet (/provider/evolution, Evolution's
-// One Wallet), usage (usage reports) — and package wire
+// dialect/* (one per provider wallet protocol, over the wallet core:
+// dialects.go), usage (usage reports) — and package wire
 // holds the answer shapes and the error mapping they all share. It turns
 // requests into commands and queries; it never touches SQL.
 package api
@@ -24,8 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/admin"
-	"github.com/pitboss/pitboss/api/caletawallet"
-	"github.com/pitboss/pitboss/api/providerwallet"
+	"github.com/pitboss/pitboss/api/dialect/pitboss"
 	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
@@ -33,6 +30,7 @@ import (
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // MinAdminTokenLength is the shortest admin token accepted.
@@ -99,8 +97,8 @@ type Deps struct {
 	Balances commands.Balances
 	Wallets  gateway.Wallets
 	Keys     gateway.Keys
-	Catalog  gateway.Catalog
-	Sessions gateway.Sessions
+	Catalog  wallet.Catalog
+	Sessions wallet.Sessions
 	// LaunchClients serves the signed launch (GET /v1/launch) and the
 	// return address; without it those routes answer 503.
 	LaunchClients gateway.LaunchClients
@@ -119,11 +117,11 @@ type Deps struct {
 	Queries *projections.Queries
 	// TxRecords reads the ledger's idempotency records for the provider
 	// wallet's status query; without it that call answers 503.
-	TxRecords providerwallet.TxRecords
+	TxRecords wallet.TxRecords
 	// ProviderRounds reads a provider's rounds of a day for its daily
 	// round export (GET /provider/v1/reports/rounds/{day}); without it that
 	// route answers 503.
-	ProviderRounds providerwallet.RoundExport
+	ProviderRounds pitboss.RoundExport
 	// Statements reads the closed periods' statements (GET
 	// /api/v1/statements and the admin routes); without it those routes
 	// answer 503.
@@ -195,29 +193,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerStatementRoutes(v1)
 	s.registerConsoleRoutes(e, v1)
 
-	p := e.Group("/provider/v1/wallet", withRetryable)
-	pw := providerwallet.New(providerwallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances, Clock: deps.Clock, Records: deps.TxRecords,
-		Rounds: deps.ProviderRounds})
-	p.POST("/balance", pw.Balance)
-	p.POST("/status", pw.Status)
-	p.POST("/bet", pw.Bet)
-	p.POST("/win", pw.Win)
-	p.POST("/rollback", pw.Rollback)
-	e.Group("/provider/v1/reports", withRetryable).GET("/rounds/:day", pw.Rounds)
-
-	// The Caleta wallet (docs/protocols/caleta.md): every answer is 200
-	// with the document's status, so no error body of ours is sent.
-	cw := caletawallet.New(caletawallet.Deps{Catalog: deps.Catalog, Sessions: deps.Sessions,
-		Commands: deps.Commands, Balances: deps.Balances, Logger: deps.Logger})
-	cg := e.Group("/provider/caleta/:provider/wallet")
-	cg.POST("/check", cw.Check)
-	cg.POST("/balance", cw.Balance)
-	cg.POST("/bet", cw.Bet)
-	cg.POST("/win", cw.Win)
-	cg.POST("/rollback", cw.Rollback)
-	s.registerRedTigerRoutes(e)
-	s.registerEvolutionRoutes(e)
+	s.registerDialects(e)
 
 	e.GET("/v1/launch", s.signedLaunch, s.usageMiddleware)
 	e.GET("/v1/return", s.returnAddress)

@@ -274,3 +274,26 @@ func BenchmarkRedTigerStake(b *testing.B) {
 		return req
 	})
 }
+
+// BenchmarkTBBBet is BenchmarkProviderBet in The Bet Brothers' dialect
+// (docs/protocols/tbb.md): the same server, ledger and sessions, the bet's
+// raw body signed in X-REQUEST-SIGN (hex HMAC-SHA256, the provider's secret):
+//
+//	go test -run '^$' -bench 'ProviderBet|TBBBet' -benchtime 20000x ./api/
+func BenchmarkTBBBet(b *testing.B) {
+	const provider, secret = "bench-tbb", "bench-tbb-password"
+	handler, sessions := benchWallet(b, gateway.Provider{ID: provider, Name: "Bench TBB", Secret: secret, Enabled: true,
+		WalletProtocol: gateway.WalletProtocolTBB})
+	prefix := benchPrefix()
+	path := "/provider/tbb/" + provider + "/wallet/bet"
+	runBets(b, handler, []byte(`"transaction_id"`), func(n int) *http.Request {
+		i := n % len(sessions)
+		body := []byte(fmt.Sprintf(`{"token":%q,"provider_name":%q,"provider_id":1,"currency_code":"EUR","amount":100,`+
+			`"is_mobile":false,"player_id":"player-%d","round_id":"r-%s-%d","game_symbol":"bench-slot","transaction_id":"bet-%s-%d"}`,
+			sessions[i], provider, i, prefix, n, prefix, n))
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-REQUEST-SIGN", gateway.Signature(secret, body))
+		return req
+	})
+}

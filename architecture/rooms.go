@@ -41,8 +41,7 @@ var Rooms = []Room{
 		Holds: "the wallet core every wallet protocol shares: the caller and its session, the game a call is booked " +
 			"under, the money calls (balance, bet, win, rollback) over `commands`, idempotency fingerprints, one " +
 			"`Verdict` for every outcome; its `Catalog` and `Sessions` ports",
-		Imports: []string{"domain", "commands", "gateway"},
-		Pending: "pending: lands with issue 33's wallet refactor"},
+		Imports: []string{"domain", "commands", "gateway"}},
 	{Packages: []string{"audit"},
 		Holds: "pure checks of the hash chain, double entry and account folds; signed checkpoints (payload, canonical " +
 			"bytes, Ed25519); the read ports of the audit and console routes (`Log`, `Runs`, `TransactionDetails`)",
@@ -92,29 +91,7 @@ var Rooms = []Room{
 			"encode, and the table from `wallet`'s verdict to the protocol's statuses; the money is `wallet`'s",
 		Imports: []string{"wallet", "api/wire", "gateway", "gateway/rsasig", "projections", "domain"},
 		Note: "not `commands`: a dialect reaches the ledger only through `wallet`; `projections` only for our " +
-			"protocol's daily round export (`pitboss.Rounds`)",
-		Pending: "pending: lands with issue 33's wallet refactor"},
-	{Packages: []string{"api/providerwallet"},
-		Holds:   "the provider wallet protocol (`/provider/v1/wallet`): HMAC-signed balance, bet, win, rollback",
-		Imports: []string{"api/wire", "commands", "projections", "gateway", "domain"},
-		Pending: "retiring: becomes `api/dialect/pitboss`"},
-	{Packages: []string{"api/caletawallet"},
-		Holds: "the Caleta wallet protocol (`/provider/caleta/{provider}/wallet/*`, docs/protocols/caleta.md): " +
-			"RSA-signed check, balance, bet, win, rollback in Caleta's shapes and statuses, over the same commands",
-		Imports: []string{"api/wire", "commands", "gateway", "gateway/rsasig", "domain"},
-		Pending: "retiring: becomes `api/dialect/caleta`"},
-	{Packages: []string{"api/redtigerwallet"},
-		Holds: "the Red Tiger wallet protocol (`/provider/redtiger/{provider}/wallet/*`, docs/protocols/redtiger.md): " +
-			"auth, stake, payout, refund and promo calls with the provider's API key, in Red Tiger's shapes and " +
-			"numeric codes, over the same commands",
-		Imports: []string{"api/wire", "commands", "gateway", "domain"},
-		Pending: "retiring: becomes `api/dialect/redtiger`"},
-	{Packages: []string{"api/evolutionwallet"},
-		Holds: "Evolution's One Wallet (`/provider/evolution/{provider}/wallet/*`, docs/protocols/evolution.md): check, " +
-			"balance, debit, credit, cancel, promo_payout with the provider's secret as `authToken`, in Evolution's " +
-			"shapes and statuses, over the same commands",
-		Imports: []string{"api/wire", "commands", "gateway", "domain"},
-		Pending: "retiring: becomes `api/dialect/evolution`"},
+			"protocol's daily round export (`pitboss.Rounds`)"},
 	{Packages: []string{"console"},
 		Holds: "the operator and finance console: static HTML, CSS and JavaScript embedded in the binary and served " +
 			"at `/console/` (docs/console.md)"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/commands/ledgertest"
@@ -279,4 +280,41 @@ func TestRollbackRules(t *testing.T) {
 		}
 	})
 	e.checkLedger(t)
+}
+
+// TestPlaceBetInSession: a session takes new bets until it expires or is
+// superseded; either way a retry of a bet it took before answers as the
+// first time, and a refused bet moves nothing.
+func TestPlaceBetInSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	live := commands.SessionTerms{ExpiresAt: time.Now().Add(time.Hour)}
+	tests := []struct {
+		name  string
+		terms commands.SessionTerms
+	}{
+		{"expired", commands.SessionTerms{ExpiresAt: time.Now().Add(-time.Second)}},
+		{"superseded", commands.SessionTerms{ExpiresAt: live.ExpiresAt, Superseded: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPlayer(e.h, eur)
+			p.deposit(t, uid("dep"), "10.00")
+			ctx := context.Background()
+			first, err := e.h.PlaceBetInSession(ctx, p.call("b-1", "r-1"), money(t, "2.00", eur), live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := e.h.PlaceBetInSession(ctx, p.call("b-1", "r-1"), money(t, "2.00", eur), tt.terms)
+			if err != nil || !again.Replayed || again.EventID != first.EventID {
+				t.Fatalf("retry after the session ended: %+v, %v; want the first answer replayed", again, err)
+			}
+			if _, err := e.h.PlaceBetInSession(ctx, p.call("b-2", "r-2"), money(t, "1.00", eur), tt.terms); !errors.Is(err, commands.ErrSessionExpired) {
+				t.Fatalf("new bet: %v, want ErrSessionExpired", err)
+			}
+			if got := e.balance(t, p.wallet()).Balance; got != 800 {
+				t.Fatalf("balance %d minor, want 800", got)
+			}
+		})
+	}
 }

@@ -15,10 +15,12 @@ const CaletaRoundAutoClose = 48 * time.Hour
 // own protocol, Evolution's and Red Tiger's name no limit, and a round
 // they leave open stays pending).
 func RoundAutoCloseAges(dflt time.Duration) map[string]time.Duration {
-	ages := make(map[string]time.Duration, len(WalletProtocols))
-	for _, p := range WalletProtocols {
-		ages[p] = max(dflt, 0)
+	ages := make(map[string]time.Duration, len(walletProtocols))
+	for _, p := range walletProtocols {
+		ages[p.Name] = max(dflt, 0)
+		if p.RoundAutoClose > 0 {
+			ages[p.Name] = p.RoundAutoClose
+		}
 	}
-	ages[WalletProtocolCaleta] = CaletaRoundAutoClose
 	return ages
 }

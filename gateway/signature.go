@@ -48,3 +48,15 @@ func ValidSignature(secret string, body []byte, sig string) bool {
 	}
 	return hmac.Equal(hmacSHA256(secret, body), want)
 }
+
+// SameSecret reports whether given is secret, in constant time, the
+// lengths included (both are hashed first): the check of a protocol that
+// sends the provider's secret itself (Evolution's authToken, Red Tiger's
+// API key). An empty secret matches nothing.
+func SameSecret(given, secret string) bool {
+	if secret == "" {
+		return false
+	}
+	g, s := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(secret))
+	return hmac.Equal(g[:], s[:])
+}

@@ -60,3 +60,23 @@ func TestValidSignature(t *testing.T) {
 		})
 	}
 }
+
+// TestSameSecret: only the exact secret matches, whatever its case or
+// length; an empty secret matches nothing, not even an empty token.
+func TestSameSecret(t *testing.T) {
+	for _, tc := range []struct {
+		given, secret string
+		want          bool
+	}{
+		{"s3cret", "s3cret", true},
+		{"s3cre", "s3cret", false},
+		{"s3cretx", "s3cret", false},
+		{"S3cret", "s3cret", false},
+		{"", "", false},
+		{"", "s3cret", false},
+	} {
+		if got := gateway.SameSecret(tc.given, tc.secret); got != tc.want {
+			t.Errorf("SameSecret(%q, %q) = %v", tc.given, tc.secret, got)
+		}
+	}
+}

@@ -10,14 +10,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
-// Wallet protocols (migration 00016, docs/providers-and-games.md): the
-// dialect a provider's game servers call our wallet in. One set of money
-// rules (package commands) answers every protocol; a protocol only decodes,
-// authenticates and encodes.
+// Wallet protocols (docs/providers-and-games.md): the dialect a provider's
+// game servers call our wallet in. One wallet core (package wallet)
+// answers every protocol; a protocol's dialect only authenticates, decodes
+// and encodes. The names are data: providers.wallet_protocol holds one,
+// validated here (CheckWalletProtocol), not by a CHECK in the database.
 const (
 	// WalletProtocolPitboss is our own protocol, /provider/v1/wallet
 	// (docs/provider-wallet.md), signed by the provider's SignatureScheme.
@@ -36,17 +38,66 @@ const (
 	// every request carries the provider's shared secret as the authToken
 	// query parameter.
 	WalletProtocolEvolution = "evolution"
+	// WalletProtocolTBB is The Bet Brothers' supplier-side Game Events
+	// wallet, /provider/tbb/{provider}/wallet (docs/protocols/tbb.md):
+	// every request's raw body signed HMAC-SHA256 with the provider's
+	// secret, hex in X-REQUEST-SIGN.
+	WalletProtocolTBB = "tbb"
 	// DefaultWalletProtocol is the protocol of a provider that names none.
 	DefaultWalletProtocol = WalletProtocolPitboss
 )
 
-// WalletProtocols lists every protocol.
-var WalletProtocols = []string{WalletProtocolPitboss, WalletProtocolCaleta, WalletProtocolRedTiger, WalletProtocolEvolution}
+// WalletProtocolSpec is one wallet protocol as the rest of the system
+// needs to know it: its name, the credential its calls are checked with,
+// and how long its rounds may stay open.
+type WalletProtocolSpec struct {
+	// Name is the protocol's name: providers.wallet_protocol, the CLI's
+	// --wallet-protocol, the simulator's and the bench's protocol.
+	Name string
+	// PublicKey: its calls are signed with RSA, verified with the
+	// provider's WalletPublicKey, which it must have.
+	PublicKey bool
+	// RoundAutoClose is the protocol document's own limit on an open
+	// round (0: it names none; PITBOSS_ROUND_AUTO_CLOSE_AFTER applies).
+	RoundAutoClose time.Duration
+	// Doc is its page under docs/protocols (or docs/).
+	Doc string
+}
+
+// walletProtocols is the one registration of a protocol's name and
+// properties; its dialect is registered by name in package api
+// (dialects.go), its simulator dialect in package providersim, and tests
+// hold the three together.
+var walletProtocols = []WalletProtocolSpec{
+	{Name: WalletProtocolPitboss, Doc: "docs/provider-wallet.md"},
+	{Name: WalletProtocolCaleta, PublicKey: true, RoundAutoClose: CaletaRoundAutoClose, Doc: "docs/protocols/caleta.md"},
+	{Name: WalletProtocolRedTiger, Doc: "docs/protocols/redtiger.md"},
+	{Name: WalletProtocolEvolution, Doc: "docs/protocols/evolution.md"},
+	{Name: WalletProtocolTBB, Doc: "docs/protocols/tbb.md"},
+}
+
+// WalletProtocols lists every protocol's name.
+var WalletProtocols = func() []string {
+	names := make([]string, len(walletProtocols))
+	for i, p := range walletProtocols {
+		names[i] = p.Name
+	}
+	return names
+}()
+
+// WalletProtocolOf is the protocol named name, and whether there is one.
+func WalletProtocolOf(name string) (WalletProtocolSpec, bool) {
+	i := slices.IndexFunc(walletProtocols, func(p WalletProtocolSpec) bool { return p.Name == name })
+	if i < 0 {
+		return WalletProtocolSpec{}, false
+	}
+	return walletProtocols[i], true
+}
 
 // CheckWalletProtocol refuses a protocol that is not one of
 // WalletProtocols, as a *FieldError on field.
 func CheckWalletProtocol(field, protocol string) error {
-	if slices.Contains(WalletProtocols, protocol) {
+	if _, ok := WalletProtocolOf(protocol); ok {
 		return nil
 	}
 	return &FieldError{Field: field,
@@ -68,8 +119,8 @@ func (p Provider) Protocol() string {
 // MinRSABits (ParseRSAPublicKey), and a key given to another protocol must
 // still be one. field names the key's field.
 func CheckWalletCredentials(field, protocol, publicKeyPEM string) error {
-	if protocol == WalletProtocolCaleta && strings.TrimSpace(publicKeyPEM) == "" {
-		return &FieldError{Field: field, Message: "a caleta provider needs its RSA public key (PEM) to verify its requests"}
+	if p, _ := WalletProtocolOf(protocol); p.PublicKey && strings.TrimSpace(publicKeyPEM) == "" {
+		return &FieldError{Field: field, Message: "a " + protocol + " provider needs its RSA public key (PEM) to verify its requests"}
 	}
 	if strings.TrimSpace(publicKeyPEM) == "" {
 		return nil

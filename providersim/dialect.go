@@ -45,7 +45,7 @@ type tx struct {
 type answer struct {
 	// Status is the protocol's status of the answer (caleta's RS_*,
 	// evolution's status, redtiger's error code or "ok", pitboss's error
-	// code or "OK").
+	// code or "OK", tbb's HTTP status and code: "200" or the error code).
 	Status string
 	// Balance is the balance the answer tells, in minor units; nil when
 	// it tells none.
@@ -95,7 +95,7 @@ func newDialect(cfg Config) (dialect, error) {
 			return nil, fmt.Errorf("%w: caleta signs with the provider's RSA private key (--private-key-file)", ErrConfig)
 		}
 		return caleta{key: cfg.PrivateKey}, nil
-	case "evolution", "redtiger", "pitboss":
+	case "evolution", "redtiger", "pitboss", "tbb":
 		if cfg.Secret == "" {
 			return nil, fmt.Errorf("%w: %s authenticates with the provider's secret (--provider-secret-file)", ErrConfig, cfg.Protocol)
 		}
@@ -104,6 +104,8 @@ func newDialect(cfg Config) (dialect, error) {
 			return evolution{token: cfg.Secret}, nil
 		case "redtiger":
 			return redtiger{key: cfg.Secret}, nil
+		case "tbb":
+			return tbb{secret: cfg.Secret}, nil
 		}
 		return pitboss{secret: cfg.Secret}, nil
 	}

@@ -1,7 +1,7 @@
 // Package providersim is the provider simulator, Pitboss's conformance kit
 // (`pitboss provider-sim`, docs/provider-onboarding.md): it plays sessions
 // of spins against a running Pitboss as a game provider on one wallet
-// protocol would — caleta, evolution, redtiger or pitboss — and checks
+// protocol would — caleta, evolution, redtiger, pitboss or tbb — and checks
 // every answer against that protocol's document as Pitboss implements it
 // (docs/protocols/*.md, docs/provider-wallet.md): HTTP status, field names
 // and types, statuses, and the balance arithmetic of every call.
@@ -35,7 +35,7 @@ import (
 )
 
 // Protocols are the wallet protocols the simulator speaks.
-var Protocols = []string{"caleta", "evolution", "redtiger", "pitboss"}
+var Protocols = []string{"caleta", "evolution", "redtiger", "pitboss", "tbb"}
 
 // Config is one run of the simulator.
 type Config struct {
@@ -64,9 +64,9 @@ type Config struct {
 	// amounts and outcomes (ids are fresh on every run).
 	Spins int
 	Seed  uint64
-	// Secret is the provider's secret (pitboss: the HMAC key; evolution:
-	// the authToken; redtiger: the API key). PrivateKey is caleta's: the
-	// provider's RSA key that signs its request bodies.
+	// Secret is the provider's secret (pitboss and tbb: the HMAC key;
+	// evolution: the authToken; redtiger: the API key). PrivateKey is
+	// caleta's: the provider's RSA key that signs its request bodies.
 	Secret     string
 	PrivateKey *rsa.PrivateKey
 	// Timeout bounds each HTTP call; zero: 10 s.

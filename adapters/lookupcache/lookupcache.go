@@ -37,6 +37,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // Defaults of Config.
@@ -108,8 +109,8 @@ func (c Config) Validate() error {
 // Store is what the cache reads through to: the gateway's providers, games
 // and sessions, and the provider upsert this process makes.
 type Store interface {
-	gateway.Catalog
-	gateway.Sessions
+	wallet.Catalog
+	wallet.Sessions
 	UpsertProvider(ctx context.Context, p gateway.Provider) error
 }
 
@@ -119,11 +120,13 @@ type Cache struct {
 	providers *expirable.LRU[string, gateway.Provider] // nil: off
 	games     *expirable.LRU[string, gateway.Game]     // nil: off
 	sessions  *expirable.LRU[string, gateway.GameSession]
+	// superseded holds the sessions known to be superseded.
+	superseded *expirable.LRU[string, struct{}]
 }
 
 var (
-	_ gateway.Catalog  = (*Cache)(nil)
-	_ gateway.Sessions = (*Cache)(nil)
+	_ wallet.Catalog  = (*Cache)(nil)
+	_ wallet.Sessions = (*Cache)(nil)
 )
 
 // NewWithConfig returns a cache in front of store.
@@ -135,7 +138,8 @@ func NewWithConfig(store Store, cfg Config) (*Cache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cache{Store: store, sessions: expirable.NewLRU[string, gateway.GameSession](cfg.MaxSessions, nil, cfg.SessionTTL)}
+	c := &Cache{Store: store, sessions: expirable.NewLRU[string, gateway.GameSession](cfg.MaxSessions, nil, cfg.SessionTTL),
+		superseded: expirable.NewLRU[string, struct{}](cfg.MaxSessions, nil, cfg.SessionTTL)}
 	if cfg.ProviderTTL > 0 {
 		c.providers = expirable.NewLRU[string, gateway.Provider](cfg.MaxProviders, nil, cfg.ProviderTTL)
 		c.games = expirable.NewLRU[string, gateway.Game](cfg.MaxGames, nil, cfg.ProviderTTL)
@@ -175,6 +179,38 @@ func (c *Cache) Game(ctx context.Context, id string) (gateway.Game, error) {
 	}
 	c.games.Add(id, g)
 	return g, nil
+}
+
+// ProviderGame returns provider's game of that provider code, from memory
+// when it was read within the TTL, as Game.
+func (c *Cache) ProviderGame(ctx context.Context, provider, code string) (gateway.Game, error) {
+	if c.games == nil {
+		return c.Store.ProviderGame(ctx, provider, code)
+	}
+	key := "code\x00" + provider + "\x00" + code
+	if g, ok := c.games.Get(key); ok {
+		return g, nil
+	}
+	g, err := c.Store.ProviderGame(ctx, provider, code)
+	if err != nil {
+		return gateway.Game{}, err
+	}
+	c.games.Add(key, g)
+	return g, nil
+}
+
+// Superseded asks the store on every call until a session is superseded,
+// then answers from memory: supersession never ends, while a session that
+// is not yet superseded may be at any moment, by a launch in any process.
+func (c *Cache) Superseded(ctx context.Context, s gateway.GameSession) (bool, error) {
+	if _, ok := c.superseded.Get(s.ID); ok {
+		return true, nil
+	}
+	newer, err := c.Store.Superseded(ctx, s)
+	if err == nil && newer {
+		c.superseded.Add(s.ID, struct{}{})
+	}
+	return newer, err
 }
 
 // UpsertProvider writes through and forgets the cached copy, so this

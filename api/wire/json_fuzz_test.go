@@ -17,7 +17,7 @@ import (
 // API has. The bodies themselves are fuzzed through their routes by
 // FuzzRequestBodies (package api).
 type (
-	walletCall struct { // providerwallet
+	walletCall struct { // api/dialect/pitboss
 		SessionID              string            `json:"session_id"`
 		PlayerID               string            `json:"player_id"`
 		ExternalTxID           string            `json:"transaction_id"`

@@ -38,7 +38,7 @@ func setWalletProtocol(ctx context.Context, svc *service, cfg config) (providers
 		return pc, nil
 	}
 	args := []string{"provider", "set", "--id", "demo", "--wallet-protocol", cfg.Protocol}
-	if cfg.Protocol == gateway.WalletProtocolCaleta {
+	if spec, _ := gateway.WalletProtocolOf(cfg.Protocol); spec.PublicKey {
 		key, err := rsa.GenerateKey(rand.Reader, 2048) // the least Pitboss accepts, the cheapest to sign with
 		if err != nil {
 			return pc, err

@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // Gateway stores clients, API keys, providers, games and game sessions.
@@ -35,7 +36,8 @@ func NewGateway(pool *pgxpool.Pool) *Gateway { return &Gateway{pool: pool} }
 
 var (
 	_ gateway.Keys     = (*Gateway)(nil)
-	_ gateway.Catalog  = (*Gateway)(nil)
+	_ wallet.Catalog   = (*Gateway)(nil)
+	_ wallet.Sessions  = (*Gateway)(nil)
 	_ gateway.Sessions = (*Gateway)(nil)
 	_ gateway.Wallets  = (*Gateway)(nil)
 )
@@ -103,6 +105,53 @@ func (g *Gateway) Game(ctx context.Context, id string) (gateway.Game, error) {
 		return gateway.Game{}, fmt.Errorf("game %s: %w", id, err)
 	}
 	return x, nil
+}
+
+// ProviderGame is provider's game whose provider code is code: a game
+// without a code of its own is known by its id (Game's Code). Two games
+// of one provider under one code is gateway.ErrAmbiguousGameCode.
+func (g *Gateway) ProviderGame(ctx context.Context, provider, code string) (gateway.Game, error) {
+	if hasNUL(provider) || hasNUL(code) {
+		return gateway.Game{}, domain.ErrNotFound
+	}
+	rows, err := g.pool.Query(ctx, `
+		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
+		FROM games
+		WHERE provider_id = $1 AND (provider_game_code = $2 OR (provider_game_code = '' AND id = $2))
+		ORDER BY id LIMIT 2`, provider, code)
+	if err != nil {
+		return gateway.Game{}, fmt.Errorf("game %s of provider %s: %w", code, provider, err)
+	}
+	games, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (gateway.Game, error) {
+		var x gateway.Game
+		err := r.Scan(&x.ID, &x.ProviderID, &x.Name, &x.Category, &x.Enabled, &x.Code)
+		return x, err
+	})
+	switch {
+	case err != nil:
+		return gateway.Game{}, fmt.Errorf("game %s of provider %s: %w", code, provider, err)
+	case len(games) == 0:
+		return gateway.Game{}, domain.ErrNotFound
+	case len(games) > 1:
+		return gateway.Game{}, fmt.Errorf("game code %s of provider %s: %w", code, provider, gateway.ErrAmbiguousGameCode)
+	}
+	return games[0], nil
+}
+
+// Superseded reports whether a session of s's client, player, provider and
+// currency was created after s (wallet.Core.Bet: a superseded session
+// takes no new bet).
+func (g *Gateway) Superseded(ctx context.Context, s gateway.GameSession) (bool, error) {
+	var newer bool
+	err := g.pool.QueryRow(ctx, `
+		SELECT EXISTS (
+			SELECT 1 FROM game_sessions n, game_sessions o
+			WHERE o.id = $1 AND n.client_id = $2 AND n.player_id = $3 AND n.provider_id = $4 AND n.currency = $5
+			  AND n.created_at > o.created_at)`, s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.Currency).Scan(&newer)
+	if err != nil {
+		return false, fmt.Errorf("is session %s superseded: %w", s.ID, err)
+	}
+	return newer, nil
 }
 
 // CreateSession stores a launched game session.

@@ -1,4 +1,4 @@
-package caletawallet
+package caleta
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // The request and answer shapes of the document's Wallet API, and its
@@ -116,7 +117,7 @@ func requestUUID(raw []byte) string {
 func required(fields ...[2]string) error {
 	for _, f := range fields {
 		if strings.TrimSpace(f[1]) == "" {
-			return refuse(StatusWrongTypes, f[0]+" is required")
+			return wallet.Refuse(wallet.InvalidRequest, f[0]+" is required")
 		}
 	}
 	return nil
@@ -136,7 +137,7 @@ func pow10(n int) int64 {
 // told exactly.
 func checkCurrency(cur domain.Currency) error {
 	if cur.Exponent() > unitDigits {
-		return refuse(StatusWrongCurrency, fmt.Sprintf("%s has %d decimals; the Caleta wallet carries at most %d",
+		return wallet.Refuse(wallet.WrongCurrency, fmt.Sprintf("%s has %d decimals; the Caleta wallet carries at most %d",
 			cur.Code(), cur.Exponent(), unitDigits))
 	}
 	return nil
@@ -147,17 +148,17 @@ func checkCurrency(cur domain.Currency) error {
 // refused, never rounded.
 func toMoney(field string, units *int64, cur domain.Currency) (domain.Money, error) {
 	if units == nil {
-		return domain.Money{}, refuse(StatusWrongTypes, field+" is required")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidRequest, field+" is required")
 	}
 	if *units < 0 {
-		return domain.Money{}, refuse(StatusWrongTypes, field+" is negative")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, field+" is negative")
 	}
 	if err := checkCurrency(cur); err != nil {
 		return domain.Money{}, err
 	}
 	step := pow10(unitDigits - cur.Exponent())
 	if *units%step != 0 {
-		return domain.Money{}, refuse(StatusWrongTypes, fmt.Sprintf("%s %d is not a whole number of %s minor units (multiples of %d)",
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, fmt.Sprintf("%s %d is not a whole number of %s minor units (multiples of %d)",
 			field, *units, cur.Code(), step))
 	}
 	return domain.FromMinor(*units/step, cur), nil
@@ -175,7 +176,7 @@ func jackpotPart(units *int64, win domain.Money) (domain.Money, error) {
 		return domain.Money{}, err
 	}
 	if j.Cmp(win) > 0 {
-		return domain.Money{}, refuse(StatusWrongTypes, "jackpot_win is larger than amount: it is the part of the win a jackpot paid")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, "jackpot_win is larger than amount: it is the part of the win a jackpot paid")
 	}
 	return j, nil
 }

@@ -1,47 +1,36 @@
-// Package caletawallet is the Caleta Gaming System API 1.5 wallet
+// Package caleta is the Caleta Gaming System API 1.5 wallet
 // (docs/protocols/caleta.md): what a provider on the caleta wallet protocol
 // calls at /provider/caleta/{provider}/wallet/{check,balance,bet,win,rollback}.
-// It is a dialect only: it authenticates (RSA-SHA256 of the raw body in
-// X-Auth-Signature, verified with the provider's public key), decodes the
-// document's bodies and integer amounts, and answers its statuses; every
-// rule of money is the ledger's (package commands), the same as for our own
-// protocol (package providerwallet).
-package caletawallet
+// It is a dialect of the wallet core (package wallet): it authenticates
+// (RSA-SHA256 of the raw body in X-Auth-Signature, verified with the
+// provider's public key), decodes the document's bodies and integer
+// amounts, and answers the core's verdict with the document's status
+// (statuses, in status.go).
+package caleta
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/gateway/rsasig"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // HeaderSignature carries the standard base64 of the RSA-SHA256 (PKCS #1
 // v1.5) signature of the raw body.
 const HeaderSignature = "X-Auth-Signature"
 
-// Deps are the stores and the ledger the protocol uses.
-type Deps struct {
-	// Catalog knows the providers (their protocol and public key) and the
-	// games; Sessions the game sessions, whose id is the document's token.
-	Catalog  gateway.Catalog
-	Sessions gateway.Sessions
-	// Commands run the money calls on the ledger; Balances reads a
-	// player's balance.
-	Commands *commands.Handler
-	Balances commands.Balances
-	// Logger records the faults answered RS_ERROR_UNKNOWN.
-	Logger *slog.Logger
-}
+// Deps are what the protocol uses: the core (a session id is the
+// document's token) and the logger of the faults answered
+// RS_ERROR_UNKNOWN.
+type Deps = wire.DialectDeps
 
 // Handlers answer the protocol's calls. Every answer is HTTP 200 with the
 // document's status in its body.
@@ -62,10 +51,19 @@ type parsedKey struct {
 
 // New returns the protocol's handlers over deps.
 func New(deps Deps) *Handlers {
-	if deps.Logger == nil {
-		deps.Logger = slog.Default()
-	}
-	return &Handlers{deps: deps, keys: map[string]parsedKey{}}
+	return &Handlers{deps: deps.WithDefaults(), keys: map[string]parsedKey{}}
+}
+
+// Register adds the protocol's routes to e: a base path per provider, so
+// the provider is known before the body is read. Every answer is 200 with
+// the document's status, so no error body of ours is sent.
+func (h *Handlers) Register(e *echo.Echo) {
+	g := e.Group("/provider/caleta/:provider/wallet")
+	g.POST("/check", h.Check)
+	g.POST("/balance", h.Balance)
+	g.POST("/bet", h.Bet)
+	g.POST("/win", h.Win)
+	g.POST("/rollback", h.Rollback)
 }
 
 // publicKey is prov's parsed WalletPublicKey, prepared for verification
@@ -91,12 +89,9 @@ func (h *Handlers) publicKey(prov gateway.Provider) (*rsasig.Key, error) {
 	return key, nil
 }
 
-// call is what every call shares once authenticated and decoded.
-type call struct {
-	prov gateway.Provider
-	sess gateway.GameSession
-	cur  domain.Currency
-}
+// call is what every call shares once authenticated and decoded: its
+// session.
+type call = wallet.Session
 
 // refused answers err with its status.
 func (h *Handlers) refused(c echo.Context, raw []byte, err error) error {
@@ -122,55 +117,33 @@ func (h *Handlers) authenticate(c echo.Context) ([]byte, gateway.Provider, error
 	if err != nil {
 		return nil, gateway.Provider{}, err
 	}
-	if h.deps.Catalog == nil || h.deps.Sessions == nil || h.deps.Commands == nil || h.deps.Balances == nil {
-		// A process built without the ledger's stores: a fault of ours,
-		// answered as the document answers every fault.
-		return raw, gateway.Provider{}, errors.New("caleta wallet: the server has no ledger stores")
-	}
-	ctx := c.Request().Context()
-	prov, err := h.deps.Catalog.Provider(ctx, c.Param("provider"))
-	switch {
-	case errors.Is(err, domain.ErrNotFound):
-		return raw, prov, refuse(StatusInvalidSignature, "unknown provider")
-	case err != nil:
-		return raw, prov, fmt.Errorf("look up provider of a caleta call: %w", err)
-	case !prov.Enabled:
-		return raw, prov, refuse(StatusInvalidSignature, "provider disabled")
-	case prov.Protocol() != gateway.WalletProtocolCaleta:
-		return raw, prov, refuse(StatusInvalidSignature, "provider is on the "+prov.Protocol()+" wallet protocol")
+	prov, err := h.deps.Core.Caller(c.Request().Context(), c.Param("provider"), gateway.WalletProtocolCaleta)
+	if err != nil {
+		return raw, prov, err
 	}
 	key, err := h.publicKey(prov)
 	if err != nil {
 		return raw, prov, err
 	}
 	if err := gateway.VerifyRSASHA256(key, raw, c.Request().Header.Get(HeaderSignature)); err != nil {
-		return raw, prov, refuse(StatusInvalidSignature, err.Error())
+		return raw, prov, wallet.Refuse(wallet.Unauthenticated, err.Error())
 	}
 	// As on every other JSON body (issue 17, item 11): a proxy or WAF that
 	// trusts the declared type must see the body we read.
 	if err := wire.CheckJSONContentType(c); err != nil {
-		return raw, prov, refuse(StatusWrongSyntax, err.Error())
+		return raw, prov, &wallet.Refusal{Verdict: wallet.Malformed, Reason: err.Error(), Err: err}
 	}
 	return raw, prov, nil
 }
 
 // session resolves the document's token, our game session id, which must
-// be a session of prov.
+// be a session of prov in a currency the document's amounts can carry.
 func (h *Handlers) session(ctx context.Context, prov gateway.Provider, token string) (call, error) {
-	sess, err := h.deps.Sessions.Session(ctx, token)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call{}, refuse(StatusInvalidToken, "unknown token")
-	} else if err != nil {
-		return call{}, fmt.Errorf("look up session of a caleta call: %w", err)
-	}
-	cur, err := domain.ParseCurrency(sess.Currency)
+	cl, err := h.deps.Core.Session(ctx, prov, token, "")
 	if err != nil {
-		return call{}, fmt.Errorf("currency of session %s: %w", sess.ID, err)
+		return cl, err
 	}
-	if err := checkCurrency(cur); err != nil {
-		return call{}, err
-	}
-	return call{prov: prov, sess: sess, cur: cur}, nil
+	return cl, checkCurrency(cl.Cur)
 }
 
 // decode authenticates the call and strictly decodes its body into v
@@ -184,25 +157,12 @@ func (h *Handlers) decode(c echo.Context, v any) ([]byte, gateway.Provider, erro
 	return raw, prov, wire.DecodeJSON(raw, v)
 }
 
-// game is the game the ledger books a call under: the session's, or the
-// game game_code names, which must be a game of the session's provider.
-// game_code is the provider's code of the game (games.provider_game_code)
-// or our game id.
-func (h *Handlers) game(ctx context.Context, cl call, code string) (string, error) {
-	g, err := gateway.SessionGame(ctx, h.deps.Catalog, cl.sess, code)
-	switch {
-	case errors.Is(err, gateway.ErrNotSessionsGame):
-		return "", refuse(StatusInvalidGame, "game_code is not a game of the session's provider")
-	case err != nil:
-		return "", fmt.Errorf("game of a caleta call: %w", err)
-	}
-	return g, nil
-}
-
-// gameTx is a call as the ledger books it.
-func (cl call) gameTx(game, txID, round string, closed bool) domain.GameTx {
-	return domain.GameTx{Client: cl.sess.ClientID, Player: cl.sess.PlayerID, Provider: cl.sess.ProviderID,
-		Game: game, Round: round, Session: cl.sess.ID, ExternalTxID: txID, Currency: cl.cur, RoundClosed: closed}
+// tx is a call as the core books it, under the game game_code names (the
+// provider's code of the game, games.provider_game_code, or our game id;
+// the session's game when left out: wallet.Core.Game).
+func (h *Handlers) tx(ctx context.Context, cl call, code, txID, round string, closed bool) (wallet.Tx, error) {
+	game, err := h.deps.Core.Game(ctx, cl, code)
+	return wallet.Tx{ID: txID, Game: game, Round: round, RoundClosed: closed}, err
 }
 
 // ok answers RS_OK with the player's balance after the call.
@@ -211,8 +171,8 @@ func (h *Handlers) ok(c echo.Context, cl call, requestUUID string, balance domai
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, answer{User: cl.sess.PlayerID, Status: StatusOK, RequestUUID: requestUUID,
-		Currency: cl.cur.Code(), Balance: &units})
+	return c.JSON(http.StatusOK, answer{User: cl.PlayerID, Status: StatusOK, RequestUUID: requestUUID,
+		Currency: cl.Cur.Code(), Balance: &units})
 }
 
 // free reports whether a bet or win is a free bet's: is_free, or the
@@ -262,14 +222,14 @@ func (h *Handlers) balance(c echo.Context, b *balanceCall) ([]byte, error) {
 	if err != nil {
 		return raw, err
 	}
-	if _, err := h.game(ctx, cl, b.GameCode); err != nil {
+	if _, err := h.deps.Core.Game(ctx, cl, b.GameCode); err != nil {
 		return raw, err
 	}
-	st, err := h.deps.Balances.Account(ctx, domain.PlayerWallet(cl.sess.ClientID, cl.sess.PlayerID, cl.cur))
+	bal, err := h.deps.Core.Balance(ctx, cl)
 	if err != nil {
-		return raw, fmt.Errorf("balance of a caleta call: %w", err)
+		return raw, err
 	}
-	return raw, h.ok(c, cl, b.RequestUUID, domain.FromMinor(st.Balance, cl.cur))
+	return raw, h.ok(c, cl, b.RequestUUID, bal)
 }
 
 // Bet answers POST .../wallet/bet: a stake debited at once, while the
@@ -296,19 +256,18 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 	ctx := c.Request().Context()
 	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
 		campaign: b.CampaignUUID, reward: b.RewardUUID}
-	cl, amount, game, err := h.moneyCall(ctx, prov, f)
+	cl, amount, g, err := h.moneyCall(ctx, prov, f, b.TransactionUUID, b.Round, b.RoundClosed)
 	if err != nil {
 		return raw, err
 	}
-	g := cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed)
 	if f.free() {
 		// A free bet: the campaign pays the stake, the player's wallet
 		// gives nothing. It is booked as a promo bet of zero under the
 		// campaign's ids (amount is the bet's nominal value).
 		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
-		amount = domain.Zero(cl.cur)
+		amount = domain.Zero(cl.Cur)
 	}
-	res, err := h.deps.Commands.PlaceBetInSession(ctx, g, amount, cl.sess.ExpiresAt)
+	res, err := h.deps.Core.Bet(ctx, cl, g, amount)
 	if err != nil {
 		return raw, err
 	}
@@ -326,23 +285,21 @@ type moneyFields struct {
 // moneyCall checks what a bet and a win share, in the document's order:
 // the session of the token, its currency, the amount at the currency's
 // precision, the game.
-func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f moneyFields) (call, domain.Money, string, error) {
+func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f moneyFields, txID, round string,
+	closed bool) (call, domain.Money, wallet.Tx, error) {
 	cl, err := h.session(ctx, prov, f.token)
 	if err != nil {
-		return call{}, domain.Money{}, "", err
+		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	if f.currency != cl.sess.Currency {
-		return call{}, domain.Money{}, "", refuse(StatusWrongCurrency, "currency is not the session's")
+	if err := cl.SameCurrency(f.currency); err != nil {
+		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	amount, err := toMoney("amount", f.amount, cl.cur)
+	amount, err := toMoney("amount", f.amount, cl.Cur)
 	if err != nil {
-		return call{}, domain.Money{}, "", err
+		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	game, err := h.game(ctx, cl, f.gameCode)
-	if err != nil {
-		return call{}, domain.Money{}, "", err
-	}
-	return cl, amount, game, nil
+	t, err := h.tx(ctx, cl, f.gameCode, txID, round, closed)
+	return cl, amount, t, err
 }
 
 // Win answers POST .../wallet/win: a win credited at once, on the bet
@@ -369,11 +326,10 @@ func (h *Handlers) win(c echo.Context, b *winCall) ([]byte, error) {
 	ctx := c.Request().Context()
 	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
 		campaign: b.CampaignUUID, reward: b.RewardUUID}
-	cl, amount, game, err := h.moneyCall(ctx, prov, f)
+	cl, amount, g, err := h.moneyCall(ctx, prov, f, b.TransactionUUID, b.Round, b.RoundClosed)
 	if err != nil {
 		return raw, err
 	}
-	g := cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed)
 	if f.free() {
 		// A free bet's win is credited in full, as promo money.
 		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
@@ -381,7 +337,7 @@ func (h *Handlers) win(c echo.Context, b *winCall) ([]byte, error) {
 	if g.Jackpot, err = jackpotPart(b.JackpotWin, amount); err != nil {
 		return raw, err
 	}
-	res, err := h.deps.Commands.CreditWin(ctx, g, amount, b.ReferenceTransactionUUID)
+	res, err := h.deps.Core.Win(ctx, cl, g, amount, b.ReferenceTransactionUUID)
 	if err != nil {
 		return raw, err
 	}
@@ -412,19 +368,18 @@ func (h *Handlers) rollback(c echo.Context, b *rollbackCall) ([]byte, error) {
 		return raw, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.Token)
+	cl, err := h.deps.Core.Session(ctx, prov, b.Token, b.User)
+	if err == nil {
+		err = checkCurrency(cl.Cur)
+	}
 	if err != nil {
 		return raw, err
 	}
-	if b.User != "" && b.User != cl.sess.PlayerID {
-		return raw, refuse(StatusInvalidToken, "user is not the session's player")
-	}
-	game, err := h.game(ctx, cl, b.GameCode)
+	g, err := h.tx(ctx, cl, b.GameCode, b.TransactionUUID, b.Round, b.RoundClosed)
 	if err != nil {
 		return raw, err
 	}
-	res, err := h.deps.Commands.Rollback(ctx, cl.gameTx(game, b.TransactionUUID, b.Round, b.RoundClosed),
-		b.ReferenceTransactionUUID)
+	res, err := h.deps.Core.Rollback(ctx, cl, g, b.ReferenceTransactionUUID)
 	if err != nil {
 		return raw, err
 	}

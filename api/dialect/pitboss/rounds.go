@@ -1,4 +1,4 @@
-package providerwallet
+package pitboss
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package evolutionwallet
+package evolution
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // The request and answer shapes of Evolution's One Wallet, and its
@@ -151,7 +152,7 @@ func requestUUID(raw []byte) string {
 func required(fields ...[2]string) error {
 	for _, f := range fields {
 		if strings.TrimSpace(f[1]) == "" {
-			return refuse(StatusInvalidParameter, f[0]+" is required")
+			return wallet.Refuse(wallet.InvalidRequest, f[0]+" is required")
 		}
 	}
 	return nil
@@ -162,10 +163,10 @@ func required(fields ...[2]string) error {
 // 12.505 EUR is refused, never rounded), not negative, no exponent.
 func toMoney(field string, n *number, cur domain.Currency) (domain.Money, error) {
 	if n == nil {
-		return domain.Money{}, refuse(StatusInvalidParameter, field+" is required")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidRequest, field+" is required")
 	}
 	if strings.HasPrefix(string(*n), "-") {
-		return domain.Money{}, refuse(StatusInvalidParameter, field+" is negative")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, field+" is negative")
 	}
 	m, err := domain.ParseMoney(string(*n), cur)
 	if err != nil {

@@ -1,4 +1,4 @@
-package providerwallet
+package pitboss
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // Hot paths of every provider wallet call, in isolation (the whole call,
 // on the real ledger, is BenchmarkProviderBet in api/wallet_bench_test.go):
 //
-//	go test -run '^$' -bench 'ValidSignature|VerifyProviderCall|DecodeWalletCall' -benchmem ./api/providerwallet/
+//	go test -run '^$' -bench 'ValidSignature|VerifyProviderCall|DecodeWalletCall' -benchmem ./api/dialect/pitboss/
 
 // benchBody is a bet as a provider sends it.
 var benchBody = []byte(`{"session_id":"sess-5f0c2b7e9a1d4c3b8e6f","transaction_id":"bet-0195f3c2-7d41-7a8e-9c10",` +

@@ -1,4 +1,4 @@
-package evolutionwallet
+package evolution
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // Check answers POST .../wallet/check: whether sid is a session of userId
@@ -36,7 +36,7 @@ func (h *Handlers) Balance(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl, err := h.session(ctx, c.Param("provider"), b.base)
 	if err == nil {
-		err = sameCurrency(cl, b.Currency)
+		err = cl.SameCurrency(b.Currency)
 	}
 	if err != nil {
 		return h.reply(c, raw, cl, domain.Money{}, StatusInvalidParameter, err)
@@ -59,6 +59,9 @@ type money struct {
 	round  string
 }
 
+// gameTx is m as the core books it, under id.
+func (m money) gameTx(id string) wallet.Tx { return wallet.Tx{ID: id, Game: m.game, Round: m.round} }
+
 // moneyCall checks what a debit, a credit and a cancel share, in this
 // order: the body, the session and its player, the currency, the
 // transaction's ids, the amount at the currency's precision, the game.
@@ -74,18 +77,18 @@ func (h *Handlers) moneyCall(c echo.Context, amountRequired bool) ([]byte, money
 		return raw, money{cl: cl}, err
 	}
 	m := money{cl: cl, round: b.Game.roundID()}
-	if err := sameCurrency(cl, b.Currency); err != nil {
+	if err := cl.SameCurrency(b.Currency); err != nil {
 		return raw, m, err
 	}
 	if b.Transaction == nil {
-		return raw, m, refuse(StatusInvalidParameter, "transaction is required")
+		return raw, m, wallet.Refuse(wallet.InvalidRequest, "transaction is required")
 	}
 	m.tx = *b.Transaction
 	if err := required([2]string{"transaction.id", m.tx.ID}, [2]string{"transaction.refId", m.tx.RefID}); err != nil {
 		return raw, m, err
 	}
 	if amountRequired || m.tx.Amount != nil {
-		if m.amount, err = toMoney("transaction.amount", m.tx.Amount, cl.cur); err != nil {
+		if m.amount, err = toMoney("transaction.amount", m.tx.Amount, cl.Cur); err != nil {
 			return raw, m, err
 		}
 	}
@@ -104,8 +107,7 @@ func (h *Handlers) Debit(c echo.Context) error {
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadyExist, err)
 	}
-	res, err := h.deps.Commands.PlaceBetInSession(c.Request().Context(),
-		m.cl.gameTx(m.game, betID(m.tx.RefID), m.round), m.amount, m.cl.sess.ExpiresAt)
+	res, err := h.deps.Core.Bet(c.Request().Context(), *m.cl, m.gameTx(betID(m.tx.RefID)), m.amount)
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadyExist, err)
 	}
@@ -121,8 +123,8 @@ func (h *Handlers) Credit(c echo.Context) error {
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadySettled, err)
 	}
-	res, err := h.deps.Commands.CreditWin(c.Request().Context(),
-		m.cl.gameTx(m.game, creditID(m.tx.RefID), m.round), m.amount, betID(m.tx.RefID))
+	res, err := h.deps.Core.Win(c.Request().Context(), *m.cl, m.gameTx(creditID(m.tx.RefID)), m.amount,
+		betID(m.tx.RefID))
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadySettled, err)
 	}
@@ -139,15 +141,14 @@ func (h *Handlers) Cancel(c echo.Context) error {
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadySettled, err)
 	}
-	res, err := h.deps.Commands.Rollback(c.Request().Context(),
-		m.cl.gameTx(m.game, cancelID(m.tx.RefID), m.round), betID(m.tx.RefID))
+	res, err := h.deps.Core.Rollback(c.Request().Context(), *m.cl, m.gameTx(cancelID(m.tx.RefID)), betID(m.tx.RefID))
 	if err != nil {
 		return h.reply(c, raw, m.cl, domain.Money{}, StatusBetAlreadySettled, err)
 	}
 	if res.Amount.IsZero() {
 		// The ledger refunded nothing: it had no bet (a debit is never 0
 		// here), and recorded the cancel so the late debit is refused.
-		return h.reply(c, raw, m.cl, domain.Money{}, "", refuse(StatusBetDoesNotExist, "no bet "+m.tx.RefID))
+		return h.reply(c, raw, m.cl, domain.Money{}, "", wallet.Refuse(wallet.UnknownTransaction, "no bet "+m.tx.RefID))
 	}
 	return h.reply(c, raw, m.cl, res.BalanceAfter, "", nil)
 }
@@ -166,7 +167,7 @@ func (h *Handlers) PromoPayout(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl, err := h.session(ctx, c.Param("provider"), b.base)
 	if err == nil {
-		var res commands.Result
+		var res wallet.Result
 		if res, err = h.promoPayout(ctx, cl, b); err == nil {
 			return h.reply(c, raw, cl, res.BalanceAfter, "", nil)
 		}
@@ -176,26 +177,24 @@ func (h *Handlers) PromoPayout(c echo.Context) error {
 
 // promoPayout checks a promo payout of cl's session, in this order: the
 // currency, the promoTransaction's id, its amount, the game; and books it.
-func (h *Handlers) promoPayout(ctx context.Context, cl *call, b promoCall) (commands.Result, error) {
-	if err := sameCurrency(cl, b.Currency); err != nil {
-		return commands.Result{}, err
+func (h *Handlers) promoPayout(ctx context.Context, cl *call, b promoCall) (wallet.Result, error) {
+	if err := cl.SameCurrency(b.Currency); err != nil {
+		return wallet.Result{}, err
 	}
 	p := b.PromoTransaction
 	if p == nil {
-		return commands.Result{}, refuse(StatusInvalidParameter, "promoTransaction is required")
+		return wallet.Result{}, wallet.Refuse(wallet.InvalidRequest, "promoTransaction is required")
 	}
 	if err := required([2]string{"promoTransaction.id", p.ID}); err != nil {
-		return commands.Result{}, err
+		return wallet.Result{}, err
 	}
-	amount, err := toMoney("promoTransaction.amount", p.Amount, cl.cur)
+	amount, err := toMoney("promoTransaction.amount", p.Amount, cl.Cur)
 	if err != nil {
-		return commands.Result{}, err
+		return wallet.Result{}, err
 	}
 	game, err := h.game(ctx, cl, b.Game.tableID())
 	if err != nil {
-		return commands.Result{}, err
+		return wallet.Result{}, err
 	}
-	g := cl.gameTx(game, promoID(p.ID), "")
-	g.Promo = true
-	return h.deps.Commands.CreditWin(ctx, g, amount, "")
+	return h.deps.Core.Win(ctx, *cl, wallet.Tx{ID: promoID(p.ID), Game: game, Promo: true}, amount, "")
 }

@@ -1,28 +1,22 @@
-// Package redtigerwallet is the Red Tiger wallet protocol
+// Package redtiger is the Red Tiger wallet protocol
 // (docs/protocols/redtiger.md) for providers on the redtiger wallet
-// protocol: it authenticates the provider's API key, decodes the RGI
-// bodies and their decimal amounts, and answers the protocol's envelope
-// and numeric codes; every rule of money is the ledger's (package
-// commands), the same as for our own protocol (package providerwallet)
-// and Caleta's (package caletawallet).
-package redtigerwallet
+// protocol, a dialect of the wallet core (package wallet): it
+// authenticates the provider's API key, decodes the RGI bodies and their
+// decimal amounts, and answers the core's verdict in the protocol's
+// envelope and numeric codes (codes.go).
+package redtiger
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // HeaderAuthorization carries the provider's API key, bare or after
@@ -34,44 +28,35 @@ const HeaderAuthorization = "Authorization"
 // '@' keeps it apart from Red Tiger's ids (letters, digits, '-').
 const refundPrefix = "refund@"
 
-// TxRecords reads the ledger's record of a transaction (domain.GameTxKey),
-// so a refund is only ever a stake's.
-type TxRecords interface {
-	TxRecord(ctx context.Context, key string) (domain.TxRecord, bool, error)
-}
-
-// Deps are the stores and the ledger the protocol uses.
-type Deps struct {
-	// Catalog knows the providers (their protocol and API key, the
-	// provider secret) and the games; Sessions the game sessions, whose id
-	// is the protocol's token.
-	Catalog  gateway.Catalog
-	Sessions gateway.Sessions
-	// Commands run the money calls on the ledger; Balances reads a
-	// player's balance; Records the ledger's transaction records.
-	Commands *commands.Handler
-	Balances commands.Balances
-	Records  TxRecords
-	// Logger records the faults answered CodeInternal.
-	Logger *slog.Logger
-}
+// Deps are what the protocol uses: the core (with the ledger's
+// transaction records, so a refund is only ever a stake's; a session id is
+// the protocol's token) and the logger of the faults answered CodeInternal.
+type Deps = wire.DialectDeps
 
 // Handlers answer the protocol's calls.
 type Handlers struct{ deps Deps }
 
 // New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers {
-	if deps.Logger == nil {
-		deps.Logger = slog.Default()
-	}
-	return &Handlers{deps: deps}
+func New(deps Deps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
+
+// Register adds the protocol's routes to e under a base path per
+// provider, to which Red Tiger appends its calls' paths. Its answers are
+// the protocol's envelope, never an error body of ours.
+func (h *Handlers) Register(e *echo.Echo) {
+	g := e.Group("/provider/redtiger/:provider/wallet")
+	g.POST("/auth", h.Auth)
+	g.POST("/stake", h.Stake)
+	g.POST("/payout", h.Payout)
+	g.POST("/refund", h.Refund)
+	g.POST("/promo/buyin", h.PromoBuyin)
+	g.POST("/promo/settle", h.PromoSettle)
+	g.POST("/promo/refund", h.PromoRefund)
 }
 
 // call is what every call shares once authenticated and decoded.
 type call struct {
+	wallet.Session
 	token string
-	sess  gateway.GameSession
-	cur   domain.Currency
 }
 
 // refused answers err with its code.
@@ -93,16 +78,6 @@ func (h *Handlers) answer(c echo.Context, fn func() (any, error)) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// sameKey compares an API key with the provider's in constant time, the
-// lengths included (both are hashed first).
-func sameKey(given, want string) bool {
-	if want == "" {
-		return false
-	}
-	g, w := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
-}
-
 // decode reads the raw body, checks the provider the path names (enabled,
 // on the redtiger protocol) and its API key, then strictly decodes the
 // body into v (wire.DecodeJSON: a field this dialect does not know is
@@ -112,25 +87,16 @@ func (h *Handlers) decode(c echo.Context, v any) (gateway.Provider, error) {
 	if err != nil {
 		return gateway.Provider{}, err
 	}
-	if h.deps.Catalog == nil || h.deps.Sessions == nil || h.deps.Commands == nil || h.deps.Balances == nil ||
-		h.deps.Records == nil {
-		return gateway.Provider{}, errors.New("red tiger wallet: the server has no ledger stores")
+	if !h.deps.Core.HasRecords() {
+		return gateway.Provider{}, wallet.ErrNoStores
 	}
-	ctx := c.Request().Context()
-	prov, err := h.deps.Catalog.Provider(ctx, c.Param("provider"))
-	switch {
-	case errors.Is(err, domain.ErrNotFound):
-		return prov, refuse(CodeAPIAuth, "unknown provider")
-	case err != nil:
-		return prov, fmt.Errorf("look up provider of a red tiger call: %w", err)
-	case !prov.Enabled:
-		return prov, refuse(CodeAPIAuth, "provider disabled")
-	case prov.Protocol() != gateway.WalletProtocolRedTiger:
-		return prov, refuse(CodeAPIAuth, "provider is on the "+prov.Protocol()+" wallet protocol")
+	prov, err := h.deps.Core.Caller(c.Request().Context(), c.Param("provider"), gateway.WalletProtocolRedTiger)
+	if err != nil {
+		return prov, err
 	}
 	key := strings.TrimPrefix(c.Request().Header.Get(HeaderAuthorization), "Basic ")
-	if !sameKey(key, prov.Secret) {
-		return prov, refuse(CodeAPIAuth, "wrong API key")
+	if !gateway.SameSecret(key, prov.Secret) {
+		return prov, wallet.Refuse(wallet.Unauthenticated, "wrong API key")
 	}
 	// As on every other JSON body: a proxy or WAF that trusts the declared
 	// type must see the body we read.
@@ -145,46 +111,25 @@ func (h *Handlers) decode(c echo.Context, v any) (gateway.Provider, error) {
 // and its own.
 func (h *Handlers) session(ctx context.Context, prov gateway.Provider, b base) (call, error) {
 	if strings.TrimSpace(b.Token) == "" {
-		return call{}, refuse(CodeInvalidInput, "token is required")
+		return call{}, wallet.Refuse(wallet.InvalidRequest, "token is required")
 	}
-	sess, err := h.deps.Sessions.Session(ctx, b.Token)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call{}, refuse(CodeNotAuthorized, "unknown token")
-	} else if err != nil {
-		return call{}, fmt.Errorf("look up session of a red tiger call: %w", err)
-	}
-	if b.UserID != "" && b.UserID != sess.PlayerID {
-		return call{}, refuse(CodeNotAuthorized, "userId is not the session's player")
-	}
-	cur, err := domain.ParseCurrency(sess.Currency)
+	s, err := h.deps.Core.Session(ctx, prov, b.Token, b.UserID)
 	if err != nil {
-		return call{}, fmt.Errorf("currency of session %s: %w", sess.ID, err)
+		return call{}, err
 	}
-	if b.Currency != "" && b.Currency != sess.Currency {
-		return call{}, refuse(CodeInvalidCurrency, "currency is not the session's")
+	if b.Currency != "" {
+		if err := s.SameCurrency(b.Currency); err != nil {
+			return call{}, err
+		}
 	}
-	return call{token: b.Token, sess: sess, cur: cur}, nil
+	return call{Session: s, token: b.Token}, nil
 }
 
-// game is the game the ledger books a call under: the session's, or the
-// game key names (its provider code or our id), which must be a game of
-// the session's provider.
-func (h *Handlers) game(ctx context.Context, cl call, key string) (string, error) {
-	g, err := gateway.SessionGame(ctx, h.deps.Catalog, cl.sess, key)
-	switch {
-	case errors.Is(err, gateway.ErrNotSessionsGame):
-		return "", refuse(CodeInvalidInput, "game.key is not a game of the session's provider")
-	case err != nil:
-		return "", fmt.Errorf("game of a red tiger call: %w", err)
-	}
-	return g, nil
-}
-
-// gameTx is a call as the ledger books it.
-func (cl call) gameTx(game, txID string, r round, promo bool) domain.GameTx {
-	return domain.GameTx{Client: cl.sess.ClientID, Player: cl.sess.PlayerID, Provider: cl.sess.ProviderID,
-		Game: game, Round: r.ID, Session: cl.sess.ID, ExternalTxID: txID, Currency: cl.cur,
-		RoundClosed: r.Ends, Promo: promo}
+// tx is a call as the core books it, under the game key names (its
+// provider code or our id; the session's game when left out).
+func (h *Handlers) tx(ctx context.Context, cl call, key, txID string, r round, promo bool) (wallet.Tx, error) {
+	g, err := h.deps.Core.Game(ctx, cl.Session, key)
+	return wallet.Tx{ID: txID, Game: g, Round: r.ID, RoundClosed: r.Ends, Promo: promo}, err
 }
 
 // Auth answers POST .../auth: the token to use (the one given: a session
@@ -201,12 +146,12 @@ func (h *Handlers) Auth(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		st, err := h.deps.Balances.Account(ctx, domain.PlayerWallet(cl.sess.ClientID, cl.sess.PlayerID, cl.cur))
+		bal, err := h.deps.Core.Balance(ctx, cl.Session)
 		if err != nil {
-			return nil, fmt.Errorf("balance of a red tiger auth: %w", err)
+			return nil, err
 		}
-		return success{Success: true, Result: authResult{Token: cl.token, Currency: cl.cur.Code(),
-			UserID: cl.sess.PlayerID, Casino: b.Casino, Balance: cash(domain.FromMinor(st.Balance, cl.cur))}}, nil
+		return success{Success: true, Result: authResult{Token: cl.token, Currency: cl.Cur.Code(),
+			UserID: cl.PlayerID, Casino: b.Casino, Balance: cash(bal)}}, nil
 	})
 }
 
@@ -224,7 +169,7 @@ func split(cashField, promoField string, cashText, promoText domain.AmountText, 
 	}
 	switch {
 	case c.IsPositive() && p.IsPositive():
-		return domain.Money{}, false, refuse(CodeGeneric,
+		return domain.Money{}, false, wallet.Refuse(wallet.Unsupported,
 			cashField+" and "+promoField+" in one call are not supported: the ledger books one kind per transaction")
 	case p.IsPositive():
 		return p, true, nil
@@ -250,7 +195,7 @@ func jackpotPart(tx payoutTx, paid domain.Money) (domain.Money, error) {
 			return domain.Money{}, err
 		}
 		if pots, err = pots.Add(m); err != nil {
-			return domain.Money{}, refuse(CodeInvalidInput, "transaction.sources.jackpot: "+err.Error())
+			return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, "transaction.sources.jackpot: "+err.Error())
 		}
 	}
 	part := detail
@@ -258,11 +203,11 @@ func jackpotPart(tx payoutTx, paid domain.Money) (domain.Money, error) {
 	case detail.IsZero():
 		part = pots
 	case !pots.IsZero() && pots.Cmp(detail) != 0:
-		return domain.Money{}, refuse(CodeInvalidInput, "transaction.sources.jackpot adds up to "+pots.String()+
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, "transaction.sources.jackpot adds up to "+pots.String()+
 			", transaction.details.jackpot says "+detail.String())
 	}
 	if part.Cmp(paid) > 0 {
-		return domain.Money{}, refuse(CodeInvalidInput, "the jackpot part "+part.String()+" is more than the payout "+paid.String())
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, "the jackpot part "+part.String()+" is more than the payout "+paid.String())
 	}
 	return part, nil
 }
@@ -292,34 +237,33 @@ func (h *Handlers) stake(c echo.Context, buyin bool) (any, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(b.Transaction.ID) == "" {
-		return nil, refuse(CodeInvalidInput, "transaction.id is required")
+		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
 	}
 	// A jackpot contribution (details.jackpot) is part of the player's
 	// stake: read, booked with it as the bet (docs/protocols/redtiger.md).
 	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
 		"transaction.details.jackpot": b.Transaction.Details.Jackpot} {
-		if _, err := amount(f, v, cl.cur); err != nil {
+		if _, err := amount(f, v, cl.Cur); err != nil {
 			return nil, err
 		}
 	}
-	m, promo, err := split("transaction.stake", "transaction.stakePromo", b.Transaction.Stake, b.Transaction.StakePromo, cl.cur)
+	m, promo, err := split("transaction.stake", "transaction.stakePromo", b.Transaction.Stake, b.Transaction.StakePromo, cl.Cur)
 	if err != nil {
 		return nil, err
 	}
 	if promo {
 		// The promotion pays the stake: the player's wallet gives nothing.
-		m = domain.Zero(cl.cur)
+		m = domain.Zero(cl.Cur)
 	}
-	g, err := h.game(ctx, cl, b.Game.Key)
+	tx, err := h.tx(ctx, cl, b.Game.Key, b.Transaction.ID, b.Round, promo || buyin)
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.deps.Commands.PlaceBetInSession(ctx, cl.gameTx(g, b.Transaction.ID, b.Round, promo || buyin), m,
-		cl.sess.ExpiresAt)
+	res, err := h.deps.Core.Bet(ctx, cl.Session, tx, m)
 	if err != nil {
 		return nil, err
 	}
-	return success{Success: true, Result: stakeResult{Token: cl.token, Currency: cl.cur.Code(), ID: res.EventID,
+	return success{Success: true, Result: stakeResult{Token: cl.token, Currency: cl.Cur.Code(), ID: res.EventID,
 		Stake: cash(res.Amount), Balance: cash(res.BalanceAfter)}}, nil
 }
 
@@ -348,15 +292,15 @@ func (h *Handlers) payout(c echo.Context, settle bool) (any, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(b.Transaction.ID) == "" {
-		return nil, refuse(CodeInvalidInput, "transaction.id is required")
+		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
 	}
 	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
 		"transaction.sources.lines": b.Transaction.Sources.Lines, "transaction.sources.features": b.Transaction.Sources.Features} {
-		if _, err := amount(f, v, cl.cur); err != nil {
+		if _, err := amount(f, v, cl.Cur); err != nil {
 			return nil, err
 		}
 	}
-	m, promo, err := split("transaction.payout", "transaction.payoutPromo", b.Transaction.Payout, b.Transaction.PayoutPromo, cl.cur)
+	m, promo, err := split("transaction.payout", "transaction.payoutPromo", b.Transaction.Payout, b.Transaction.PayoutPromo, cl.Cur)
 	if err != nil {
 		return nil, err
 	}
@@ -364,17 +308,16 @@ func (h *Handlers) payout(c echo.Context, settle bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := h.game(ctx, cl, b.Game.Key)
+	tx, err := h.tx(ctx, cl, b.Game.Key, b.Transaction.ID, b.Round, promo || settle)
 	if err != nil {
 		return nil, err
 	}
-	tx := cl.gameTx(g, b.Transaction.ID, b.Round, promo || settle)
 	tx.Jackpot = jp
-	res, err := h.deps.Commands.CreditWin(ctx, tx, m, "")
+	res, err := h.deps.Core.Win(ctx, cl.Session, tx, m, "")
 	if err != nil {
 		return nil, err
 	}
-	return success{Success: true, Result: payoutResult{Token: cl.token, Currency: cl.cur.Code(), ID: res.EventID,
+	return success{Success: true, Result: payoutResult{Token: cl.token, Currency: cl.Cur.Code(), ID: res.EventID,
 		Payout: cash(res.Amount), Balance: cash(res.BalanceAfter)}}, nil
 }
 
@@ -405,7 +348,7 @@ func (h *Handlers) refund(c echo.Context) (any, error) {
 	}
 	stakeID := b.Transaction.ID
 	if strings.TrimSpace(stakeID) == "" {
-		return nil, refuse(CodeInvalidInput, "transaction.id is required")
+		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
 	}
 	if err := domain.ValidateID("transaction.id", stakeID); err != nil {
 		return nil, err
@@ -415,27 +358,19 @@ func (h *Handlers) refund(c echo.Context) (any, error) {
 	for f, v := range map[string]domain.AmountText{"transaction.stake": b.Transaction.Stake,
 		"transaction.stakePromo": b.Transaction.StakePromo, "transaction.details.game": b.Transaction.Details.Game,
 		"transaction.details.jackpot": b.Transaction.Details.Jackpot} {
-		if _, err := amount(f, v, cl.cur); err != nil {
+		if _, err := amount(f, v, cl.Cur); err != nil {
 			return nil, err
 		}
 	}
-	rec, found, err := h.deps.Records.TxRecord(ctx, domain.GameTxKey(cl.sess.ClientID, cl.sess.ProviderID, stakeID))
-	if err != nil {
-		return nil, fmt.Errorf("look up the stake of a red tiger refund: %w", err)
-	}
-	if found && rec.Kind != domain.TxBet && rec.Kind != domain.TxTombstone {
-		// Red Tiger refunds stakes only: the ledger's rollback of a win
-		// would take a payout back.
-		return nil, refuse(CodeTransactionNotFound, "transaction.id is not a stake")
-	}
-	g, err := h.game(ctx, cl, b.Game.Key)
+	tx, err := h.tx(ctx, cl, b.Game.Key, refundPrefix+stakeID, b.Round, false)
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.deps.Commands.Rollback(ctx, cl.gameTx(g, refundPrefix+stakeID, b.Round, false), stakeID)
+	// Red Tiger refunds stakes only.
+	res, err := h.deps.Core.RefundBet(ctx, cl.Session, tx, stakeID)
 	if err != nil {
 		return nil, err
 	}
 	return refundSuccess{Success: true, Result: refundResult{Token: cl.token, ID: res.EventID, Stake: cash(res.Amount)},
-		Balance: cash(res.BalanceAfter), Currency: cl.cur.Code()}, nil
+		Balance: cash(res.BalanceAfter), Currency: cl.Cur.Code()}, nil
 }

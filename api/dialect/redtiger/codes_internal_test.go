@@ -1,4 +1,4 @@
-package redtigerwallet
+package redtiger
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // TestClassify: the ledger's verdicts, the decoder's and our own refusals
@@ -31,8 +32,8 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("x: %w", domain.ErrCurrencyMismatch), CodeInvalidCurrency, 400, true},
 		{fmt.Errorf("x: %w", domain.ErrTooPrecise), CodeInvalidInput, 400, true},
 		{wire.NewError(http.StatusBadRequest, wire.CodeInvalidJSON, "bad"), CodeInvalidInput, 400, true},
-		{refuse(CodeAPIAuth, "wrong API key"), CodeAPIAuth, 401, true},
-		{refuse(CodeGeneric, "jackpot"), CodeGeneric, 400, true},
+		{wallet.Refuse(wallet.Unauthenticated, "wrong API key"), CodeAPIAuth, 401, true},
+		{wallet.Refuse(wallet.Unsupported, "jackpot"), CodeGeneric, 400, true},
 		{errors.New("connection refused"), CodeInternal, 500, false},
 	} {
 		code, msg, known := classify(tc.err)
@@ -41,31 +42,19 @@ func TestClassify(t *testing.T) {
 				tc.err, code, msg, known, httpStatus(code), tc.code, tc.known, tc.status)
 		}
 	}
+	for _, v := range wallet.Verdicts() {
+		if _, ok := codes[v]; !ok {
+			t.Errorf("verdict %s has no code", v)
+		}
+	}
 	// Auth refusals and faults say no more than their code's message.
 	for err, want := range map[error]string{
-		refuse(CodeAPIAuth, "provider is on the caleta wallet protocol"): "API authentication error",
-		refuse(CodeNotAuthorized, "userId is not the session's player"):  "Not authorized",
-		errors.New("dial tcp 10.0.0.3:5432: refused"):                    "Internal server error",
+		wallet.Refuse(wallet.Unauthenticated, "provider is on the caleta wallet protocol"): "API authentication error",
+		wallet.Refuse(wallet.WrongPlayer, "userId is not the session's player"):            "Not authorized",
+		errors.New("dial tcp 10.0.0.3:5432: refused"):                                      "Internal server error",
 	} {
 		if _, msg, _ := classify(err); msg != want {
 			t.Errorf("%v answered %q, want %q", err, msg, want)
-		}
-	}
-}
-
-// TestSameKey: the API key comparison, constant time over hashes.
-func TestSameKey(t *testing.T) {
-	for _, tc := range []struct {
-		given, want string
-		ok          bool
-	}{
-		{"k", "k", true},
-		{"k", "kk", false},
-		{"", "", false}, // a provider without a secret opens nothing
-		{"K", "k", false},
-	} {
-		if got := sameKey(tc.given, tc.want); got != tc.ok {
-			t.Errorf("sameKey(%q, %q) = %v", tc.given, tc.want, got)
 		}
 	}
 }
@@ -95,7 +84,7 @@ func TestAmount(t *testing.T) {
 	} {
 		m, err := amount("stake", tc.text, tc.cur)
 		if tc.bad {
-			if c, _ := codeOf(err); err == nil || c != CodeInvalidInput {
+			if c, _, _ := classify(err); err == nil || c != CodeInvalidInput {
 				t.Errorf("%q %s: %v, want code 200", tc.text, tc.cur.Code(), err)
 			}
 			continue

@@ -1,7 +1,8 @@
-package redtigerwallet
+package redtiger
 
 import (
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // The request and answer shapes of the Red Tiger wallet (its RGI calls as
@@ -206,10 +207,10 @@ func amount(field string, text domain.AmountText, cur domain.Currency) (domain.M
 	}
 	m, err := domain.ParseMoney(string(text), cur)
 	if err != nil {
-		return domain.Money{}, refuse(CodeInvalidInput, field+": "+err.Error())
+		return domain.Money{}, &wallet.Refusal{Verdict: wallet.InvalidAmount, Reason: field + ": " + err.Error(), Err: err}
 	}
 	if m.IsNegative() {
-		return domain.Money{}, refuse(CodeInvalidInput, field+" is negative")
+		return domain.Money{}, wallet.Refuse(wallet.InvalidAmount, field+" is negative")
 	}
 	return m, nil
 }

@@ -1,20 +1,23 @@
-// Package providerwallet is the provider wallet protocol (/provider/v1/wallet,
+// Package pitboss is our own provider wallet protocol (/provider/v1/wallet,
 // docs/provider-wallet.md): what game providers call during play to read a
-// player's balance and to bet, win and roll back in a game session.
-package providerwallet
+// player's balance and to bet, win and roll back in a game session. It is
+// a dialect of the wallet core (package wallet): it authenticates (the
+// provider's signature scheme), decodes, and answers the core's verdict
+// with our error codes (status.go), the ledger's own errors by the API's
+// one mapping (wire.Classify).
+package pitboss
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // Each call carries X-Provider-Id and X-Signature, checked by the
@@ -27,30 +30,16 @@ const (
 	headerSignature  = "X-Signature"
 )
 
-// Deps are the stores and the ledger the protocol uses.
+// Deps are what the protocol uses.
 type Deps struct {
-	// Catalog knows the providers and their secrets; Sessions the game
-	// sessions the calls are made in.
-	Catalog  gateway.Catalog
-	Sessions gateway.Sessions
-	// Commands run the money calls on the ledger; Balances reads a
-	// player's balance.
-	Commands *commands.Handler
-	Balances commands.Balances
+	// Core answers the calls.
+	Core *wallet.Core
 	// Clock is the server's time, which a v2 signature's t must be near
 	// (gateway.ProviderSignatureWindow).
-	Clock commands.Clock
-	// Records reads the ledger's record of a transaction for the status
-	// query; without it that call answers 503.
-	Records TxRecords
+	Clock wallet.Clock
 	// Rounds reads a provider's rounds of a day for the daily round
 	// export; without it that route answers 503.
 	Rounds RoundExport
-}
-
-// TxRecords reads idempotency records by key (domain.GameTxKey).
-type TxRecords interface {
-	TxRecord(ctx context.Context, key string) (domain.TxRecord, bool, error)
 }
 
 // Handlers answer the protocol's calls. Package api registers them on the
@@ -64,6 +53,19 @@ func New(deps Deps) *Handlers {
 		deps.Clock = wallClock{}
 	}
 	return &Handlers{deps: deps}
+}
+
+// Register adds the protocol's routes to e, each behind mw (the API's
+// retryable marking of error bodies): the wallet calls under
+// /provider/v1/wallet and the daily round export.
+func (h *Handlers) Register(e *echo.Echo, mw ...echo.MiddlewareFunc) {
+	p := e.Group("/provider/v1/wallet", mw...)
+	p.POST("/balance", h.Balance)
+	p.POST("/status", h.Status)
+	p.POST("/bet", h.Bet)
+	p.POST("/win", h.Win)
+	p.POST("/rollback", h.Rollback)
+	e.Group("/provider/v1/reports", mw...).GET("/rounds/:day", h.Rounds)
 }
 
 type walletCall struct {
@@ -96,117 +98,94 @@ type walletAnswer struct {
 // providerCall authenticates the provider, decodes the call and resolves
 // its session. It does not look at the session's expiry: wins and
 // rollbacks are accepted after it, and a bet's expiry is decided by the
-// ledger after the idempotency check (PlaceBetInSession), so a retried bet
+// ledger after the idempotency check (wallet.Core.Bet), so a retried bet
 // still gets its original answer. See docs/provider-wallet.md.
-func (h *Handlers) providerCall(c echo.Context) (walletCall, gateway.GameSession, domain.Currency, error) {
-	return h.providerCallOf(c, false)
+func (h *Handlers) providerCall(c echo.Context) (walletCall, wallet.Session, error) {
+	call, s, err := h.providerCallOf(c, false)
+	return call, s, refusal(err)
 }
 
 // providerCallOf is providerCall; anyProtocol lets a provider on another
 // wallet protocol in too (the status query: each provider may ask it,
 // signed with its secret, whatever protocol its money calls speak).
-func (h *Handlers) providerCallOf(c echo.Context, anyProtocol bool) (walletCall, gateway.GameSession, domain.Currency, error) {
+func (h *Handlers) providerCallOf(c echo.Context, anyProtocol bool) (walletCall, wallet.Session, error) {
 	var call walletCall
 	raw, err := wire.ReadBody(c)
 	if err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
 	ctx := c.Request().Context()
 	prov, err := h.caller(c)
 	if err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
 	if prov.Protocol() != gateway.WalletProtocolPitboss && !anyProtocol {
 		// A provider speaks one protocol (docs/providers-and-games.md):
 		// its secret does not open this one.
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized,
+		return call, wallet.Session{}, wallet.Refuse(wallet.Unauthenticated,
 			"provider is on the "+prov.Protocol()+" wallet protocol; it calls /provider/"+prov.Protocol()+"/"+prov.ID+"/wallet")
 	}
 	if err := h.checkSignature(c, prov, raw); err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
 	// As on every other JSON body (issue 17, item 11): a proxy or WAF
 	// that trusts the declared type must see the body we read.
 	if err := wire.CheckJSONContentType(c); err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
 	if err := wire.DecodeJSON(raw, &call); err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
 	if err := wire.RequireField("session_id", call.SessionID); err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+		return call, wallet.Session{}, err
 	}
-	sess, err := h.deps.Sessions.Session(ctx, call.SessionID)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && sess.ProviderID != prov.ID) {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusNotFound, wire.CodeNotFound, "unknown session")
-	} else if err != nil {
-		return call, gateway.GameSession{}, domain.Currency{}, err
+	sess, err := h.deps.Core.Session(ctx, prov, call.SessionID, call.PlayerID)
+	if err != nil {
+		return call, wallet.Session{}, err
 	}
-	if call.PlayerID != "" && call.PlayerID != sess.PlayerID {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusConflict, wire.CodePlayerMismatch, "player_id does not match the session")
+	if call.Currency != "" {
+		if err := sess.SameCurrency(call.Currency); err != nil {
+			return call, wallet.Session{}, err
+		}
 	}
-	if call.Currency != "" && call.Currency != sess.Currency {
-		return call, gateway.GameSession{}, domain.Currency{}, wire.NewError(http.StatusBadRequest, wire.CodeCurrencyMismatch, "currency does not match the session")
-	}
-	cur, err := domain.ParseCurrency(sess.Currency)
-	return call, sess, cur, err
+	return call, sess, nil
 }
 
-// caller is the enabled provider X-Provider-Id names (its signature not
-// yet checked); 401 for a missing header or an unknown or disabled one.
+// caller is the enabled provider X-Provider-Id names, on any protocol (its
+// signature not yet checked); 401 for a missing header or an unknown or
+// disabled one.
 func (h *Handlers) caller(c echo.Context) (gateway.Provider, error) {
 	pid := c.Request().Header.Get(headerProviderID)
 	if pid == "" {
 		return gateway.Provider{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "missing "+headerProviderID+" header")
 	}
-	prov, err := h.deps.Catalog.Provider(c.Request().Context(), pid)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
-		return gateway.Provider{}, wire.NewError(http.StatusUnauthorized, wire.CodeUnauthorized, "unknown provider")
-	}
-	return prov, err
+	prov, err := h.deps.Core.Caller(c.Request().Context(), pid, "")
+	return prov, refusal(err)
 }
 
-func (call walletCall) game(sess gateway.GameSession, cur domain.Currency) domain.GameTx {
-	game := call.GameID
-	if game == "" {
-		game = sess.GameID
-	}
-	return domain.GameTx{Client: sess.ClientID, Player: sess.PlayerID, Provider: sess.ProviderID,
-		Game: game, Round: call.RoundID, Session: sess.ID, ExternalTxID: call.ExternalTxID,
-		Currency: cur, RoundClosed: call.RoundClosed, Promo: call.Promo}
-}
-
-// gameTx is the call as the ledger books it, under the session's game or
-// under the game_id it names, which must be a game of the session's
-// provider in the catalog: the money and its GGR are booked under that
-// game. The session's own game was checked at launch and is not read again,
-// so the usual call (no game_id) costs no lookup. Whether a game is enabled
-// is not checked: disabling a game stops its launches, while the sessions
-// already open play on and settle (docs/provider-wallet.md).
-func (h *Handlers) gameTx(ctx context.Context, call walletCall, sess gateway.GameSession, cur domain.Currency) (domain.GameTx, error) {
-	g := call.game(sess, cur)
+// tx is the call as the core books it, under the session's game or the
+// game game_id names, which must be a game of the session's provider in
+// the catalog (our id or its provider code: wallet.Core.Game). The
+// session's own game was checked at launch and is not read again, so the
+// usual call (no game_id) costs no lookup.
+func (h *Handlers) tx(ctx context.Context, call walletCall, sess wallet.Session) (wallet.Tx, error) {
+	t := wallet.Tx{ID: call.ExternalTxID, Round: call.RoundID, RoundClosed: call.RoundClosed, Promo: call.Promo}
 	if call.Jackpot != "" {
-		j, err := domain.ParseMoney(string(call.Jackpot), cur)
+		j, err := domain.ParseMoney(string(call.Jackpot), sess.Cur)
 		if err != nil {
-			return domain.GameTx{}, fmt.Errorf("jackpot: %w", err)
+			return wallet.Tx{}, fmt.Errorf("jackpot: %w", err)
 		}
-		g.Jackpot = j
+		t.Jackpot = j
 	}
-	if g.Game == sess.GameID {
-		return g, nil
+	game, err := h.deps.Core.Game(ctx, sess, call.GameID)
+	if err != nil {
+		return wallet.Tx{}, refusal(err)
 	}
-	game, err := h.deps.Catalog.Game(ctx, g.Game)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && game.ProviderID != sess.ProviderID) {
-		return domain.GameTx{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "game_id is not a game of the session's provider in the catalog (leave it out for the session's game)",
-			Details: map[string]any{"field": "game_id"}}
-	} else if err != nil {
-		return domain.GameTx{}, fmt.Errorf("look up game of a wallet call: %w", err)
-	}
-	return g, nil
+	t.Game = game
+	return t, nil
 }
 
-func answer(c echo.Context, call walletCall, r commands.Result) error {
+func answer(c echo.Context, call walletCall, r wallet.Result) error {
 	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(r.BalanceAfter.String()),
 		Currency: r.BalanceAfter.Currency().Code(), EventID: r.EventID, ExternalTxID: r.ExternalTxID,
 		RoundID: call.RoundID, RoundClosed: call.RoundClosed,
@@ -224,39 +203,38 @@ func walletAmount(call walletCall, cur domain.Currency) (domain.Money, error) {
 // Balance answers POST /provider/v1/wallet/balance: the player's balance
 // in the session's currency.
 func (h *Handlers) Balance(c echo.Context) error {
-	_, sess, cur, err := h.providerCall(c)
+	_, sess, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
-	st, err := h.deps.Balances.Account(c.Request().Context(), domain.PlayerWallet(sess.ClientID, sess.PlayerID, cur))
+	bal, err := h.deps.Core.Balance(c.Request().Context(), sess)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(domain.FromMinor(st.Balance, cur).String()),
-		Currency: cur.Code()})
+	return c.JSON(http.StatusOK, walletAnswer{Status: "OK", Balance: wire.Number(bal.String()), Currency: bal.Currency().Code()})
 }
 
 // moneyCall is a provider call that moves an amount: bet or win.
-type moneyCall func(ctx context.Context, call walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error)
+type moneyCall func(ctx context.Context, call walletCall, sess wallet.Session, t wallet.Tx, amount domain.Money) (wallet.Result, error)
 
 // providerMoneyCall authenticates, validates and runs a bet or a win.
 func (h *Handlers) providerMoneyCall(c echo.Context, run moneyCall) error {
-	call, sess, cur, err := h.providerCall(c)
+	call, sess, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
 	if err := wire.RequireField("transaction_id", call.ExternalTxID); err != nil {
 		return err
 	}
-	amount, err := walletAmount(call, cur)
+	amount, err := walletAmount(call, sess.Cur)
 	if err != nil {
 		return err
 	}
-	g, err := h.gameTx(c.Request().Context(), call, sess, cur)
+	t, err := h.tx(c.Request().Context(), call, sess)
 	if err != nil {
 		return err
 	}
-	res, err := run(c.Request().Context(), call, sess, g, amount)
+	res, err := run(c.Request().Context(), call, sess, t, amount)
 	if err != nil {
 		return err
 	}
@@ -266,22 +244,22 @@ func (h *Handlers) providerMoneyCall(c echo.Context, run moneyCall) error {
 // Bet answers POST /provider/v1/wallet/bet: a stake debited at once, while
 // the session takes bets.
 func (h *Handlers) Bet(c echo.Context) error {
-	return h.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
-		return h.deps.Commands.PlaceBetInSession(ctx, g, amount, sess.ExpiresAt)
+	return h.providerMoneyCall(c, func(ctx context.Context, _ walletCall, sess wallet.Session, t wallet.Tx, amount domain.Money) (wallet.Result, error) {
+		return h.deps.Core.Bet(ctx, sess, t, amount)
 	})
 }
 
 // Win answers POST /provider/v1/wallet/win: a win credited at once.
 func (h *Handlers) Win(c echo.Context) error {
-	return h.providerMoneyCall(c, func(ctx context.Context, call walletCall, _ gateway.GameSession, g domain.GameTx, amount domain.Money) (commands.Result, error) {
-		return h.deps.Commands.CreditWin(ctx, g, amount, call.ReferenceTransactionID)
+	return h.providerMoneyCall(c, func(ctx context.Context, call walletCall, sess wallet.Session, t wallet.Tx, amount domain.Money) (wallet.Result, error) {
+		return h.deps.Core.Win(ctx, sess, t, amount, call.ReferenceTransactionID)
 	})
 }
 
 // Rollback answers POST /provider/v1/wallet/rollback: the call of
 // reference_transaction_id undone.
 func (h *Handlers) Rollback(c echo.Context) error {
-	call, sess, cur, err := h.providerCall(c)
+	call, sess, err := h.providerCall(c)
 	if err != nil {
 		return err
 	}
@@ -291,11 +269,11 @@ func (h *Handlers) Rollback(c echo.Context) error {
 			return err
 		}
 	}
-	g, err := h.gameTx(c.Request().Context(), call, sess, cur)
+	t, err := h.tx(c.Request().Context(), call, sess)
 	if err != nil {
 		return err
 	}
-	res, err := h.deps.Commands.Rollback(c.Request().Context(), g, call.ReferenceTransactionID)
+	res, err := h.deps.Core.Rollback(c.Request().Context(), sess, t, call.ReferenceTransactionID)
 	if err != nil {
 		return err
 	}
@@ -331,12 +309,12 @@ type txStatusView struct {
 // event id, kind and amount), rolled_back, or not_found. It moves nothing;
 // a provider asks it to reconcile a call whose answer it never received.
 func (h *Handlers) Status(c echo.Context) error {
-	if h.deps.Records == nil {
+	if !h.deps.Core.HasRecords() {
 		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the transaction status query is not configured")
 	}
-	call, sess, _, err := h.providerCallOf(c, true)
+	call, sess, err := h.providerCallOf(c, true)
 	if err != nil {
-		return err
+		return refusal(err)
 	}
 	if err := wire.RequireField("transaction_id", call.ExternalTxID); err != nil {
 		return err
@@ -344,8 +322,7 @@ func (h *Handlers) Status(c echo.Context) error {
 	if err := wire.CheckID("transaction_id", call.ExternalTxID); err != nil {
 		return err
 	}
-	rec, found, err := h.deps.Records.TxRecord(c.Request().Context(),
-		domain.GameTxKey(sess.ClientID, sess.ProviderID, call.ExternalTxID))
+	rec, found, err := h.deps.Core.Record(c.Request().Context(), sess, call.ExternalTxID)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,11 @@
-package redtigerwallet
+package redtiger
 
 import (
 	"errors"
 	"net/http"
 
 	"github.com/pitboss/pitboss/api/wire"
-	"github.com/pitboss/pitboss/commands"
-	"github.com/pitboss/pitboss/domain"
-	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // The Red Tiger wallet's numeric error codes. Every refusal is
@@ -46,39 +44,32 @@ const (
 	CodeMaintenance = 501
 )
 
-// refusal is a call this dialect refuses before the ledger: its code and
-// the message answered.
-type refusal struct {
-	code    int
-	message string
-}
-
-func (r *refusal) Error() string { return r.message }
-
-func refuse(code int, message string) error { return &refusal{code: code, message: message} }
-
-// ledgerCodes maps the money rules' verdicts to the protocol's codes:
-// with classify, the one place an error becomes a code.
-var ledgerCodes = []struct {
-	err  error
-	code int
-}{
-	{domain.ErrInsufficientFunds, CodeInsufficientFunds},
-	{commands.ErrSessionExpired, CodeNotAuthorized},
-	{domain.ErrTransactionUnknown, CodeTransactionNotFound},
-	{domain.ErrPlayerMismatch, CodeTransactionNotFound},
-	{domain.ErrBetRolledBack, CodeTransactionNotFound},
-	{domain.ErrNotRollbackable, CodeTransactionNotFound},
-	{domain.ErrRolledBackEarlier, CodeDuplicate},
-	{domain.ErrAlreadyRolledBack, CodeDuplicate},
-	{domain.ErrBetSettled, CodeDuplicate},
-	{domain.ErrDuplicateTransaction, CodeDuplicate},
-	{domain.ErrCurrencyMismatch, CodeInvalidCurrency},
-	{domain.ErrUnknownCurrency, CodeInvalidCurrency},
-	{domain.ErrTooPrecise, CodeInvalidInput},
-	{domain.ErrAmountOverflow, CodeInvalidInput},
-	{domain.ErrInvalidAmount, CodeInvalidInput},
-	{domain.ErrInvalidArgument, CodeInvalidInput},
+// codes is the one table from the wallet core's verdict to the
+// protocol's code.
+var codes = map[wallet.Verdict]int{
+	wallet.Accepted:          0,
+	wallet.Replayed:          0,
+	wallet.Unauthenticated:   CodeAPIAuth,
+	wallet.Malformed:         CodeInvalidInput,
+	wallet.InvalidRequest:    CodeInvalidInput,
+	wallet.InvalidAmount:     CodeInvalidInput,
+	wallet.Unsupported:       CodeGeneric,
+	wallet.UnknownSession:    CodeNotAuthorized,
+	wallet.WrongPlayer:       CodeNotAuthorized,
+	wallet.SessionExpired:    CodeNotAuthorized,
+	wallet.WrongCurrency:     CodeInvalidCurrency,
+	wallet.InvalidGame:       CodeInvalidInput,
+	wallet.InsufficientFunds: CodeInsufficientFunds,
+	// The same transaction id with another round, game, amount or kind.
+	wallet.Duplicate:          CodeDuplicate,
+	wallet.UnknownTransaction: CodeTransactionNotFound,
+	wallet.ForeignTransaction: CodeTransactionNotFound,
+	wallet.RolledBack:         CodeTransactionNotFound,
+	wallet.NotRollbackable:    CodeTransactionNotFound,
+	wallet.RolledBackEarlier:  CodeDuplicate,
+	wallet.AlreadyRolledBack:  CodeDuplicate,
+	wallet.Settled:            CodeDuplicate,
+	wallet.Fault:              CodeInternal,
 }
 
 // messages are the answers' texts per code where the ledger's own error
@@ -96,47 +87,19 @@ var messages = map[int]string{
 // classify is the code answering err, the message, and whether err is a
 // known verdict (an unknown one is a fault of ours, logged).
 func classify(err error) (code int, message string, known bool) {
-	code, known = codeOf(err)
+	v, known := wire.Verdict(err)
+	code = codes[v]
 	message = messages[code]
-	var r *refusal
+	var r *wallet.Refusal
 	if errors.As(err, &r) && code != CodeAPIAuth && code != CodeNotAuthorized {
-		// Our own refusals say what was wrong; auth refusals say no more
-		// than that the caller is not let in.
-		message = r.message
+		// Refusals say what was wrong; auth refusals say no more than
+		// that the caller is not let in.
+		message = r.Reason
 	}
 	if message == "" {
 		message = err.Error()
 	}
 	return code, message, known
-}
-
-func codeOf(err error) (int, bool) {
-	var r *refusal
-	if errors.As(err, &r) {
-		return r.code, true
-	}
-	var ic *domain.IdempotencyConflictError
-	if errors.As(err, &ic) {
-		// The same transaction id with another round, game, amount or kind.
-		return CodeDuplicate, true
-	}
-	var gfe *gateway.FieldError
-	var dfe *domain.FieldError
-	if errors.As(err, &gfe) || errors.As(err, &dfe) {
-		return CodeInvalidInput, true
-	}
-	for _, m := range ledgerCodes {
-		if errors.Is(err, m.err) {
-			return m.code, true
-		}
-	}
-	var we *wire.Error
-	if errors.As(err, &we) && we.Status >= 400 && we.Status < 500 {
-		// The strict JSON decoder's, the body reader's and the
-		// Content-Type check's verdicts.
-		return CodeInvalidInput, true
-	}
-	return CodeInternal, false
 }
 
 // httpStatus is the HTTP status of an answer with code: 401 for the API

@@ -1,4 +1,4 @@
-package evolutionwallet
+package evolution
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 func cur(t *testing.T, code string) domain.Currency {
@@ -96,7 +97,8 @@ func TestClassify(t *testing.T) {
 		{wrap(domain.ErrTooPrecise), "", StatusInvalidParameter, true},
 		{&domain.IdempotencyConflictError{}, StatusBetAlreadyExist, StatusBetAlreadyExist, true},
 		{&domain.IdempotencyConflictError{}, StatusBetAlreadySettled, StatusBetAlreadySettled, true},
-		{refuse(StatusInvalidSID, "x"), "", StatusInvalidSID, true},
+		{wallet.Refuse(wallet.UnknownSession, "x"), "", StatusInvalidSID, true},
+		{wrap(domain.ErrDuplicateTransaction), StatusBetAlreadySettled, StatusBetAlreadyExist, true},
 		{errors.New("the database is down"), "", StatusUnknownError, false},
 	} {
 		status, known := classify(tc.err, tc.conflict)
@@ -104,28 +106,13 @@ func TestClassify(t *testing.T) {
 			t.Errorf("%v: %s %v, want %s %v", tc.err, status, known, tc.status, tc.known)
 		}
 	}
+	for _, v := range wallet.Verdicts() {
+		if _, ok := statuses[v]; !ok {
+			t.Errorf("verdict %s has no status", v)
+		}
+	}
 	if httpStatus(StatusInvalidTokenID) != http.StatusUnauthorized || httpStatus(StatusInvalidParameter) != http.StatusOK {
 		t.Fatal("INVALID_TOKEN_ID is 401, every other status 200")
-	}
-}
-
-// TestTokenMatches: only the exact secret matches; an empty secret
-// matches nothing, not even an empty token.
-func TestTokenMatches(t *testing.T) {
-	for _, tc := range []struct {
-		token, secret string
-		want          bool
-	}{
-		{"s3cret", "s3cret", true},
-		{"s3cre", "s3cret", false},
-		{"s3cretx", "s3cret", false},
-		{"S3cret", "s3cret", false},
-		{"", "", false},
-		{"", "s3cret", false},
-	} {
-		if got := tokenMatches(tc.token, tc.secret); got != tc.want {
-			t.Errorf("token %q, secret %q: %v", tc.token, tc.secret, got)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package caletawallet
+package caleta
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 func cur(t *testing.T, code string) domain.Currency {
@@ -93,11 +94,16 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("rollback: %w", domain.ErrBetSettled), StatusUnknown, true},
 		{wire.NewError(400, wire.CodeInvalidJSON, "malformed"), StatusWrongSyntax, true},
 		{wire.NewError(400, wire.CodeInvalidRequest, "unknown field"), StatusWrongTypes, true},
-		{refuse(StatusInvalidGame, "no game"), StatusInvalidGame, true},
+		{wallet.Refuse(wallet.InvalidGame, "no game"), StatusInvalidGame, true},
 		{errors.New("connection refused"), StatusUnknown, false},
 	} {
 		if got, known := classify(tc.err); got != tc.want || known != tc.known {
 			t.Errorf("%v: %s (known %v), want %s (known %v)", tc.err, got, known, tc.want, tc.known)
+		}
+	}
+	for _, v := range wallet.Verdicts() {
+		if _, ok := statuses[v]; !ok {
+			t.Errorf("verdict %s has no status", v)
 		}
 	}
 }

@@ -1,0 +1,47 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitboss/pitboss/api/dialect/caleta"
+	"github.com/pitboss/pitboss/api/dialect/evolution"
+	"github.com/pitboss/pitboss/api/dialect/pitboss"
+	"github.com/pitboss/pitboss/api/dialect/redtiger"
+	"github.com/pitboss/pitboss/api/dialect/tbb"
+	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
+)
+
+// dialect registers one wallet protocol's routes over the wallet core.
+type dialect func(s *Server, core *wallet.Core, e *echo.Echo)
+
+// dialects are the wallet protocols' dialects by name: one line per
+// protocol of gateway's registry (gateway.WalletProtocols; a test holds
+// the two together).
+var dialects = map[string]dialect{
+	gateway.WalletProtocolPitboss: func(s *Server, core *wallet.Core, e *echo.Echo) {
+		pitboss.New(pitboss.Deps{Core: core, Clock: s.deps.Clock, Rounds: s.deps.ProviderRounds}).Register(e, withRetryable)
+	},
+	gateway.WalletProtocolCaleta: func(s *Server, core *wallet.Core, e *echo.Echo) {
+		caleta.New(caleta.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+	},
+	gateway.WalletProtocolRedTiger: func(s *Server, core *wallet.Core, e *echo.Echo) {
+		redtiger.New(redtiger.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+	},
+	gateway.WalletProtocolEvolution: func(s *Server, core *wallet.Core, e *echo.Echo) {
+		evolution.New(evolution.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+	},
+	gateway.WalletProtocolTBB: func(s *Server, core *wallet.Core, e *echo.Echo) {
+		tbb.New(tbb.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+	},
+}
+
+// registerDialects builds the wallet core once and registers every
+// protocol's dialect on it, in the registry's order.
+func (s *Server) registerDialects(e *echo.Echo) {
+	core := wallet.New(wallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions, Ledger: s.deps.Commands,
+		Balances: s.deps.Balances, Records: s.deps.TxRecords})
+	for _, name := range gateway.WalletProtocols {
+		dialects[name](s, core, e)
+	}
+}
