@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
@@ -121,9 +122,16 @@ func benchWallet(b *testing.B, prov gateway.Provider) (http.Handler, []string) {
 		b.Fatal(err)
 	}
 	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
+	// The provider, game and session lookups from memory, as serve wires
+	// them (cmd/pitboss/serve.go).
+	lookups, err := lookupcache.NewWithConfig(gw, lookupcache.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
-		Commands: h, Balances: eventstore.NewAccounts(pool), TxRecords: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Commands: h, Balances: eventstore.NewAccounts(pool), TxRecords: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw,
+		Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
 	})
 	const client, game = "bench-client", "bench-slot"

@@ -9,7 +9,7 @@
 #      out/bench/<timestamp>/ (report.md, results.json, *.svg).
 # Settings (environment): BENCH_QUICK=1 (3 s steps, 200k events), BENCH_DURATION,
 # BENCH_STEPS, BENCH_RATE, BENCH_PLAYERS, BENCH_EVENTS, BENCH_SKIP_WRITE=1,
-# BENCH_SKIP_READ=1, BENCH_SKIP_PGBENCH=1, BENCH_PROTOCOL=caleta|evolution|redtiger, ... (bin/pitboss-bench -h lists all).
+# BENCH_SKIP_READ=1, BENCH_SKIP_PGBENCH=1, BENCH_PROTOCOL=caleta|evolution|redtiger|tbb, ... (bin/pitboss-bench -h lists all).
 # Arguments are passed to bin/pitboss-bench.
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"

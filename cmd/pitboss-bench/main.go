@@ -84,8 +84,9 @@ type config struct {
 	// are not measured: the wallet path alone, for diagnosis.
 	Roles string `json:"service_roles,omitempty"`
 	// Protocol is the wallet protocol the load generator speaks
-	// (BENCH_PROTOCOL): pitboss (ours, the default), caleta, evolution or
-	// redtiger. The demo provider is moved to it before the service starts.
+	// (BENCH_PROTOCOL): pitboss (ours, the default) or any other protocol
+	// the simulator speaks (providersim.Protocols: the registry's). The
+	// demo provider is moved to it before the service starts.
 	Protocol string `json:"wallet_protocol"`
 	// PoolMaxConns, when set, is the service's pgx pool size
 	// (pool_max_conns in its database URL); 0 keeps pgx's default.

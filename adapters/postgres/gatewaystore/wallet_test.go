@@ -100,10 +100,29 @@ func TestWalletLookups(t *testing.T) {
 			t.Fatalf("session %s superseded by a session of another player, provider or currency", s.ID)
 		}
 	}
-	// created_at is the inserting transaction's start on the database's
-	// clock: a later round trip, a later microsecond.
-	second := session("s5", "p1", "acme", "EUR")
+	// A launch through this process's cache supersedes at once (created_at
+	// is the inserting transaction's start on the database's clock: a
+	// later round trip, a later microsecond).
+	second := gateway.GameSession{ID: "s5", ClientID: "c1", PlayerID: "p1", ProviderID: "acme", GameID: "slot",
+		Currency: "EUR", LaunchTxID: "l-s5", ExpiresAt: time.Now().Add(time.Hour)}
+	if err := cache.CreateSession(ctx, second); err != nil {
+		t.Fatal(err)
+	}
 	if !superseded(first) || superseded(second) || superseded(otherCurrency) || superseded(otherProvider) {
 		t.Fatal("a second launch of p1 on acme in EUR supersedes s1 alone")
+	}
+
+	// A launch by another process (the store written directly) is seen
+	// once the cache's TTL has passed; with the cache off, at once.
+	exact, err := lookupcache.NewWithConfig(gw, lookupcache.Config{ProviderTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newer, err := exact.Superseded(ctx, otherPlayer); err != nil || newer {
+		t.Fatalf("p2's only session: superseded %v, %v", newer, err)
+	}
+	session("s6", "p2", "acme", "EUR")
+	if newer, err := exact.Superseded(ctx, otherPlayer); err != nil || !newer {
+		t.Fatalf("p2's first session after another process launched p2 again: superseded %v, %v", newer, err)
 	}
 }
