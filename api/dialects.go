@@ -8,6 +8,7 @@ import (
 	"github.com/pitboss/pitboss/api/dialect/pitboss"
 	"github.com/pitboss/pitboss/api/dialect/redtiger"
 	"github.com/pitboss/pitboss/api/dialect/tbb"
+	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/wallet"
 )
@@ -23,17 +24,30 @@ var dialects = map[string]dialect{
 		pitboss.New(pitboss.Deps{Core: core, Clock: s.deps.Clock, Rounds: s.deps.ProviderRounds}).Register(e, withRetryable)
 	},
 	gateway.WalletProtocolCaleta: func(s *Server, core *wallet.Core, e *echo.Echo) {
-		caleta.New(caleta.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+		mount(e, caleta.Base, caleta.New(s.dialectDeps(core)).Calls())
 	},
 	gateway.WalletProtocolRedTiger: func(s *Server, core *wallet.Core, e *echo.Echo) {
-		redtiger.New(redtiger.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+		mount(e, redtiger.Base, redtiger.New(s.dialectDeps(core)).Calls())
 	},
 	gateway.WalletProtocolEvolution: func(s *Server, core *wallet.Core, e *echo.Echo) {
-		evolution.New(evolution.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+		mount(e, evolution.Base, evolution.New(s.dialectDeps(core)).Calls())
 	},
 	gateway.WalletProtocolTBB: func(s *Server, core *wallet.Core, e *echo.Echo) {
-		tbb.New(tbb.Deps{Core: core, Logger: s.deps.Logger}).Register(e)
+		mount(e, tbb.Base, tbb.New(s.dialectDeps(core)).Calls())
 	},
+}
+
+// dialectDeps are what a provider's own protocol's dialect is built with.
+func (s *Server) dialectDeps(core *wallet.Core) wire.DialectDeps {
+	return wire.DialectDeps{Core: core, Logger: s.deps.Logger}
+}
+
+// mount routes each of calls (POST) under base.
+func mount(e *echo.Echo, base string, calls map[string]echo.HandlerFunc) {
+	g := e.Group(base)
+	for path, h := range calls {
+		g.POST(path, h)
+	}
 }
 
 // registerDialects builds the wallet core once and registers every

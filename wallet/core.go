@@ -243,12 +243,21 @@ func (c *Core) Rollback(ctx context.Context, s Session, t Tx, ref string) (Resul
 	return c.deps.Ledger.Rollback(ctx, s.gameTx(t), ref)
 }
 
+// RefundPrefix makes a refund's own ledger id from the id of the bet it
+// refunds (RefundBet): '@' keeps it apart from the providers' ids.
+const RefundPrefix = "refund@"
+
 // RefundBet gives back the bet ref names, for the protocols whose refund
-// undoes bets only (Red Tiger's, TBB's): a ref the ledger booked as
-// anything else than a bet is NotRollbackable (the ledger's rollback of a
-// win would take a payout back). A ref never booked is Rollback's: nothing
-// moves and the ledger keeps it, so the late bet is refused.
+// undoes bets only and has no usable id of its own (Red Tiger's names the
+// stake alone; TBB's example repeats the bet's id): it is booked under
+// RefundPrefix and ref, whatever t.ID says — a bet is refunded once, so
+// its id names its refund, and a second refund of it is a retry. A ref the
+// ledger booked as anything else than a bet is NotRollbackable (the
+// ledger's rollback of a win would take a payout back). A ref never booked
+// is Rollback's: nothing moves and the ledger keeps it, so the late bet is
+// refused.
 func (c *Core) RefundBet(ctx context.Context, s Session, t Tx, ref string) (Result, error) {
+	t.ID = RefundPrefix + ref
 	rec, found, err := c.Record(ctx, s, ref)
 	if err != nil {
 		return Result{}, err

@@ -27,15 +27,10 @@ import (
 // v1.5) signature of the raw body.
 const HeaderSignature = "X-Auth-Signature"
 
-// Deps are what the protocol uses: the core (a session id is the
-// document's token) and the logger of the faults answered
-// RS_ERROR_UNKNOWN.
-type Deps = wire.DialectDeps
-
 // Handlers answer the protocol's calls. Every answer is HTTP 200 with the
 // document's status in its body.
 type Handlers struct {
-	deps Deps
+	deps wire.DialectDeps
 
 	// keys holds each provider's parsed public key with the PEM it was
 	// parsed from, so a call does not parse it again; a changed PEM (the
@@ -49,21 +44,11 @@ type parsedKey struct {
 	key *rsasig.Key
 }
 
-// New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers {
+// New returns the protocol's handlers over deps: the core (a session id is
+// the document's token) and the logger of the faults answered
+// RS_ERROR_UNKNOWN.
+func New(deps wire.DialectDeps) *Handlers {
 	return &Handlers{deps: deps.WithDefaults(), keys: map[string]parsedKey{}}
-}
-
-// Register adds the protocol's routes to e: a base path per provider, so
-// the provider is known before the body is read. Every answer is 200 with
-// the document's status, so no error body of ours is sent.
-func (h *Handlers) Register(e *echo.Echo) {
-	g := e.Group("/provider/caleta/:provider/wallet")
-	g.POST("/check", h.Check)
-	g.POST("/balance", h.Balance)
-	g.POST("/bet", h.Bet)
-	g.POST("/win", h.Win)
-	g.POST("/rollback", h.Rollback)
 }
 
 // publicKey is prov's parsed WalletPublicKey, prepared for verification
@@ -384,4 +369,15 @@ func (h *Handlers) rollback(c echo.Context, b *rollbackCall) ([]byte, error) {
 		return raw, err
 	}
 	return raw, h.ok(c, cl, b.RequestUUID, res.BalanceAfter)
+}
+
+// Base is the protocol's base path, one per provider, so the provider is
+// known before the body is read.
+const Base = "/provider/caleta/:provider/wallet"
+
+// Calls are the protocol's calls (POST), by their path under Base. Every
+// answer is 200 with the document's status: no error body of ours is sent.
+func (h *Handlers) Calls() map[string]echo.HandlerFunc {
+	return map[string]echo.HandlerFunc{"/check": h.Check, "/balance": h.Balance, "/bet": h.Bet, "/win": h.Win,
+		"/rollback": h.Rollback}
 }

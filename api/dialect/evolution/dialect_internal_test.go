@@ -119,7 +119,7 @@ func TestClassify(t *testing.T) {
 // TestNoLedger: a server built without the ledger's stores answers every
 // call UNKNOWN_ERROR (a fault of ours, logged), never a 500 or a panic.
 func TestNoLedger(t *testing.T) {
-	h := New(Deps{})
+	h := New(wire.DialectDeps{})
 	e := echo.New()
 	for path, fn := range map[string]echo.HandlerFunc{"check": h.Check, "balance": h.Balance, "debit": h.Debit,
 		"credit": h.Credit, "cancel": h.Cancel, "promo_payout": h.PromoPayout} {

@@ -21,29 +21,12 @@ import (
 // QueryAuthToken is the query parameter carrying the provider's secret.
 const QueryAuthToken = "authToken"
 
-// Deps are what the protocol uses: the core (a session id is the
-// protocol's sid) and the logger of the faults answered UNKNOWN_ERROR.
-type Deps = wire.DialectDeps
-
 // Handlers answer the protocol's calls.
-type Handlers struct{ deps Deps }
+type Handlers struct{ deps wire.DialectDeps }
 
-// New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
-
-// Register adds the protocol's routes to e under a base path per
-// provider, as Caleta's: the provider is known before the body is read.
-// Every answer is the protocol's (200, or 401 INVALID_TOKEN_ID), so no
-// error body of ours is sent.
-func (h *Handlers) Register(e *echo.Echo) {
-	g := e.Group("/provider/evolution/:provider/wallet")
-	g.POST("/check", h.Check)
-	g.POST("/balance", h.Balance)
-	g.POST("/debit", h.Debit)
-	g.POST("/credit", h.Credit)
-	g.POST("/cancel", h.Cancel)
-	g.POST("/promo_payout", h.PromoPayout)
-}
+// New returns the protocol's handlers over deps: the core (a session id is
+// the protocol's sid) and the logger of the faults answered UNKNOWN_ERROR.
+func New(deps wire.DialectDeps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
 
 // call is what every call shares once authenticated and decoded: its
 // session.
@@ -148,4 +131,16 @@ func (h *Handlers) session(ctx context.Context, provider string, b base) (*call,
 // (docs/protocols/evolution.md#tables-and-games).
 func (h *Handlers) game(ctx context.Context, cl *call, tableID string) (string, error) {
 	return h.deps.Core.Game(ctx, *cl, tableID)
+}
+
+// Base is the protocol's base path, one per provider, as Caleta's: the
+// provider is known before the body is read.
+const Base = "/provider/evolution/:provider/wallet"
+
+// Calls are the protocol's calls (POST), by their path under Base. Every
+// answer is the protocol's (200, or 401 INVALID_TOKEN_ID): no error body
+// of ours is sent.
+func (h *Handlers) Calls() map[string]echo.HandlerFunc {
+	return map[string]echo.HandlerFunc{"/check": h.Check, "/balance": h.Balance, "/debit": h.Debit,
+		"/credit": h.Credit, "/cancel": h.Cancel, "/promo_payout": h.PromoPayout}
 }

@@ -23,35 +23,14 @@ import (
 // "Basic " (both spellings are in use).
 const HeaderAuthorization = "Authorization"
 
-// refundPrefix makes a refund's own ledger id from the id of the stake it
-// refunds: Red Tiger's refund names the stake and has no id of its own.
-// '@' keeps it apart from Red Tiger's ids (letters, digits, '-').
-const refundPrefix = "refund@"
-
-// Deps are what the protocol uses: the core (with the ledger's
-// transaction records, so a refund is only ever a stake's; a session id is
-// the protocol's token) and the logger of the faults answered CodeInternal.
-type Deps = wire.DialectDeps
-
 // Handlers answer the protocol's calls.
-type Handlers struct{ deps Deps }
+type Handlers struct{ deps wire.DialectDeps }
 
-// New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
-
-// Register adds the protocol's routes to e under a base path per
-// provider, to which Red Tiger appends its calls' paths. Its answers are
-// the protocol's envelope, never an error body of ours.
-func (h *Handlers) Register(e *echo.Echo) {
-	g := e.Group("/provider/redtiger/:provider/wallet")
-	g.POST("/auth", h.Auth)
-	g.POST("/stake", h.Stake)
-	g.POST("/payout", h.Payout)
-	g.POST("/refund", h.Refund)
-	g.POST("/promo/buyin", h.PromoBuyin)
-	g.POST("/promo/settle", h.PromoSettle)
-	g.POST("/promo/refund", h.PromoRefund)
-}
+// New returns the protocol's handlers over deps: the core (with the
+// ledger's transaction records, so a refund is only ever a stake's; a
+// session id is the protocol's token) and the logger of the faults answered
+// CodeInternal.
+func New(deps wire.DialectDeps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
 
 // call is what every call shares once authenticated and decoded.
 type call struct {
@@ -362,7 +341,7 @@ func (h *Handlers) refund(c echo.Context) (any, error) {
 			return nil, err
 		}
 	}
-	tx, err := h.tx(ctx, cl, b.Game.Key, refundPrefix+stakeID, b.Round, false)
+	tx, err := h.tx(ctx, cl, b.Game.Key, "", b.Round, false)
 	if err != nil {
 		return nil, err
 	}
@@ -373,4 +352,15 @@ func (h *Handlers) refund(c echo.Context) (any, error) {
 	}
 	return refundSuccess{Success: true, Result: refundResult{Token: cl.token, ID: res.EventID, Stake: cash(res.Amount)},
 		Balance: cash(res.BalanceAfter), Currency: cl.Cur.Code()}, nil
+}
+
+// Base is the protocol's base path, one per provider, to which Red Tiger
+// appends its calls' paths.
+const Base = "/provider/redtiger/:provider/wallet"
+
+// Calls are the protocol's calls (POST), by their path under Base. Its
+// answers are the protocol's envelope, never an error body of ours.
+func (h *Handlers) Calls() map[string]echo.HandlerFunc {
+	return map[string]echo.HandlerFunc{"/auth": h.Auth, "/stake": h.Stake, "/payout": h.Payout, "/refund": h.Refund,
+		"/promo/buyin": h.PromoBuyin, "/promo/settle": h.PromoSettle, "/promo/refund": h.PromoRefund}
 }

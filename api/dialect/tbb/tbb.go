@@ -23,33 +23,13 @@ import (
 // HeaderSignature carries the hex HMAC-SHA256 of the raw body.
 const HeaderSignature = "X-REQUEST-SIGN"
 
-// refundPrefix makes a refund's ledger id from the id of the bet it
-// refunds: the document's own example gives a refund the refunded
-// transaction's id as its transaction_id, so that id cannot be the key; a
-// bet is refunded once, so the bet's id names its refund.
-const refundPrefix = "refund@"
-
-// Deps are what the protocol uses: the core (with the ledger's records,
-// so a refund is only ever a bet's; a session id is the document's token)
-// and the logger of the faults answered 500.
-type Deps = wire.DialectDeps
-
 // Handlers answer the protocol's calls.
-type Handlers struct{ deps Deps }
+type Handlers struct{ deps wire.DialectDeps }
 
-// New returns the protocol's handlers over deps.
-func New(deps Deps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
-
-// Register adds the protocol's routes to e under a base path per
-// provider, so the provider, and with it its secret, is known before the
-// body is read.
-func (h *Handlers) Register(e *echo.Echo) {
-	g := e.Group("/provider/tbb/:provider/wallet")
-	g.POST("/balance", h.Balance)
-	g.POST("/bet", h.Bet)
-	g.POST("/win", h.Win)
-	g.POST("/refund", h.Refund)
-}
+// New returns the protocol's handlers over deps: the core (with the
+// ledger's records, so a refund is only ever a bet's; a session id is the
+// document's token) and the logger of the faults answered 500.
+func New(deps wire.DialectDeps) *Handlers { return &Handlers{deps: deps.WithDefaults()} }
 
 // answer runs fn and answers its result with 200, or its error with the
 // addendum's code as the HTTP status.
@@ -208,7 +188,7 @@ func (h *Handlers) Refund(c echo.Context) error {
 		if err := domain.ValidateID("refunded_transaction_id", b.RefundedTransactionID); err != nil {
 			return nil, err
 		}
-		t, err := h.tx(ctx, cl, &b.money, refundPrefix+b.RefundedTransactionID, false)
+		t, err := h.tx(ctx, cl, &b.money, "", false)
 		if err != nil {
 			return nil, err
 		}
@@ -221,4 +201,13 @@ func (h *Handlers) Refund(c echo.Context) error {
 		}
 		return moneyAnswerOf(cl, res, err)
 	})
+}
+
+// Base is the protocol's base path, one per provider, so the provider, and
+// with it its secret, is known before the body is read.
+const Base = "/provider/tbb/:provider/wallet"
+
+// Calls are the protocol's calls (POST), by their path under Base.
+func (h *Handlers) Calls() map[string]echo.HandlerFunc {
+	return map[string]echo.HandlerFunc{"/balance": h.Balance, "/bet": h.Bet, "/win": h.Win, "/refund": h.Refund}
 }
