@@ -8,20 +8,16 @@ import (
 	"testing"
 
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/providersim"
 )
 
 // TestDialectsAreTheRegistry: a wallet protocol is registered once by name
-// (gateway's registry); its server dialect and its simulator dialect are
-// each one line keyed by that name, and the three lists hold the same
-// names, so a protocol cannot be half added.
+// (gateway's registry); its server dialect is one line keyed by that name
+// (and its simulator dialect: providersim's TestEveryProtocolHasADialect),
+// so a protocol cannot be half added.
 func TestDialectsAreTheRegistry(t *testing.T) {
 	want := slices.Sorted(slices.Values(gateway.WalletProtocols))
 	if got := slices.Sorted(maps.Keys(dialects)); !slices.Equal(got, want) {
 		t.Errorf("server dialects %v, registry %v", got, want)
-	}
-	if got := slices.Sorted(slices.Values(providersim.Protocols)); !slices.Equal(got, want) {
-		t.Errorf("simulator dialects %v, registry %v", got, want)
 	}
 	for _, name := range gateway.WalletProtocols {
 		p, ok := gateway.WalletProtocolOf(name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // kind is a wallet call, named by what it does rather than by any one
@@ -86,30 +87,41 @@ type dialect interface {
 	ledgerID(k kind, t tx) string
 }
 
-// newDialect is cfg.Protocol's dialect, refusing a configuration it
-// cannot authenticate with.
-func newDialect(cfg Config) (dialect, error) {
-	switch cfg.Protocol {
-	case "caleta":
+// dialects are the simulator's dialects by protocol name, one line each,
+// for every protocol of gateway's registry (a test holds the two
+// together): each built from the provider's credential.
+var dialects = map[string]func(cfg Config) (dialect, error){
+	gateway.WalletProtocolCaleta: func(cfg Config) (dialect, error) {
 		if cfg.PrivateKey == nil {
 			return nil, fmt.Errorf("%w: caleta signs with the provider's RSA private key (--private-key-file)", ErrConfig)
 		}
 		return caleta{key: cfg.PrivateKey}, nil
-	case "evolution", "redtiger", "pitboss", "tbb":
+	},
+	gateway.WalletProtocolPitboss:   bySecret(func(s string) dialect { return pitboss{secret: s} }),
+	gateway.WalletProtocolEvolution: bySecret(func(s string) dialect { return evolution{token: s} }),
+	gateway.WalletProtocolRedTiger:  bySecret(func(s string) dialect { return redtiger{key: s} }),
+	gateway.WalletProtocolTBB:       bySecret(func(s string) dialect { return tbb{secret: s} }),
+}
+
+// bySecret builds a dialect of a protocol that authenticates with the
+// provider's secret, which the configuration must give.
+func bySecret(mk func(secret string) dialect) func(Config) (dialect, error) {
+	return func(cfg Config) (dialect, error) {
 		if cfg.Secret == "" {
 			return nil, fmt.Errorf("%w: %s authenticates with the provider's secret (--provider-secret-file)", ErrConfig, cfg.Protocol)
 		}
-		switch cfg.Protocol {
-		case "evolution":
-			return evolution{token: cfg.Secret}, nil
-		case "redtiger":
-			return redtiger{key: cfg.Secret}, nil
-		case "tbb":
-			return tbb{secret: cfg.Secret}, nil
-		}
-		return pitboss{secret: cfg.Secret}, nil
+		return mk(cfg.Secret), nil
 	}
-	return nil, fmt.Errorf("%w: --protocol %q is not one of %s", ErrConfig, cfg.Protocol, strings.Join(Protocols, ", "))
+}
+
+// newDialect is cfg.Protocol's dialect, refusing a configuration it
+// cannot authenticate with.
+func newDialect(cfg Config) (dialect, error) {
+	mk, ok := dialects[cfg.Protocol]
+	if !ok {
+		return nil, fmt.Errorf("%w: --protocol %q is not one of %s", ErrConfig, cfg.Protocol, strings.Join(Protocols, ", "))
+	}
+	return mk(cfg)
 }
 
 // jsonBody marshals a request body (maps and strings only: it cannot

@@ -32,10 +32,12 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
-// Protocols are the wallet protocols the simulator speaks.
-var Protocols = []string{"caleta", "evolution", "redtiger", "pitboss", "tbb"}
+// Protocols are the wallet protocols the simulator speaks: every one of
+// gateway's registry.
+var Protocols = gateway.WalletProtocols
 
 // Config is one run of the simulator.
 type Config struct {
