@@ -123,3 +123,32 @@ func TestCaletaGameByProviderCode(t *testing.T) {
 			"RS_ERROR_INVALID_GAME")
 	}
 }
+
+// TestCaletaBalanceLimit (issue 37, item 2): a win that would take the
+// balance past what Caleta's int64 of 1/100000 units can say is refused
+// before it is booked (RS_ERROR_WRONG_TYPES, nothing moves), and a balance
+// already past it (an operator's deposit) is refused on /balance the same
+// way, never a booked call answered RS_ERROR_UNKNOWN.
+func TestCaletaBalanceLimit(t *testing.T) {
+	h := newCaletaHarness(t)
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopeTransactionsWrite}, gateway.LaunchSettings{})
+	user := apitest.UID("player")
+	a := h.mustLaunch(c, user, "0", nil)
+	s := caletaSession{h: h, token: a.SessionID, player: user, wallet: domain.PlayerWallet(c.ID, user, slEUR), client: c}
+	// EUR's largest Caleta balance: math.MaxInt64 units of 1/100000 EUR,
+	// 92,233,720,368,547.75807 EUR, so 92,233,720,368,547.75 in cents.
+	h.Deposit(c, user, "92233720368547.00", "EUR")
+	wantCaletaOK(t, s.call("bet", map[string]any{"transaction_uuid": "b-1", "amount": 1_000}), 9_223_372_036_854_699_000, user)
+	before := h.Balance(s.wallet)
+	wantCaletaStatus(t, s.call("win", map[string]any{"transaction_uuid": "w-1", "reference_transaction_uuid": "b-1",
+		"amount": 77_000}), "RS_ERROR_WRONG_TYPES")
+	if got := h.Balance(s.wallet); got != before {
+		t.Fatalf("a refused win moved money: %d minor, want %d", got, before)
+	}
+	// To the last cent that fits.
+	wantCaletaOK(t, s.call("win", map[string]any{"transaction_uuid": "w-2", "reference_transaction_uuid": "b-1",
+		"amount": 76_000}), 9_223_372_036_854_775_000, user)
+	// An operator's deposit takes it past: /balance refuses, known, not a fault.
+	h.Deposit(c, user, "1.00", "EUR")
+	wantCaletaStatus(t, s.call("balance", nil), "RS_ERROR_WRONG_TYPES")
+}

@@ -31,6 +31,10 @@ var (
 	// ErrDuplicateTransaction is a new call under an id already booked; the
 	// command layer answers such retries before they reach a decision.
 	ErrDuplicateTransaction = errors.New("transaction id already used")
+	// ErrBalanceLimit refuses a credit that would take the player's
+	// balance past the largest its wallet protocol can say
+	// (GameTx.MaxBalance): booked, it could not be answered.
+	ErrBalanceLimit = errors.New("balance would pass the largest the wallet protocol can carry")
 )
 
 // IdempotencyConflictError is returned when an external id is reused with a

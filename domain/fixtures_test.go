@@ -65,6 +65,10 @@ func freeBet(campaign, reward string) gameOpt {
 }
 func withJackpot(m domain.Money) gameOpt { return func(g *domain.GameTx) { g.Jackpot = m } }
 
+// capped is a call of a protocol that can say balances up to max minor
+// units (GameTx.MaxBalance).
+func capped(max int64) gameOpt { return func(g *domain.GameTx) { g.MaxBalance = max } }
+
 func game(id string, opts ...gameOpt) domain.GameTx {
 	g := domain.GameTx{Client: client, Player: player, Provider: provider, Game: "sweet-bonanza",
 		Session: "s-1", ExternalTxID: id, Currency: eur}

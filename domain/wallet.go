@@ -28,6 +28,22 @@ type GameTx struct {
 	// Only a win carries one; it is booked as jackpot money, apart from
 	// game and promo wins.
 	Jackpot Money
+	// MaxBalance, when positive, is the largest balance in minor units the
+	// caller's wallet protocol can say: a win or a bet's refund that would
+	// take the player past it is ErrBalanceLimit, and nothing moves. It is
+	// not part of what a retry must repeat.
+	MaxBalance int64
+}
+
+// creditedWithin is credited for a game call: the balance after must stay
+// within g.MaxBalance.
+func (g GameTx) creditedWithin(r Reader, id AccountID, m Money) (int64, error) {
+	after, err := credited(r, id, m)
+	if err == nil && g.MaxBalance > 0 && after > g.MaxBalance {
+		return 0, fmt.Errorf("balance of %s would be %s, at most %s: %w", id, FromMinor(after, g.Currency),
+			FromMinor(g.MaxBalance, g.Currency), ErrBalanceLimit)
+	}
+	return after, err
 }
 
 func (g GameTx) validate() error {
@@ -246,7 +262,7 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 		recs[0].Settles = bet.Key
 		recs = append(recs, bet)
 	}
-	after, err := credited(r, player, amount)
+	after, err := g.creditedWithin(r, player, amount)
 	if err != nil {
 		return Change{}, err
 	}
@@ -324,7 +340,7 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	switch orig.Kind {
 	case TxBet:
 		typ, post = EventBetRolledBack, move(house, player, amount)
-		after, err = credited(r, player, amount)
+		after, err = g.creditedWithin(r, player, amount)
 	case TxWin:
 		typ, post = EventWinReversed, move(player, house, amount)
 		after, err = debitable(r, player, amount)

@@ -8,10 +8,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway/rsasig"
 )
 
@@ -60,6 +62,12 @@ type WalletProtocolSpec struct {
 	// RoundAutoClose is the protocol document's own limit on an open
 	// round (0: it names none; PITBOSS_ROUND_AUTO_CLOSE_AFTER applies).
 	RoundAutoClose time.Duration
+	// AmountDigits is how many decimals of the currency's unit the
+	// protocol's integer amounts carry (Caleta's 5: 1/100000 of a unit),
+	// which bounds the largest balance it can say (MaxBalance); 0: amounts
+	// in the currency's own minor units or decimal text, bound only by the
+	// ledger's.
+	AmountDigits int
 	// Doc is its page under docs/protocols (or docs/).
 	Doc string
 }
@@ -70,10 +78,30 @@ type WalletProtocolSpec struct {
 // hold the three together.
 var walletProtocols = []WalletProtocolSpec{
 	{Name: WalletProtocolPitboss, Doc: "docs/provider-wallet.md"},
-	{Name: WalletProtocolCaleta, PublicKey: true, RoundAutoClose: CaletaRoundAutoClose, Doc: "docs/protocols/caleta.md"},
+	{Name: WalletProtocolCaleta, PublicKey: true, RoundAutoClose: CaletaRoundAutoClose, AmountDigits: 5,
+		Doc: "docs/protocols/caleta.md"},
 	{Name: WalletProtocolRedTiger, Doc: "docs/protocols/redtiger.md"},
 	{Name: WalletProtocolEvolution, Doc: "docs/protocols/evolution.md"},
 	{Name: WalletProtocolTBB, Doc: "docs/protocols/tbb.md"},
+}
+
+// MaxBalance is the largest balance, in cur's minor units, the protocol
+// can say: an int64 of its AmountDigits, or the ledger's own int64 of
+// minor units. 0 when cur has more decimals than the protocol carries (it
+// cannot say cur's amounts at all).
+func (p WalletProtocolSpec) MaxBalance(cur domain.Currency) int64 {
+	extra := p.AmountDigits - cur.Exponent()
+	switch {
+	case p.AmountDigits == 0:
+		return math.MaxInt64
+	case extra < 0:
+		return 0
+	}
+	step := int64(1)
+	for range extra {
+		step *= 10
+	}
+	return math.MaxInt64 / step
 }
 
 // WalletProtocols lists every protocol's name.

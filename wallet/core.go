@@ -104,10 +104,12 @@ func (c *Core) Caller(ctx context.Context, id, protocol string) (gateway.Provide
 	return prov, nil
 }
 
-// Session is a call's game session, resolved.
+// Session is a call's game session, resolved, with the wallet protocol
+// of the provider calling in it (which bounds the balances it can say).
 type Session struct {
 	gateway.GameSession
-	Cur domain.Currency
+	Cur      domain.Currency
+	Protocol gateway.WalletProtocolSpec
 }
 
 // Session resolves token, our game session id, which must be a session of
@@ -128,7 +130,8 @@ func (c *Core) Session(ctx context.Context, prov gateway.Provider, token, player
 	if err != nil {
 		return Session{}, fmt.Errorf("currency of session %s: %w", sess.ID, err)
 	}
-	s := Session{GameSession: sess, Cur: cur}
+	spec, _ := gateway.WalletProtocolOf(prov.Protocol())
+	s := Session{GameSession: sess, Cur: cur, Protocol: spec}
 	if player != "" && player != sess.PlayerID {
 		return s, Refuse(WrongPlayer, "the player is not the session's")
 	}
@@ -204,10 +207,15 @@ type Tx struct {
 	Jackpot domain.Money
 }
 
+// MaxBalance is the largest balance, in minor units, the session's
+// protocol can say in its currency: a credit past it is refused before it
+// is booked (domain.ErrBalanceLimit), never booked and then unanswerable.
+func (s Session) MaxBalance() int64 { return s.Protocol.MaxBalance(s.Cur) }
+
 func (s Session) gameTx(t Tx) domain.GameTx {
 	g := domain.GameTx{Client: s.ClientID, Player: s.PlayerID, Provider: s.ProviderID, Game: t.Game, Round: t.Round,
 		Session: s.ID, ExternalTxID: t.ID, Currency: s.Cur, RoundClosed: t.RoundClosed, Promo: t.Promo,
-		Campaign: t.Campaign, Reward: t.Reward, Jackpot: t.Jackpot}
+		Campaign: t.Campaign, Reward: t.Reward, Jackpot: t.Jackpot, MaxBalance: s.MaxBalance()}
 	if g.Game == "" {
 		g.Game = s.GameID
 	}

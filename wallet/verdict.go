@@ -66,6 +66,10 @@ const (
 	// NotRollbackable: a rollback of a kind of transaction that cannot be
 	// undone.
 	NotRollbackable
+	// LimitExceeded: a credit that would take the balance past the largest
+	// the protocol can say (domain.ErrBalanceLimit), or a balance already
+	// past it: refused, nothing booked.
+	LimitExceeded
 	// Fault: a fault of ours (logged; the provider retries).
 	Fault
 )
@@ -73,7 +77,8 @@ const (
 var verdictNames = [...]string{"accepted", "replayed", "unauthenticated", "malformed", "invalid_request",
 	"invalid_amount", "unsupported", "unknown_session", "wrong_player", "session_expired", "wrong_currency",
 	"invalid_game", "insufficient_funds", "duplicate", "unknown_transaction", "foreign_transaction",
-	"rolled_back", "rolled_back_earlier", "already_rolled_back", "settled", "not_rollbackable", "fault"}
+	"rolled_back", "rolled_back_earlier", "already_rolled_back", "settled", "not_rollbackable", "limit_exceeded",
+	"fault"}
 
 // Verdicts lists every verdict, so a dialect's table can be checked for
 // completeness.
@@ -129,6 +134,7 @@ var ledgerVerdicts = []struct {
 	{domain.ErrAmountOverflow, InvalidAmount},
 	{domain.ErrInvalidAmount, InvalidAmount},
 	{domain.ErrInvalidArgument, InvalidRequest},
+	{domain.ErrBalanceLimit, LimitExceeded},
 }
 
 // VerdictOf is err's verdict, and whether err is a known one: a *Refusal,

@@ -33,6 +33,7 @@ var domainErrors = []struct {
 }{
 	{domain.ErrTooPrecise, http.StatusBadRequest, CodeAmountTooPrecise},
 	{domain.ErrAmountOverflow, http.StatusBadRequest, CodeInvalidAmount},
+	{domain.ErrBalanceLimit, http.StatusBadRequest, CodeInvalidAmount},
 	{domain.ErrInvalidAmount, http.StatusBadRequest, CodeInvalidAmount},
 	{domain.ErrUnknownCurrency, http.StatusBadRequest, CodeUnknownCurrency},
 	{domain.ErrCurrencyMismatch, http.StatusBadRequest, CodeCurrencyMismatch},

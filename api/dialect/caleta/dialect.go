@@ -186,7 +186,9 @@ func toUnits(m domain.Money) (int64, error) {
 	step := pow10(unitDigits - m.Currency().Exponent())
 	u := m.Minor() * step
 	if m.Minor() != 0 && u/step != m.Minor() {
-		return 0, fmt.Errorf("balance %s does not fit a Caleta amount", m)
+		// Only a balance the ledger took from elsewhere (an operator's
+		// deposit) gets here: the core refuses a win or refund past it.
+		return 0, wallet.Refuse(wallet.LimitExceeded, fmt.Sprintf("balance %s does not fit a Caleta amount", m))
 	}
 	return u, nil
 }

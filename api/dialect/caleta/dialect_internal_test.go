@@ -9,6 +9,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/wallet"
 )
 
@@ -70,10 +71,25 @@ func TestAmounts(t *testing.T) {
 			}
 		})
 	}
-	// A balance beyond the document's integers is a fault, not a refusal
-	// of the caller's.
-	if _, err := toUnits(domain.FromMinor(math.MaxInt64/10, cur(t, "EUR"))); err == nil || statusOf(err) != StatusUnknown {
+	// A balance beyond the document's integers cannot be said: a known
+	// refusal (issue 37), not a fault of ours answered RS_ERROR_UNKNOWN.
+	if _, err := toUnits(domain.FromMinor(math.MaxInt64/10, cur(t, "EUR"))); err == nil || statusOf(err) != StatusWrongTypes {
 		t.Fatalf("overflowing balance: %v", err)
+	}
+	// The registry's bound is this dialect's: the largest balance that
+	// converts is the registry's MaxBalance, one minor unit more does not.
+	spec, _ := gateway.WalletProtocolOf(gateway.WalletProtocolCaleta)
+	if spec.AmountDigits != unitDigits {
+		t.Fatalf("registry says %d digits, the dialect %d", spec.AmountDigits, unitDigits)
+	}
+	for _, code := range []string{"EUR", "JPY", "KWD"} {
+		c := cur(t, code)
+		if _, err := toUnits(domain.FromMinor(spec.MaxBalance(c), c)); err != nil {
+			t.Errorf("%s: the registry's largest balance does not convert: %v", code, err)
+		}
+		if _, err := toUnits(domain.FromMinor(spec.MaxBalance(c)+1, c)); err == nil {
+			t.Errorf("%s: one minor unit past the registry's largest balance converts", code)
+		}
 	}
 }
 

@@ -54,7 +54,11 @@ var statuses = map[wallet.Verdict]string{
 	// (the provider retries; the operator sees it in the log).
 	wallet.Settled:         StatusUnknown,
 	wallet.NotRollbackable: StatusUnknown,
-	wallet.Fault:           StatusUnknown,
+	// A win or refund that would take the balance past what the
+	// document's int64 of 1/100000 units can say, or a balance already
+	// past it: the number is beyond the document's type.
+	wallet.LimitExceeded: StatusWrongTypes,
+	wallet.Fault:         StatusUnknown,
 }
 
 // classify is the status answering err, and whether err is a known

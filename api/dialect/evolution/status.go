@@ -63,6 +63,7 @@ var statuses = map[wallet.Verdict]string{
 	wallet.AlreadyRolledBack: StatusBetAlreadySettled,
 	wallet.Settled:           StatusBetAlreadySettled,
 	wallet.NotRollbackable:   StatusBetAlreadySettled,
+	wallet.LimitExceeded:     StatusInvalidParameter,
 	wallet.Fault:             StatusUnknownError,
 }
 

@@ -115,7 +115,8 @@ func (h *Handlers) session(ctx context.Context, provider string, b base) (*call,
 	if err := required([2]string{"sid", b.SID}, [2]string{"userId", b.UserID}); err != nil {
 		return nil, err
 	}
-	cl, err := h.deps.Core.Session(ctx, gateway.Provider{ID: provider}, b.SID, b.UserID)
+	cl, err := h.deps.Core.Session(ctx, gateway.Provider{ID: provider, WalletProtocol: gateway.WalletProtocolEvolution}, b.SID,
+		b.UserID)
 	if v, _ := wallet.VerdictOf(err); err != nil && v != wallet.WrongPlayer {
 		return nil, err
 	}

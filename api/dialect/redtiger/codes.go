@@ -69,6 +69,7 @@ var codes = map[wallet.Verdict]int{
 	wallet.RolledBackEarlier:  CodeDuplicate,
 	wallet.AlreadyRolledBack:  CodeDuplicate,
 	wallet.Settled:            CodeDuplicate,
+	wallet.LimitExceeded:      CodeInvalidInput,
 	wallet.Fault:              CodeInternal,
 }
 

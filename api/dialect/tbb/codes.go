@@ -52,6 +52,7 @@ var codes = map[wallet.Verdict]int{
 	wallet.AlreadyRolledBack: CodeBadRequest,
 	wallet.Settled:           CodeBadRequest,
 	wallet.NotRollbackable:   CodeBadRequest,
+	wallet.LimitExceeded:     CodeBadRequest,
 	wallet.Fault:             CodeUnknownError,
 }
 
