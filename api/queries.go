@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/csv"
 	"fmt"
 	"net/http"
 	"slices"
@@ -298,18 +297,16 @@ func (s *Server) reportQuery(c echo.Context, allowed []projections.Dimension) (p
 func wantsCSV(c echo.Context) bool { return wire.Accepted(c, "text/csv") != "" }
 
 func writeCSV(c echo.Context, name string, header []string, rows [][]string) error {
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`.csv"`)
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := wire.StartCSV(c, name)
 	if err := w.Write(header); err != nil {
 		return err
 	}
-	if err := w.WriteAll(rows); err != nil {
-		return err
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			return err
+		}
 	}
-	return nil
+	return w.Close()
 }
 
 // periodColumns are the time column's name and value of a report row.

@@ -6,7 +6,6 @@ package statements
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"time"
@@ -138,11 +137,7 @@ var CSVColumns = []string{"statement_id", "client_id", "provider", "from", "to",
 	"commission"}
 
 func writeCSV(c echo.Context, v View) error {
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="statement-`+v.ID+`.csv"`)
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := wire.StartCSV(c, "statement-"+v.ID)
 	_ = w.Write(CSVColumns)
 	p := v.Statement
 	head := []string{p.ID, p.ClientID, p.Provider, p.From, p.To}
@@ -161,6 +156,5 @@ func writeCSV(c echo.Context, v View) error {
 	for _, t := range p.Totals {
 		row("total", t.Currency, "", "", "", "", "", "", "", t.GGR, "", "", "", "", "", "", t.Commission)
 	}
-	w.Flush()
-	return w.Error()
+	return w.Close()
 }

@@ -2,7 +2,6 @@ package pitboss
 
 import (
 	"context"
-	"encoding/csv"
 	"net/http"
 	"strconv"
 	"time"
@@ -65,12 +64,7 @@ func (h *Handlers) Rounds(c echo.Context) error {
 
 // WriteRounds answers with rounds as the export's CSV file.
 func WriteRounds(c echo.Context, provider string, day time.Time, rounds []projections.ProviderRound) error {
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition,
-		`attachment; filename="rounds-`+provider+`-`+day.Format(time.DateOnly)+`.csv"`)
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := wire.StartCSV(c, "rounds-"+provider+"-"+day.Format(time.DateOnly))
 	if err := w.Write(RoundColumns); err != nil {
 		return err
 	}
@@ -87,6 +81,5 @@ func WriteRounds(c echo.Context, provider string, day time.Time, rounds []projec
 			return err
 		}
 	}
-	w.Flush()
-	return w.Error()
+	return w.Close()
 }
