@@ -39,14 +39,19 @@ type fzLog struct {
 func (l *fzLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.Write(p) }
 func (l *fzLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
 
-// fzHarness builds the server on a fresh database (dropped when t ends).
-func fzHarness(t testing.TB) *fzServer {
+// fzHarness builds the server on a fresh database (dropped when t ends),
+// its options changed by with.
+func fzHarness(t testing.TB, with ...func(*apitest.Options)) *fzServer {
 	t.Helper()
 	logs := &fzLog{}
 	s := &fzServer{adminToken: strings.Repeat("a", 40), provider: "fzprov", providerSecret: apitest.ProviderSecret("fzprov"),
 		client: "fzclient", logs: logs}
-	s.Harness = apitest.New(t, apitest.Options{AdminToken: s.adminToken, AllowPrivateCallbacks: true, ReadyTimeout: time.Second,
-		DemoGame: true, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	o := apitest.Options{AdminToken: s.adminToken, AllowPrivateCallbacks: true, ReadyTimeout: time.Second,
+		DemoGame: true, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	for _, w := range with {
+		w(&o)
+	}
+	s.Harness = apitest.New(t, o)
 	s.AddClient(s.client, "sandbox")
 	s.key, s.keyID = s.IssueKey(s.client, gateway.AllScopes...)
 	s.AddProvider(s.provider, "Fuzz games", gateway.ProviderKindDemo)

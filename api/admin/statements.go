@@ -69,8 +69,17 @@ func (s *server) closeStatement(c echo.Context) error {
 	if req.Period != statement.PeriodMonth && req.Period != statement.PeriodDay {
 		return wire.InvalidField("period", "period must be month or day")
 	}
-	if _, _, err := statement.ParsePeriod(req.Period, req.Start); err != nil {
+	from, to, err := statement.ParsePeriod(req.Period, req.Start)
+	if err != nil {
 		return wire.InvalidField("start", err.Error())
+	}
+	// A period the database cannot hold (year 0) is the caller's error,
+	// never a 500 from the query (SQLSTATE 22008).
+	if err := wire.CheckTimeRange("start", from); err != nil {
+		return err
+	}
+	if err := wire.CheckTimeRange("start", to); err != nil {
+		return err
 	}
 	r := statement.Request{ClientID: client, Provider: req.Provider, Period: req.Period, Start: req.Start, Actor: s.actor}
 	if req.ReportingCurrency != "" {
