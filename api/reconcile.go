@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"slices"
@@ -100,12 +102,31 @@ func (s *Server) reconcile(c echo.Context) error {
 		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "send the file as Content-Type: text/csv", Details: map[string]any{"header": echo.HeaderContentType}}
 	}
-	body, err := wire.ReadBodyUpTo(c, MaxReconcileFileBytes)
+	releaseClient, err := s.uploads.client(wire.Principal(c).ClientID)
 	if err != nil {
 		return err
 	}
-	file, err := reconcile.ParseFile(bytes.NewReader(body), m)
+	defer releaseClient()
+	body, err := wire.ReadBodyUpTo(c, MaxReconcileFileBytes)
+	var we *wire.Error
+	if errors.As(err, &we) && we.Code == wire.CodeBodyTooLarge {
+		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
+			Message: fmt.Sprintf("the file is larger than %d bytes: split it", MaxReconcileFileBytes),
+			Details: map[string]any{"limit_bytes": MaxReconcileFileBytes}}
+	} else if err != nil {
+		return err
+	}
+	releaseCompare, err := s.uploads.compare()
 	if err != nil {
+		return err
+	}
+	defer releaseCompare()
+	file, err := reconcile.ParseFile(bytes.NewReader(body), m)
+	if errors.Is(err, reconcile.ErrTooManyRows) {
+		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
+			Message: fmt.Sprintf("the file has more than %d rows: split it", reconcile.MaxFileRows),
+			Details: map[string]any{"limit_rows": reconcile.MaxFileRows}}
+	} else if err != nil {
 		return err
 	}
 	minPos, err := minPosition(c)

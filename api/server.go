@@ -166,6 +166,8 @@ type Server struct {
 
 	rates, localRates gateway.RateStore
 	metrics           Metrics
+	// uploads bounds the reconciliation uploads in flight.
+	uploads uploadSlots
 }
 
 // NewServer builds the Echo instance with every route.

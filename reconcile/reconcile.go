@@ -99,6 +99,9 @@ type FileRow struct {
 // MaxFileRows bounds the rows of one file.
 const MaxFileRows = 200_000
 
+// ErrTooManyRows: the file has more than MaxFileRows rows.
+var ErrTooManyRows = errors.New("the file has too many rows")
+
 // ParseFile reads a CSV file with a header row by m. An error is a
 // *domain.FieldError on "file" naming the line and column.
 func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
@@ -143,7 +146,7 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		if len(out) == MaxFileRows {
-			return nil, fileError("more than %d rows: split the file", MaxFileRows)
+			return nil, fmt.Errorf("more than %d rows: %w", MaxFileRows, ErrTooManyRows)
 		}
 		get := func(f string) (string, bool) {
 			i, ok := col[f]
@@ -155,6 +158,11 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 		row := FileRow{Line: line, Currency: m.Currency}
 		if row.TransactionID, _ = get(FieldTransactionID); row.TransactionID == "" {
 			return nil, fileError("line %d: %s is empty", line, FieldTransactionID)
+		}
+		if err := domain.ValidateID(FieldTransactionID, row.TransactionID); err != nil {
+			// The ledger's ids all keep the id rule: one that breaks it
+			// matches nothing, and is not echoed back whole.
+			return nil, fileError("line %d: %v", line, err)
 		}
 		row.TransactionID = strings.Clone(row.TransactionID)
 		if v, ok := get(FieldCurrency); ok {
