@@ -58,7 +58,9 @@ func TestReconcileUploadBounds(t *testing.T) {
 		if _, err := pw.Write([]byte("transaction_id,amount,currency\n")); err != nil {
 			t.Fatal(err)
 		}
-		return func() { _ = pw.Close() }, done
+		finish = func() { _ = pw.Close() }
+		t.Cleanup(finish) // a failing test still lets the server shut down
+		return finish, done
 	}
 	post := func(key, body string) *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, h.URL+query, strings.NewReader(body))
