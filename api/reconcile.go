@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"mime"
@@ -107,28 +106,11 @@ func (s *Server) reconcile(c echo.Context) error {
 		return err
 	}
 	defer releaseClient()
-	body, err := wire.ReadBodyUpTo(c, MaxReconcileFileBytes)
-	var we *wire.Error
-	if errors.As(err, &we) && we.Code == wire.CodeBodyTooLarge {
-		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
-			Message: fmt.Sprintf("the file is larger than %d bytes: split it", MaxReconcileFileBytes),
-			Details: map[string]any{"limit_bytes": MaxReconcileFileBytes}}
-	} else if err != nil {
-		return err
-	}
 	releaseCompare, err := s.uploads.compare()
 	if err != nil {
 		return err
 	}
 	defer releaseCompare()
-	file, err := reconcile.ParseFile(bytes.NewReader(body), m)
-	if errors.Is(err, reconcile.ErrTooManyRows) {
-		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
-			Message: fmt.Sprintf("the file has more than %d rows: split it", reconcile.MaxFileRows),
-			Details: map[string]any{"limit_rows": reconcile.MaxFileRows}}
-	} else if err != nil {
-		return err
-	}
 	minPos, err := minPosition(c)
 	if err != nil {
 		return err
@@ -137,9 +119,37 @@ func (s *Server) reconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep := reconcile.Compare(file, ledger, m)
+	// The file is compared as it is read, a row at a time: never held
+	// whole (docs/reconciliation.md).
+	cmp := reconcile.NewComparer(ledger, m)
+	_, err = reconcile.ReadFile(http.MaxBytesReader(c.Response(), c.Request().Body, MaxReconcileFileBytes), m, cmp.Add)
+	if err != nil {
+		return reconcileReadError(err)
+	}
 	setPosition(c, pos)
-	return wire.OK(c, viewOfReconciliation(rep, day.Format(time.DateOnly), provider))
+	return wire.OK(c, viewOfReconciliation(cmp.Report(), day.Format(time.DateOnly), provider))
+}
+
+// reconcileReadError is the answer to a file that could not be read: 413
+// naming the limit it passed, else the file's own error (400 naming the
+// line).
+func reconcileReadError(err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
+			Message: fmt.Sprintf("the file is larger than %d bytes: split it", MaxReconcileFileBytes),
+			Details: map[string]any{"limit_bytes": MaxReconcileFileBytes}}
+	case errors.Is(err, reconcile.ErrTooManyRows):
+		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeBodyTooLarge,
+			Message: fmt.Sprintf("the file has more than %d rows: split it", reconcile.MaxFileRows),
+			Details: map[string]any{"limit_rows": reconcile.MaxFileRows}}
+	}
+	var fe *domain.FieldError
+	if errors.As(err, &fe) {
+		return err
+	}
+	return wire.NewError(http.StatusBadRequest, wire.CodeInvalidRequest, "could not read the file: "+err.Error())
 }
 
 // ledgerOfDay reads the client's history rows of day (of provider, if

@@ -109,7 +109,9 @@ func TestReconcileUploadBounds(t *testing.T) {
 			Header: map[string]string{"Content-Type": "text/csv"}})
 		return answer{rec.Code, apitest.Decode[apitest.ErrorBody](t, rec)}
 	}
-	big := "transaction_id,amount,currency\n" + strings.Repeat("b1,10.00,EUR\n", api.MaxReconcileFileBytes/13+2)
+	// Fewer rows than the row limit, more bytes than the byte limit.
+	row := strings.Repeat("b", 100) + ",10.00,EUR\n"
+	big := "transaction_id,amount,currency\n" + strings.Repeat(row, api.MaxReconcileFileBytes/len(row)+2)
 	if a := do(big); a.status != http.StatusRequestEntityTooLarge || a.body.Error.Details["limit_bytes"] == nil {
 		t.Fatalf("a file over %d bytes: %d %+v", api.MaxReconcileFileBytes, a.status, a.body.Error)
 	}

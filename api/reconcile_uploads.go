@@ -8,19 +8,21 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 )
 
-// The reconciliation upload in flight: a file of up to
-// MaxReconcileFileBytes is read, then compared in memory with the day's
-// ledger, so both are bounded in each API process:
+// The reconciliation upload in flight: a comparison holds the day's
+// ledger and the ids of the file read so far (the file itself streams,
+// compared a row at a time), so the comparisons are bounded in each API
+// process:
 //
-//   - a client has ReconcileUploadsPerClient upload in flight, from before
-//     its body is read: another is 429, so one key cannot hold many files
-//     at once (the review ran 12 in parallel with one key);
-//   - ReconcileUploadsInFlight comparisons run at once, counted once the
-//     file is read, so a slow sender holds only its own client's slot: past
-//     them the upload is 503.
+//   - a client has ReconcileUploadsPerClient upload in flight: another is
+//     429, so one key cannot run many at once (the review ran 12 in
+//     parallel with one key);
+//   - ReconcileUploadsInFlight comparisons run at once: past them the
+//     upload is 503. A slow sender holds its slot at most the server's
+//     read timeout (30 s, cmd/pitboss/serve.go).
 //
-// Both answers carry Retry-After. The rate limit bounds how many uploads a
-// key sends; this bounds how many hold memory at once.
+// Both are decided before the body is read, and both answers carry
+// Retry-After. The rate limit bounds how many uploads a key sends; this
+// bounds how many hold memory at once.
 const (
 	// ReconcileUploadsPerClient is how many uploads of one client run at
 	// once in one API process.

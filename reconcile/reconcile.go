@@ -105,15 +105,29 @@ var ErrTooManyRows = errors.New("the file has too many rows")
 // ParseFile reads a CSV file with a header row by m. An error is a
 // *domain.FieldError on "file" naming the line and column.
 func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
+	var out []FileRow
+	if _, err := ReadFile(r, m, func(f FileRow) { out = append(out, f) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadFile reads the file a row at a time, handing each to each as it is
+// read (a reconciliation compares as it reads: the file is never held
+// whole), and says how many rows it read. Its errors are ParseFile's.
+func ReadFile(r io.Reader, m Mapping, each func(FileRow)) (int, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fileError("the file is empty: want a header row")
-	}
-	if err != nil {
-		return nil, fileError("line 1: %v", err)
+	var pe *csv.ParseError
+	switch {
+	case errors.Is(err, io.EOF):
+		return 0, fileError("the file is empty: want a header row")
+	case err != nil && !errors.As(err, &pe):
+		return 0, fmt.Errorf("read the file: %w", err)
+	case err != nil:
+		return 0, fileError("line 1: %v", err)
 	}
 	col := map[string]int{}
 	for _, f := range fields {
@@ -131,22 +145,27 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 			_, mapped := m.Columns[f]
 			switch {
 			case f == FieldTransactionID || f == FieldAmount || (f == FieldCurrency && m.Currency == "") || mapped:
-				return nil, fileError("line 1: no column %q for %s", domain.ClipText(name), f)
+				return 0, fileError("line 1: no column %q for %s", domain.ClipText(name), f)
 			}
 		}
 	}
-	var out []FileRow
+	rows := 0
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return rows, nil
+		}
+		if err != nil && !errors.As(err, &pe) {
+			// The reader's own error (a byte limit, a broken connection):
+			// the caller's to answer.
+			return rows, fmt.Errorf("read the file: %w", err)
 		}
 		if err != nil {
-			return nil, fileError("%v", err)
+			return rows, fileError("%v", err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(out) == MaxFileRows {
-			return nil, fmt.Errorf("more than %d rows: %w", MaxFileRows, ErrTooManyRows)
+		if rows == MaxFileRows {
+			return rows, fmt.Errorf("more than %d rows: %w", MaxFileRows, ErrTooManyRows)
 		}
 		get := func(f string) (string, bool) {
 			i, ok := col[f]
@@ -157,12 +176,12 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 		}
 		row := FileRow{Line: line, Currency: m.Currency}
 		if row.TransactionID, _ = get(FieldTransactionID); row.TransactionID == "" {
-			return nil, fileError("line %d: %s is empty", line, FieldTransactionID)
+			return rows, fileError("line %d: %s is empty", line, FieldTransactionID)
 		}
 		if err := domain.ValidateID(FieldTransactionID, row.TransactionID); err != nil {
 			// The ledger's ids all keep the id rule: one that breaks it
 			// matches nothing, and is not echoed back whole.
-			return nil, fileError("line %d: %v", line, err)
+			return rows, fileError("line %d: %v", line, err)
 		}
 		row.TransactionID = strings.Clone(row.TransactionID)
 		if v, ok := get(FieldCurrency); ok {
@@ -170,17 +189,17 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 		}
 		cur, err := domain.ParseCurrency(row.Currency)
 		if err != nil {
-			return nil, fileError("line %d: currency %q is not configured", line, domain.ClipText(row.Currency))
+			return rows, fileError("line %d: currency %q is not configured", line, domain.ClipText(row.Currency))
 		}
 		row.Currency = cur.Code()
 		amount, _ := get(FieldAmount)
 		money, err := domain.ParseMoney(amount, cur)
 		if err != nil {
-			return nil, fileError("line %d: amount %q: %v", line, domain.ClipText(amount), err)
+			return rows, fileError("line %d: amount %q: %v", line, domain.ClipText(amount), err)
 		}
 		row.Amount = money.Minor()
 		if !m.Signed && row.Amount < 0 {
-			return nil, fileError("line %d: amount %s is negative but the file's amounts are absolute (set signed)", line, amount)
+			return rows, fileError("line %d: amount %s is negative but the file's amounts are absolute (set signed)", line, amount)
 		}
 		if v, ok := get(FieldType); ok {
 			row.Type = strings.ToLower(v)
@@ -192,7 +211,8 @@ func ParseFile(r io.Reader, m Mapping) ([]FileRow, error) {
 			}
 			row.Status = v
 		}
-		out = append(out, row)
+		rows++
+		each(row)
 	}
 }
 

@@ -2,6 +2,8 @@ package reconcile_test
 
 import (
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,6 +154,53 @@ b1,5.00,EUR,OK,bet
 			t.Fatalf("truncated %v, listed %d, counted %d", rep.Truncated, len(rep.Differences), rep.Counts[reconcile.MissingInLedger])
 		}
 	})
+}
+
+// TestComparerListsTheFirstInReportOrder: compared as the file streams,
+// the list holds the MaxListed differences that come first in report order
+// (kind, then transaction id, then the file's order) whatever order the
+// rows arrive in — what sorting them all and cutting would give.
+func TestComparerListsTheFirstInReportOrder(t *testing.T) {
+	m, err := reconcile.ParseMapping("", "", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	ledger := []reconcile.LedgerRow{}
+	for i := range 300 { // missing in the file: listed after the file's kinds
+		ledger = append(ledger, reconcile.LedgerRow{TransactionID: "l" + itoa(i), Amount: 1, Currency: "EUR"})
+	}
+	var ids []string
+	c := reconcile.NewComparer(ledger, m)
+	for i := range reconcile.MaxListed + 700 {
+		id := "f" + itoa(rng.IntN(1_000_000))
+		ids = append(ids, id)
+		c.Add(reconcile.FileRow{Line: i + 2, TransactionID: id, Amount: 1, Currency: "EUR"})
+	}
+	rep := c.Report()
+	// Missing in the ledger comes first in report order, by id: each
+	// distinct id of the file once (more of them than MaxListed).
+	var missing []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			missing = append(missing, id)
+		}
+		seen[id] = true
+	}
+	slices.Sort(missing)
+	want := missing[:reconcile.MaxListed]
+	if !rep.Truncated || len(rep.Differences) != reconcile.MaxListed {
+		t.Fatalf("truncated %v, listed %d", rep.Truncated, len(rep.Differences))
+	}
+	for i, d := range rep.Differences {
+		if d.TransactionID != want[i] {
+			t.Fatalf("difference %d is %s %s, want %s", i, d.Kind, d.TransactionID, want[i])
+		}
+	}
+	if rep.Counts[reconcile.MissingInFile] != 300 || rep.FileRows != int64(len(ids)) {
+		t.Fatalf("counts %v, file rows %d", rep.Counts, rep.FileRows)
+	}
 }
 
 func itoa(i int) string {
