@@ -96,7 +96,7 @@ func TestSignedLaunchCountsAgainstItsKey(t *testing.T) {
 
 // TestUnsignedLaunchBalanceIsCapped: an unsigned launch (the sandbox
 // default) sets the player's game wallet to at most
-// gateway.MaxUnsignedLaunchBalance units of the currency; a larger balance
+// gateway.UnsignedLaunchCap of the currency (about 10,000 EUR); a larger balance
 // needs a signature. Before, balance=1000000.00 was booked as sent.
 func TestUnsignedLaunchBalanceIsCapped(t *testing.T) {
 	t.Parallel()
@@ -116,6 +116,9 @@ func TestUnsignedLaunchBalanceIsCapped(t *testing.T) {
 		{"u3", "1000000.00", "EUR", http.StatusBadRequest},
 		{"u4", "10000", "JPY", http.StatusOK},
 		{"u5", "10001", "JPY", http.StatusBadRequest},
+		// By value, not units (issue 37 item 5): 10,000 BTC was let in.
+		{"u7", "0.1", "BTC", http.StatusOK},
+		{"u8", "10000", "BTC", http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		rec := unsigned(tc.user, tc.balance, tc.currency)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -37,20 +38,55 @@ type LaunchClient struct {
 	LaunchSettings
 }
 
-// MaxUnsignedLaunchBalance is the largest balance, in whole units of the
-// launch's currency, an unsigned launch may set a player's game wallet to.
-// An unsigned launch is the sandbox's default (anyone holding the API key
-// may send one); a signature is the client's own statement of the
-// balance, and is needed for more.
+// MaxUnsignedLaunchBalance is the largest balance, in whole units, an
+// unsigned launch may set a player's game wallet to in a currency worth
+// about a euro a unit or less: a cap of about 10,000 EUR of value. An
+// unsigned launch is the sandbox's default (anyone holding the API key may
+// send one); a signature is the client's own statement of the balance, and
+// is needed for more.
 const MaxUnsignedLaunchBalance = 10_000
 
-// CheckUnsignedLaunchBalance refuses a balance above
-// MaxUnsignedLaunchBalance units of its currency.
-func CheckUnsignedLaunchBalance(balance domain.Money) error {
-	limit, err := domain.ParseMoney(strconv.Itoa(MaxUnsignedLaunchBalance), balance.Currency())
-	if err != nil {
-		return nil // beyond the currency's range in minor units: no balance is above it
+// unsignedLaunchCaps are the caps of the currencies worth much more than a
+// euro a unit, in whole units, so that the cap is about the same value in
+// every currency (orders of magnitude of their prices in late 2026: a cap
+// is a bound on what a leaked sandbox key books in one call, not a price).
+var unsignedLaunchCaps = map[string]string{
+	// Crypto (domain.DefaultCrypto).
+	"BTC": "0.1", "ETH": "3", "BNB": "15", "SOL": "50", "LTC": "100", "BCH": "25", "XRP": "5000",
+	// Fiat worth more than a euro a unit.
+	"KWD": "3000", "BHD": "3500", "OMR": "3500", "JOD": "7000", "GBP": "8500", "CLF": "250",
+}
+
+// UnsignedLaunchCap is the largest balance an unsigned launch may set in
+// cur: its entry in unsignedLaunchCaps; else MaxUnsignedLaunchBalance units
+// of a currency with at most four decimals (every fiat) or of a crypto
+// currency the defaults know (their stablecoins and coins worth a euro or
+// less); else, for a configured currency whose value Pitboss cannot know
+// (PITBOSS_CURRENCIES), one unit.
+func UnsignedLaunchCap(cur domain.Currency) domain.Money {
+	text, ok := unsignedLaunchCaps[cur.Code()]
+	switch {
+	case ok:
+	case cur.Exponent() <= 4:
+		text = strconv.Itoa(MaxUnsignedLaunchBalance)
+	default:
+		if _, known := domain.DefaultCrypto[cur.Code()]; known {
+			text = strconv.Itoa(MaxUnsignedLaunchBalance)
+		} else {
+			text = "1"
+		}
 	}
+	limit, err := domain.ParseMoney(text, cur)
+	if err != nil { // beyond the currency's range in minor units
+		return domain.FromMinor(math.MaxInt64, cur)
+	}
+	return limit
+}
+
+// CheckUnsignedLaunchBalance refuses a balance above the currency's
+// UnsignedLaunchCap.
+func CheckUnsignedLaunchBalance(balance domain.Money) error {
+	limit := UnsignedLaunchCap(balance.Currency())
 	if balance.Minor() > limit.Minor() {
 		return fieldError("balance", "an unsigned launch sets a balance of at most "+limit.String()+" "+
 			balance.Currency().Code()+"; sign the launch for more")

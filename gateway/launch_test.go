@@ -83,9 +83,25 @@ func TestCheckUnsignedLaunchBalance(t *testing.T) {
 		{"1000000", "EUR", false},
 		{"10000", "JPY", true},
 		{"10001", "JPY", false},
-		{"10000.000000000", "ETH", true},
-		{"10000.000000001", "ETH", false},
-		{"10000.001", "KWD", false},
+		// By value (issue 37 item 5): about 10,000 EUR in every currency.
+		{"3.000000000", "ETH", true},
+		{"3.000000001", "ETH", false},
+		{"10000", "ETH", false},
+		{"0.1", "BTC", true},
+		{"0.10000001", "BTC", false},
+		{"10000", "BTC", false},
+		{"10000", "USDT", true},
+		{"10000.000001", "USDT", false},
+		{"3000", "KWD", true},
+		{"3000.001", "KWD", false},
+		{"8500", "GBP", true},
+		{"8500.01", "GBP", false},
+		// A configured currency Pitboss knows no value of: one unit.
+		{"1", "ZZQ", true},
+		{"1.00000001", "ZZQ", false},
+	}
+	if err := domain.RegisterCurrency("ZZQ", 8); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range tests {
 		cur := domain.MustCurrency(tc.currency)
