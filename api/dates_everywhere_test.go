@@ -38,10 +38,7 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 	// The read models run, so a statement's close reaches its queries.
 	s := fzHarness(t, func(o *apitest.Options) { o.ReadModels = true })
 	s.WaitHistory(s.key, s.Head())
-	var doc map[string]any
-	if err := json.Unmarshal(oaDocument(t), &doc); err != nil {
-		t.Fatal(err)
-	}
+	spec := oaParse(t, oaDocument(t))
 	validBodies := map[string]string{
 		"POST /admin/v1/clients/{client_id}/statements": `{"provider":"fzprov","period":"day","start":"2025-01-01"}`,
 		"PUT /admin/v1/fx-rates":                        `{"rates":[{"day":"2025-01-01","base":"EUR","quote":"USD","rate":"1.1"}]}`,
@@ -52,19 +49,13 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 	}
 	pathValues := map[string]string{"client_id": s.client, "key_id": s.keyID, "webhook_id": s.webhookID,
 		"provider": s.provider, "day": "2025-01-01", "id": "x"}
-	paths := doc["paths"].(map[string]any)
 	sent := 0
-	for _, p := range slices.Sorted(maps.Keys(paths)) {
-		item := paths[p].(map[string]any)
-		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
-			op, ok := item[method].(map[string]any)
-			if !ok {
-				continue
-			}
+	for p, item := range spec.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
 			m := strings.ToUpper(method)
 			key := m + " " + p
 			auth := oaAuth(op)
-			params := append(oaList(item["parameters"]), oaList(op["parameters"])...)
+			params := append(slices.Clone(item.Parameters), op.Parameters...)
 			send := func(path string, body []byte) {
 				t.Helper()
 				r := fzRoute{method: m, path: path, auth: auth}
@@ -77,20 +68,9 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 				sent++
 			}
 			fill := func(override map[string]string) string {
-				path := p
-				for _, q := range params {
-					q = oaResolve(doc, q)
-					if q["in"] != "path" {
-						continue
-					}
-					name := q["name"].(string)
-					v := pathValues[name]
-					if o, ok := override[name]; ok {
-						v = o
-					}
-					path = strings.Replace(path, "{"+name+"}", url.PathEscape(v), 1)
-				}
-				return path
+				values := maps.Clone(pathValues)
+				maps.Copy(values, override)
+				return oaFill(p, params, values, url.PathEscape)
 			}
 			var body []byte
 			if m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch {
@@ -100,24 +80,20 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 				}
 			}
 			for _, q := range params {
-				q = oaResolve(doc, q)
-				kind := oaDateKind(doc, q["schema"])
-				if kind == "" || (q["in"] != "query" && q["in"] != "path") {
+				kind := oaDateKind(q.Schema)
+				if kind == "" || (q.In != "query" && q.In != "path") {
 					continue
 				}
-				name := q["name"].(string)
 				for _, v := range extremeDates[kind] {
-					if q["in"] == "path" {
-						send(fill(map[string]string{name: v}), body)
+					if q.In == "path" {
+						send(fill(map[string]string{q.Name: v}), body)
 					} else {
-						send(fill(nil)+"?"+url.Values{name: {v}}.Encode(), body)
+						send(fill(nil)+"?"+url.Values{q.Name: {v}}.Encode(), body)
 					}
 				}
 			}
-			fields := oaBodyDates(doc, op)
-			for f, kind := range datesUndeclared[key] {
-				fields[f] = kind
-			}
+			fields := oaBodyDates(op)
+			maps.Copy(fields, datesUndeclared[key])
 			if len(fields) == 0 {
 				continue
 			}
@@ -148,77 +124,6 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 	}
 }
 
-func oaList(v any) []map[string]any {
-	var out []map[string]any
-	for _, x := range asSlice(v) {
-		if m, ok := x.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func asSlice(v any) []any { s, _ := v.([]any); return s }
-
-// oaResolve follows a local $ref ("#/components/...").
-func oaResolve(doc map[string]any, m map[string]any) map[string]any {
-	for m != nil {
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m
-		}
-		var cur any = doc
-		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-			cur = cur.(map[string]any)[part]
-		}
-		m, _ = cur.(map[string]any)
-	}
-	return m
-}
-
-// oaDateKind is "date" or "date-time" for a schema that is (or may be) one.
-func oaDateKind(doc map[string]any, schema any) string {
-	sc, _ := schema.(map[string]any)
-	sc = oaResolve(doc, sc)
-	if sc == nil {
-		return ""
-	}
-	if f, ok := sc["format"].(string); ok && (f == "date" || f == "date-time") {
-		return f
-	}
-	for _, alt := range append(asSlice(sc["anyOf"]), asSlice(sc["oneOf"])...) {
-		if k := oaDateKind(doc, alt); k == "date-time" {
-			return k // a time or a day: the time form covers both checks
-		}
-	}
-	return ""
-}
-
-// oaBodyDates are the date fields of op's JSON request body, by name (an
-// array's items' fields by the array's name and theirs: "rates.day").
-func oaBodyDates(doc map[string]any, op map[string]any) map[string]string {
-	out := map[string]string{}
-	rb := oaResolve(doc, asMap(op["requestBody"]))
-	content := asMap(asMap(rb["content"])["application/json"])
-	var walk func(prefix string, schema map[string]any)
-	walk = func(prefix string, schema map[string]any) {
-		schema = oaResolve(doc, schema)
-		for name, prop := range asMap(schema["properties"]) {
-			p := oaResolve(doc, asMap(prop))
-			if k := oaDateKind(doc, p); k != "" {
-				out[prefix+name] = k
-			}
-			if items := asMap(p["items"]); items != nil {
-				walk(prefix+name+".", items)
-			}
-		}
-	}
-	walk("", asMap(content["schema"]))
-	return out
-}
-
-func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
-
 // oaSetField is body with field ("a" or "a.b", the first item of array a)
 // set to v.
 func oaSetField(t *testing.T, body, field, v string) []byte {
@@ -228,11 +133,11 @@ func oaSetField(t *testing.T, body, field, v string) []byte {
 		t.Fatal(err)
 	}
 	if outer, inner, ok := strings.Cut(field, "."); ok {
-		items := asSlice(m[outer])
+		items, _ := m[outer].([]any)
 		if len(items) == 0 {
 			t.Fatalf("valid body %s has no %s items", body, outer)
 		}
-		asMap(items[0])[inner] = v
+		items[0].(map[string]any)[inner] = v
 	} else {
 		m[field] = v
 	}
@@ -241,16 +146,4 @@ func oaSetField(t *testing.T, body, field, v string) []byte {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// oaAuth is how op authenticates, in fzRoute's words.
-func oaAuth(op map[string]any) string {
-	for _, sec := range asSlice(op["security"]) {
-		for scheme, auth := range map[string]string{"ApiKey": "bearer", "AdminToken": "admin", "ProviderSignature": "provider"} {
-			if _, ok := asMap(sec)[scheme]; ok {
-				return auth
-			}
-		}
-	}
-	return "none"
 }

@@ -29,16 +29,7 @@ func TestNULByteInEveryParameter(t *testing.T) {
 	for p, item := range spec.model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			params := append(slices.Clone(item.Parameters), op.Parameters...)
-			auth := "none"
-			for _, sec := range op.Security {
-				for _, scheme := range []struct{ name, auth string }{
-					{"ApiKey", "bearer"}, {"AdminToken", "admin"}, {"ProviderSignature", "provider"},
-				} {
-					if _, ok := sec.Requirements.Get(scheme.name); ok {
-						auth = scheme.auth
-					}
-				}
-			}
+			auth := oaAuth(op)
 			for _, bad := range params {
 				if bad.In != "query" && bad.In != "path" {
 					continue
