@@ -24,8 +24,9 @@ type balanceCall struct {
 	GameCode     string `json:"game_code"`
 }
 
-// betCall is /wallet/bet's body (wallet_bet_body).
-type betCall struct {
+// moneyBody is what /wallet/bet's and /wallet/win's bodies both carry
+// (wallet_bet_body, wallet_win_body).
+type moneyBody struct {
 	Token           string `json:"token"`
 	TransactionUUID string `json:"transaction_uuid"`
 	SupplierUser    string `json:"supplier_user"`
@@ -42,23 +43,19 @@ type betCall struct {
 	Amount          *int64 `json:"amount"`
 }
 
+// free reports whether a bet or win is a free bet's: is_free, or the
+// campaign and reward ids the document sends "during Free Bets" (either
+// one makes it free: booking a campaign's call as real money would take
+// the player's money for a bet the campaign pays).
+func (b *moneyBody) free() bool { return b.IsFree || b.CampaignUUID != "" || b.RewardUUID != "" }
+
+// betCall is /wallet/bet's body (wallet_bet_body).
+type betCall struct{ moneyBody }
+
 // winCall is /wallet/win's body (wallet_win_body).
 type winCall struct {
-	Token                    string `json:"token"`
-	TransactionUUID          string `json:"transaction_uuid"`
-	SupplierUser             string `json:"supplier_user"`
-	RoundClosed              bool   `json:"round_closed"`
-	Round                    string `json:"round"`
-	RequestUUID              string `json:"request_uuid"`
+	moneyBody
 	ReferenceTransactionUUID string `json:"reference_transaction_uuid"`
-	IsFree                   bool   `json:"is_free"`
-	GameID                   *int64 `json:"game_id"`
-	GameCode                 string `json:"game_code"`
-	Currency                 string `json:"currency"`
-	Bet                      string `json:"bet"`
-	Amount                   *int64 `json:"amount"`
-	CampaignUUID             string `json:"campaign_uuid"`
-	RewardUUID               string `json:"reward_uuid"`
 	JackpotWin               *int64 `json:"jackpot_win"`
 }
 

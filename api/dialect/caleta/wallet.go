@@ -160,12 +160,6 @@ func (h *Handlers) ok(c echo.Context, cl call, requestUUID string, balance domai
 		Currency: cl.Cur.Code(), Balance: &units})
 }
 
-// free reports whether a bet or win is a free bet's: is_free, or the
-// campaign and reward ids the document sends "during Free Bets" (either
-// one makes it free: booking a campaign's call as real money would take
-// the player's money for a bet the campaign pays).
-func (f moneyFields) free() bool { return f.isFree || f.campaign != "" || f.reward != "" }
-
 // Check answers POST .../wallet/check: the token to use for the wallet
 // calls, which is the one given (a session id serves every call).
 func (h *Handlers) Check(c echo.Context) error {
@@ -233,23 +227,15 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 	if err != nil {
 		return raw, err
 	}
-	if err := required([2]string{"token", b.Token}, [2]string{"request_uuid", b.RequestUUID},
-		[2]string{"transaction_uuid", b.TransactionUUID}, [2]string{"round", b.Round},
-		[2]string{"currency", b.Currency}); err != nil {
-		return raw, err
-	}
 	ctx := c.Request().Context()
-	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
-		campaign: b.CampaignUUID, reward: b.RewardUUID}
-	cl, amount, g, err := h.moneyCall(ctx, prov, f, b.TransactionUUID, b.Round, b.RoundClosed)
+	cl, amount, g, err := h.moneyCall(ctx, prov, &b.moneyBody)
 	if err != nil {
 		return raw, err
 	}
-	if f.free() {
+	if b.free() {
 		// A free bet: the campaign pays the stake, the player's wallet
 		// gives nothing. It is booked as a promo bet of zero under the
 		// campaign's ids (amount is the bet's nominal value).
-		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
 		amount = domain.Zero(cl.Cur)
 	}
 	res, err := h.deps.Core.Bet(ctx, cl, g, amount)
@@ -259,31 +245,31 @@ func (h *Handlers) bet(c echo.Context, b *betCall) ([]byte, error) {
 	return raw, h.ok(c, cl, b.RequestUUID, res.BalanceAfter)
 }
 
-// moneyFields are what a bet and a win both carry.
-type moneyFields struct {
-	token, currency, gameCode string
-	amount                    *int64
-	isFree                    bool
-	campaign, reward          string
-}
-
 // moneyCall checks what a bet and a win share, in the document's order:
-// the session of the token, its currency, the amount at the currency's
-// precision, the game.
-func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, f moneyFields, txID, round string,
-	closed bool) (call, domain.Money, wallet.Tx, error) {
-	cl, err := h.session(ctx, prov, f.token)
+// the required fields (and extra, the call's own), the session of the
+// token, its currency, the amount at the currency's precision, the game.
+// A free bet's call is booked as promo money under the campaign's ids.
+func (h *Handlers) moneyCall(ctx context.Context, prov gateway.Provider, b *moneyBody, extra ...[2]string) (call,
+	domain.Money, wallet.Tx, error) {
+	if err := required(append([][2]string{{"token", b.Token}, {"request_uuid", b.RequestUUID},
+		{"transaction_uuid", b.TransactionUUID}, {"round", b.Round}}, append(extra, [2]string{"currency", b.Currency})...)...); err != nil {
+		return call{}, domain.Money{}, wallet.Tx{}, err
+	}
+	cl, err := h.session(ctx, prov, b.Token)
 	if err != nil {
 		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	if err := cl.SameCurrency(f.currency); err != nil {
+	if err := cl.SameCurrency(b.Currency); err != nil {
 		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	amount, err := toMoney("amount", f.amount, cl.Cur)
+	amount, err := toMoney("amount", b.Amount, cl.Cur)
 	if err != nil {
 		return cl, domain.Money{}, wallet.Tx{}, err
 	}
-	t, err := h.tx(ctx, cl, f.gameCode, txID, round, closed)
+	t, err := h.tx(ctx, cl, b.GameCode, b.TransactionUUID, b.Round, b.RoundClosed)
+	if b.free() {
+		t.Promo, t.Campaign, t.Reward = true, b.CampaignUUID, b.RewardUUID
+	}
 	return cl, amount, t, err
 }
 
@@ -303,21 +289,12 @@ func (h *Handlers) win(c echo.Context, b *winCall) ([]byte, error) {
 	if err != nil {
 		return raw, err
 	}
-	if err := required([2]string{"token", b.Token}, [2]string{"request_uuid", b.RequestUUID},
-		[2]string{"transaction_uuid", b.TransactionUUID}, [2]string{"round", b.Round},
-		[2]string{"reference_transaction_uuid", b.ReferenceTransactionUUID}, [2]string{"currency", b.Currency}); err != nil {
-		return raw, err
-	}
 	ctx := c.Request().Context()
-	f := moneyFields{token: b.Token, currency: b.Currency, amount: b.Amount, gameCode: b.GameCode, isFree: b.IsFree,
-		campaign: b.CampaignUUID, reward: b.RewardUUID}
-	cl, amount, g, err := h.moneyCall(ctx, prov, f, b.TransactionUUID, b.Round, b.RoundClosed)
+	// A free bet's win is credited in full, as promo money.
+	cl, amount, g, err := h.moneyCall(ctx, prov, &b.moneyBody,
+		[2]string{"reference_transaction_uuid", b.ReferenceTransactionUUID})
 	if err != nil {
 		return raw, err
-	}
-	if f.free() {
-		// A free bet's win is credited in full, as promo money.
-		g.Promo, g.Campaign, g.Reward = true, b.CampaignUUID, b.RewardUUID
 	}
 	if g.Jackpot, err = jackpotPart(b.JackpotWin, amount); err != nil {
 		return raw, err
