@@ -104,6 +104,26 @@ func (h *Handlers) session(ctx context.Context, prov gateway.Provider, b base) (
 	return call{Session: s, token: b.Token}, nil
 }
 
+// transaction resolves a stake's, payout's or refund's session, checks
+// that it names its transaction, and reads the amounts it carries beside
+// the one booked (a malformed one is refused, never ignored).
+func (h *Handlers) transaction(ctx context.Context, prov gateway.Provider, b base, id string,
+	read map[string]domain.AmountText) (call, error) {
+	cl, err := h.session(ctx, prov, b)
+	if err != nil {
+		return call{}, err
+	}
+	if strings.TrimSpace(id) == "" {
+		return call{}, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
+	}
+	for f, v := range read {
+		if _, err := amount(f, v, cl.Cur); err != nil {
+			return call{}, err
+		}
+	}
+	return cl, nil
+}
+
 // tx is a call as the core books it, under the game key names (its
 // provider code or our id; the session's game when left out).
 func (h *Handlers) tx(ctx context.Context, cl call, key, txID string, r round, promo bool) (wallet.Tx, error) {
@@ -211,20 +231,12 @@ func (h *Handlers) stake(c echo.Context, buyin bool) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.base)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(b.Transaction.ID) == "" {
-		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
-	}
 	// A jackpot contribution (details.jackpot) is part of the player's
 	// stake: read, booked with it as the bet (docs/protocols/redtiger.md).
-	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
-		"transaction.details.jackpot": b.Transaction.Details.Jackpot} {
-		if _, err := amount(f, v, cl.Cur); err != nil {
-			return nil, err
-		}
+	cl, err := h.transaction(ctx, prov, b.base, b.Transaction.ID, map[string]domain.AmountText{
+		"transaction.details.game": b.Transaction.Details.Game, "transaction.details.jackpot": b.Transaction.Details.Jackpot})
+	if err != nil {
+		return nil, err
 	}
 	m, promo, err := split("transaction.stake", "transaction.stakePromo", b.Transaction.Stake, b.Transaction.StakePromo, cl.Cur)
 	if err != nil {
@@ -266,18 +278,11 @@ func (h *Handlers) payout(c echo.Context, settle bool) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.base)
+	cl, err := h.transaction(ctx, prov, b.base, b.Transaction.ID, map[string]domain.AmountText{
+		"transaction.details.game": b.Transaction.Details.Game, "transaction.sources.lines": b.Transaction.Sources.Lines,
+		"transaction.sources.features": b.Transaction.Sources.Features})
 	if err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(b.Transaction.ID) == "" {
-		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
-	}
-	for f, v := range map[string]domain.AmountText{"transaction.details.game": b.Transaction.Details.Game,
-		"transaction.sources.lines": b.Transaction.Sources.Lines, "transaction.sources.features": b.Transaction.Sources.Features} {
-		if _, err := amount(f, v, cl.Cur); err != nil {
-			return nil, err
-		}
 	}
 	m, promo, err := split("transaction.payout", "transaction.payoutPromo", b.Transaction.Payout, b.Transaction.PayoutPromo, cl.Cur)
 	if err != nil {
@@ -321,25 +326,17 @@ func (h *Handlers) refund(c echo.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.session(ctx, prov, b.base)
+	stakeID := b.Transaction.ID
+	// The amounts are read (a malformed one is refused) but not booked:
+	// the ledger gives back what the stake took.
+	cl, err := h.transaction(ctx, prov, b.base, stakeID, map[string]domain.AmountText{
+		"transaction.stake": b.Transaction.Stake, "transaction.stakePromo": b.Transaction.StakePromo,
+		"transaction.details.game": b.Transaction.Details.Game, "transaction.details.jackpot": b.Transaction.Details.Jackpot})
 	if err != nil {
 		return nil, err
 	}
-	stakeID := b.Transaction.ID
-	if strings.TrimSpace(stakeID) == "" {
-		return nil, wallet.Refuse(wallet.InvalidRequest, "transaction.id is required")
-	}
 	if err := domain.ValidateID("transaction.id", stakeID); err != nil {
 		return nil, err
-	}
-	// The amounts are read (a malformed one is refused) but not booked:
-	// the ledger gives back what the stake took.
-	for f, v := range map[string]domain.AmountText{"transaction.stake": b.Transaction.Stake,
-		"transaction.stakePromo": b.Transaction.StakePromo, "transaction.details.game": b.Transaction.Details.Game,
-		"transaction.details.jackpot": b.Transaction.Details.Jackpot} {
-		if _, err := amount(f, v, cl.Cur); err != nil {
-			return nil, err
-		}
 	}
 	tx, err := h.tx(ctx, cl, b.Game.Key, "", b.Round, false)
 	if err != nil {
