@@ -43,6 +43,7 @@ commands:
             its signature (--secret, repeatable); --addr (default 127.0.0.1:9999); no database
   provider-sim  play a session as a provider on a wallet protocol (caleta, evolution, redtiger,
             pitboss) against a running Pitboss and check every answer; exit 1 on any deviation
+  operator-sim  serve a reference operator wallet (valkyrie-pam, tbb) with fault injection
 
 pitboss <command> --help shows a command's flags (exit 0); an unknown flag exits 2.
 configuration comes from PITBOSS_* environment variables (see README.md).
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return receive(ctx, args[1:], stdout, stderr)
 	case "provider-sim":
 		return providerSim(ctx, args[1:], stdout, stderr)
+	case "operator-sim":
+		return operatorSim(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := loadConfig()
 	if err != nil {
