@@ -24,6 +24,7 @@ func TestHandler(t *testing.T) {
 		{"script", http.MethodGet, "/app.js", 200, "text/javascript", "sessionStorage"},
 		{"style", http.MethodGet, "/style.css", 200, "text/css", ":focus-visible"},
 		{"deals page script", http.MethodGet, "/deals.js", 200, "text/javascript", "/admin/v1/deals"},
+		{"wallet part script", http.MethodGet, "/wallet.js", 200, "text/javascript", "/admin/v1/seamless/follow-ups"},
 		{"vendor readme", http.MethodGet, "/vendor/README.txt", 200, "text/plain", "ensure-console-assets.sh"},
 		{"head", http.MethodHead, "/app.js", 200, "text/javascript", ""},
 		{"unknown file", http.MethodGet, "/nope.js", 404, "", ""},
@@ -66,7 +67,7 @@ func TestHandler(t *testing.T) {
 // would fetch from another host: every src and href is relative.
 func TestNoOutsideReferences(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"index.html", "app.js", "deals.js", "style.css"} {
+	for _, name := range []string{"index.html", "app.js", "deals.js", "wallet.js", "style.css"} {
 		b, err := fsRead(name)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +86,7 @@ func TestNoOutsideReferences(t *testing.T) {
 // an input's value), so none of these appear in it.
 func TestNoMarkupFromData(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"app.js", "deals.js"} {
+	for _, name := range []string{"app.js", "deals.js", "wallet.js"} {
 		b, err := fsRead(name)
 		if err != nil {
 			t.Fatal(err)

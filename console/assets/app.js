@@ -4,6 +4,7 @@
 // and goes out only as Authorization: Bearer to this same origin.
 
 import { dealsPage } from './deals.js';
+import { walletArea } from './wallet.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const store = window.sessionStorage;
@@ -65,7 +66,8 @@ function parseExact(s) {
 
 // ---- API ----
 class APIError extends Error {
-  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+  // details is the error's details object (a 400 names its field there).
+  constructor(status, code, message, details) { super(message); this.status = status; this.code = code; this.details = details || {}; }
 }
 // call sends body as JSON, or raw (a file's text) as contentType.
 async function call(path, { method = 'GET', secret = store.getItem('pitboss.secret'), body, raw, contentType, accept } = {}) {
@@ -81,7 +83,7 @@ async function call(path, { method = 'GET', secret = store.getItem('pitboss.secr
   try { json = parseExact(answer); } catch { /* not JSON */ }
   if (!res.ok || !json || json.success === false) {
     const e = json && json.error ? json.error : { code: 'HTTP_' + res.status, message: answer.slice(0, 200) || res.statusText };
-    throw new APIError(res.status, e.code, e.message);
+    throw new APIError(res.status, e.code, e.message, e.details);
   }
   return json;
 }
@@ -208,7 +210,10 @@ function route() {
   if (!me) return;
   let page = location.hash.slice(1) || ORDER.find((p) => allowed(p)) || 'overview';
   if (!(page in PAGES)) page = 'overview';
-  if (page !== 'tokens') hideSecret(); // a revealed secret never outlives its page
+  if (page !== 'tokens') { // a revealed secret, or a typed credential, never outlives its page
+    hideSecret();
+    walletPart.forgetCredential();
+  }
   for (const s of document.querySelectorAll('.page')) s.hidden = true;
   for (const a of document.querySelectorAll('#tabs a')) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
@@ -494,6 +499,7 @@ function whenCell(v, none = '—') {
 
 function resetTokens() {
   hideSecret();
+  walletPart.reset();
   closeOnce();
   closeConfirm();
   tok.client = null;
@@ -568,9 +574,11 @@ async function loadTokens() {
       const sl = client.data.signed_launch;
       tok.secret = !sl ? 'unconfigured' : sl.client_secret_set ? 'set' : 'none';
       secretState();
+      walletPart.show(id, client.data.wallet);
       status.textContent = `${client.data.name} (${id}, ${client.data.environment}): ${keys.data.length} keys, ${client.data.keys ? client.data.keys.active : '?'} active.`;
     } catch (e) { status.textContent = errorText(e); return; }
     await loadTrail();
+    await walletPart.loadFollowUps();
   });
 }
 
@@ -704,6 +712,8 @@ async function loadTrail() {
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
   reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements,
   deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
+// The Tokens page's wallet part: the client's wallet mode and follow-ups.
+const walletPart = walletArea({ $, el, text, when, badge, adminCall, clientPath, errorText, setBusy });
 
 // ---- Reconcile: a daily file against the ledger (POST /api/v1/reconciliations) ----
 const RECONCILE_KINDS = [
