@@ -148,6 +148,9 @@ func (s *Server) returnURL(sessionID string) string {
 // earlier try of an idempotent launch), asks the provider for the game
 // address and records the launch in the ledger.
 func (s *Server) launchSession(ctx context.Context, t launchTarget, sess gateway.GameSession, req launchRequest) (launchResult, error) {
+	if err := s.seamlessSession(ctx, &sess, req.SessionToken); err != nil {
+		return launchResult{}, err
+	}
 	if err := s.deps.Sessions.CreateSession(ctx, sess); err != nil {
 		have, gerr := s.deps.Sessions.Session(ctx, sess.ID)
 		if gerr != nil {

@@ -26,6 +26,13 @@ type AdminDeps struct {
 	// Deals stores commission deal versions (POST/GET /admin/v1/deals);
 	// without it those routes answer 503.
 	Deals gateway.CommissionDeals
+	// Wallets stores clients' wallet modes (PUT
+	// /admin/v1/clients/{id}/wallet, docs/seamless-wallet.md); without it
+	// that route answers 503.
+	Wallets gateway.ClientWallets
+	// FollowUps lists the seamless wallet's follow-ups (GET
+	// /admin/v1/seamless/follow-ups); without it that route answers 503.
+	FollowUps admin.FollowUpList
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

@@ -54,7 +54,9 @@ func mount(e *echo.Echo, base string, calls map[string]echo.HandlerFunc) {
 // protocol's dialect on it, in the registry's order.
 func (s *Server) registerDialects(e *echo.Echo) {
 	core := wallet.New(wallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions, Ledger: s.deps.Commands,
-		Balances: s.deps.Balances, Records: s.deps.TxRecords})
+		Balances: s.deps.Balances, Records: s.deps.TxRecords, Operators: s.deps.Operators, FollowUps: s.deps.FollowUps,
+		Clock: s.deps.Clock})
+	s.core = core
 	for _, name := range gateway.WalletProtocols {
 		dialects[name](s, core, e)
 	}

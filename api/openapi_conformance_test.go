@@ -612,6 +612,15 @@ func (h *oaHarness) session() {
 		"require_signature": nil, "default_currency": "EUR", "ip_allow_list": []string{}}})
 	do(oaReq{method: "PATCH", path: "/admin/v1/clients/acme", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
 		body: map[string]any{"environment": "production"}})
+	do(oaReq{method: "PUT", path: "/admin/v1/clients/acme/wallet", auth: admin, want: oaWant(), body: map[string]any{
+		"mode": "seamless", "url": "https://pam.casino.example/pam", "protocol": "valkyrie-pam", "credential": "pam-token"}})
+	do(oaReq{method: "PUT", path: "/admin/v1/clients/acme/wallet", auth: admin, want: oaWant(), body: map[string]any{"mode": "ledger"}})
+	do(oaReq{method: "PUT", path: "/admin/v1/clients/acme/wallet", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"mode": "hybrid"}})
+	do(oaReq{method: "PUT", path: "/admin/v1/clients/nobody/wallet", auth: admin, want: oaWant(404), code: wire.CodeNotFound,
+		body: map[string]any{"mode": "ledger"}})
+	do(oaReq{method: "GET", path: "/admin/v1/seamless/follow-ups?state=all", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/seamless/follow-ups?state=done", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
 	secret := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/client-secret", auth: admin, want: oaWant()}).
 		str("data", "client_secret")
 

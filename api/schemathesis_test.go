@@ -98,9 +98,16 @@ func TestSchemathesis(t *testing.T) {
 	// hunt with other inputs.
 	seed := envInt(t, "PITBOSS_SCHEMATHESIS_SEED", 862958)
 	t.Logf("schemathesis: %d examples per operation, seed %d (PITBOSS_SCHEMATHESIS_SEED=%d replays it)", examples, seed, seed)
-	for _, run := range []struct{ name, paths, token string }{
-		{"operator API", `^/api/v1/`, key},
-		{"admin API", `^/admin/v1/`, admin},
+	// The admin run leaves the wallet mode alone: fuzzed, it would put the
+	// operator run's client in seamless mode with a wallet that never
+	// answers, and its launches would then answer the documented 503. The
+	// route is checked by TestOpenAPIConformance and TestAdminClientWallet.
+	for _, run := range []struct {
+		name, paths, token string
+		exclude            []string
+	}{
+		{"operator API", `^/api/v1/`, key, nil},
+		{"admin API", `^/admin/v1/`, admin, []string{"--exclude-operation-id", "adminSetClientWallet"}},
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			t.Parallel() // the two runs share the server and its pump
@@ -120,6 +127,7 @@ func TestSchemathesis(t *testing.T) {
 				"--request-timeout", "30",
 				"--max-time", strconv.Itoa(maxTime),
 			)
+			cmd.Args = append(cmd.Args, run.exclude...)
 			cmd.Env = append(os.Environ(), "NO_COLOR=1", "SCHEMATHESIS_TELEMETRY=false")
 			cmd.Dir = t.TempDir() // its example database (.schemathesis/) stays out of the tree
 			out, err := cmd.CombinedOutput()

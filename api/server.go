@@ -118,6 +118,11 @@ type Deps struct {
 	// TxRecords reads the ledger's idempotency records for the provider
 	// wallet's status query; without it that call answers 503.
 	TxRecords wallet.TxRecords
+	// Operators finds a seamless client's own wallet and FollowUps queues
+	// the unknown outcomes of its calls (docs/seamless-wallet.md); without
+	// Operators every client is a ledger client.
+	Operators wallet.Operators
+	FollowUps wallet.FollowUps
 	// ProviderRounds reads a provider's rounds of a day for its daily
 	// round export (GET /provider/v1/reports/rounds/{day}); without it that
 	// route answers 503.
@@ -168,7 +173,13 @@ type Server struct {
 	metrics           Metrics
 	// uploads bounds the reconciliation uploads in flight.
 	uploads uploadSlots
+	// core is the wallet core every dialect answers through.
+	core *wallet.Core
 }
+
+// WalletCore is the wallet core the server's dialects answer through (its
+// follow-up runner settles with it).
+func (s *Server) WalletCore() *wallet.Core { return s.core }
 
 // NewServer builds the Echo instance with every route.
 func NewServer(cfg Config, deps Deps) *Server {

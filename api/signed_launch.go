@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pitboss/pitboss/api/wire"
+	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
@@ -398,11 +399,20 @@ func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunc
 		sessID = "gs_" + hex.EncodeToString(d[:16])
 		syncTx, launchTx = "sl_"+r.sig, "ln_"+r.sig
 	}
-	sync, err := s.deps.Commands.SyncBalance(ctx, domain.ClientTx{Client: p.ClientID, Player: r.user,
-		ExternalTxID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance,
-		domain.GameTx{Provider: prov.ID, Game: game.ID, Session: sessID})
+	// A seamless client's own wallet holds the money: balance is not
+	// synced into the ledger (docs/seamless-wallet.md#launch).
+	op, err := s.operatorOf(ctx, p.ClientID)
 	if err != nil {
-		return signedLaunchAnswer{}, launchConflict(err)
+		return signedLaunchAnswer{}, err
+	}
+	var sync commands.Result
+	if op == nil {
+		sync, err = s.deps.Commands.SyncBalance(ctx, domain.ClientTx{Client: p.ClientID, Player: r.user,
+			ExternalTxID: syncTx, Currency: r.currency, Reason: "signed launch"}, r.balance,
+			domain.GameTx{Provider: prov.ID, Game: game.ID, Session: sessID})
+		if err != nil {
+			return signedLaunchAnswer{}, launchConflict(err)
+		}
 	}
 	route, err := s.providerRoute(ctx, prov)
 	if err != nil {

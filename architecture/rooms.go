@@ -70,10 +70,10 @@ var Rooms = []Room{
 		Imports: []string{"wallet", "commands", "projections", "gateway", "domain"}},
 	{Packages: []string{"api/admin"},
 		Holds: "the admin API (`/admin/v1`): admin-token auth, clients, keys, tiers, launch and callback settings, the " +
-			"client secret's recorded reveal (the tokens area), deals, FX rates, closing statements; " +
-			"`Register(group, Deps)`",
+			"client secret's recorded reveal (the tokens area), deals, FX rates, closing statements, a client's wallet " +
+			"mode and the seamless wallet's follow-ups; `Register(group, Deps)`",
 		Imports: []string{"api/wire", "api/deliveries", "api/usage", "api/statements", "gateway", "projections",
-			"statement", "domain"}},
+			"statement", "domain", "wallet"}},
 	{Packages: []string{"api/deliveries"},
 		Holds: "the delivery log, webhook endpoints (`Endpoints`: one implementation for `/api/v1` and `/admin/v1`) " +
 			"and the forwarded-callback setting",
@@ -105,6 +105,12 @@ var Rooms = []Room{
 			"document; one file per protocol, one function per step",
 		Imports: []string{"gateway", "domain"},
 		Note:    "the v2 signer and money; it speaks the wire, never the server's packages"},
+	{Packages: []string{"operatorsim"},
+		Holds: "the operator wallet simulator (`pitboss operator-sim`, docs/seamless-wallet.md): a seamless client's own " +
+			"wallet with balances kept in a state file, speaking valkyrie-pam or tbb, with fault injection (latency, " +
+			"timeouts, 5xx, an answer lost after the movement, a restart)",
+		Imports: []string{"gateway", "domain"},
+		Note:    "money and the signer; it speaks the wire, never the server's packages"},
 	{Packages: []string{"schemas"},
 		Holds: "the JSON Schemas of what Pitboss sends outside (every event body, the forwarded callback, the " +
 			"webhook envelope; docs/kafka-events.md), and `Compile` for the tests and tools that validate bodies"},
@@ -172,6 +178,10 @@ var Rooms = []Room{
 	{Packages: []string{"adapters/providers"},
 		Holds:   "launch adapters per provider kind, failover, circuit breakers",
 		Imports: []string{"gateway"}},
+	{Packages: []string{"adapters/operatorwallet"},
+		Holds: "a seamless client's own wallet over HTTP (`wallet.OperatorWallet`): the valkyrie-pam and tbb clients, " +
+			"their error codes as verdicts, unknown outcomes; `Directory`, the client's wallet from its settings",
+		Imports: []string{"wallet", "gateway", "domain"}},
 	{Packages: []string{"adapters/lookupcache"},
 		Holds:   "provider, game and game-session lookups from memory",
 		Imports: []string{"wallet", "gateway"}},

@@ -34,10 +34,14 @@ func gameRequest(g domain.GameTx, kind domain.TxKind, amount string) map[string]
 }
 
 func gameAccounts(g domain.GameTx) []domain.AccountID {
-	return []domain.AccountID{
+	ids := []domain.AccountID{
 		domain.PlayerWallet(g.Client, g.Player, g.Currency),
 		domain.HouseAccount(g.Client, g.Provider, g.Currency),
 	}
+	if g.Reported != nil { // a seamless call's mirror leg (domain.Reported)
+		ids = append(ids, domain.ExternalAccount(g.Client, g.Currency))
+	}
+	return ids
 }
 
 func roundRefs(g domain.GameTx) []string {

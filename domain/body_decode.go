@@ -210,6 +210,8 @@ func (s *scanner) data(d *EventData) bool {
 			return s.str(&d.CampaignID)
 		case "reward_id":
 			return s.str(&d.RewardID)
+		case "operator_tx_id":
+			return s.str(&d.OperatorTxID)
 		case "expires_at":
 			return s.str(&d.ExpiresAt)
 		case "reason":

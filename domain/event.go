@@ -59,11 +59,15 @@ type EventData struct {
 	Jackpot string `json:"jackpot,omitempty"`
 	// CampaignID and RewardID name the provider's free-bet campaign and the
 	// reward given to the player, on a promo bet or win that has them.
-	CampaignID string    `json:"campaign_id,omitempty"`
-	RewardID   string    `json:"reward_id,omitempty"`
-	ExpiresAt  string    `json:"expires_at,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Postings   []Posting `json:"postings"`
+	CampaignID string `json:"campaign_id,omitempty"`
+	RewardID   string `json:"reward_id,omitempty"`
+	// OperatorTxID is a seamless client's wallet's id of the movement
+	// that decided a game call (domain.Reported); BalanceAfter is then the
+	// balance that wallet reported.
+	OperatorTxID string    `json:"operator_tx_id,omitempty"`
+	ExpiresAt    string    `json:"expires_at,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	Postings     []Posting `json:"postings"`
 }
 
 // Metadata carries correlation data. It is part of the hashed body.

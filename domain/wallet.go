@@ -33,6 +33,10 @@ type GameTx struct {
 	// take the player past it is ErrBalanceLimit, and nothing moves. It is
 	// not part of what a retry must repeat.
 	MaxBalance int64
+	// Reported, for a seamless client, is its own wallet's answer that
+	// decided the call (the ledger records it: mirrored); nil for a
+	// ledger client. Not part of what a retry must repeat.
+	Reported *Reported
 }
 
 // creditedWithin is credited for a game call: the balance after must stay
@@ -143,6 +147,9 @@ func credited(r Reader, id AccountID, m Money) (int64, error) {
 // only as a promo (free spin) bet. A bet whose id was rolled back before it
 // arrived is refused.
 func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
+	if g.Reported != nil {
+		return mirrored(r, g, func(r Reader, g GameTx) (Change, error) { return DecideBet(r, g, amount, env) })
+	}
 	if err := g.validate(); err != nil {
 		return Change{}, err
 	}
@@ -208,6 +215,9 @@ func roundRecord(r Reader, g GameTx, now time.Time) TxRecord {
 // round: until the win is reversed, those bets cannot be rolled back
 // (DecideRollback), or the player would keep the win and get the stake back.
 func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change, error) {
+	if g.Reported != nil {
+		return mirrored(r, g, func(r Reader, g GameTx) (Change, error) { return DecideWin(r, g, amount, betRef, env) })
+	}
 	if err := g.validate(); err != nil {
 		return Change{}, err
 	}
@@ -281,6 +291,9 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 // moves no money but leaves a tombstone, so the late original is refused.
 // Rollbacks are accepted after the game session expired.
 func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
+	if g.Reported != nil {
+		return mirrored(r, g, func(r Reader, g GameTx) (Change, error) { return DecideRollback(r, g, ref, env) })
+	}
 	if err := g.validate(); err != nil {
 		return Change{}, err
 	}

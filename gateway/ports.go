@@ -98,6 +98,10 @@ type GameSession struct {
 	LaunchTxID string
 	ReturnURL  string
 	ExpiresAt  time.Time
+	// OperatorToken is a seamless client's own player token, from the
+	// launch's session_token: sent with every call to the client's
+	// wallet in the session. Empty for a ledger client's session.
+	OperatorToken string
 }
 
 // Catalog reads providers and games. Unknown ids are domain.ErrNotFound.

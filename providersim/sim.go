@@ -57,6 +57,11 @@ type Config struct {
 	// (required where the client requires signatures).
 	APIKey       string
 	ClientSecret string
+	// SessionToken, for a seamless client (docs/seamless-wallet.md), is
+	// the operator's own session token of the player: the session is then
+	// launched with POST /api/v1/game/launch and it, and Balance is what
+	// the operator's wallet holds (the launch sets nothing).
+	SessionToken string
 	// Player and Currency are the session's; Balance the player's balance
 	// the launch sets (a decimal in the currency).
 	Player   string

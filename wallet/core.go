@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
@@ -51,6 +52,16 @@ type Deps struct {
 	Ledger   *commands.Handler
 	Balances commands.Balances
 	Records  TxRecords
+	// Operators finds a seamless client's own wallet, FollowUps queues
+	// the unknown outcomes of its calls (docs/seamless-wallet.md);
+	// without Operators every client is a ledger client.
+	Operators Operators
+	FollowUps FollowUps
+	// FollowUpGrace is how long a follow-up waits before its first
+	// attempt (0: FollowUpGrace).
+	FollowUpGrace time.Duration
+	// Clock is the core's time (nil: the system clock).
+	Clock Clock
 }
 
 // Result is a booked call's result: our event id, the caller's id, the
@@ -187,6 +198,12 @@ func (c *Core) Game(ctx context.Context, s Session, code string) (string, error)
 
 // Balance is the session player's balance in the session's currency.
 func (c *Core) Balance(ctx context.Context, s Session) (domain.Money, error) {
+	if op, err := c.operator(ctx, s); err != nil || op != nil {
+		if err != nil {
+			return domain.Money{}, err
+		}
+		return c.seamlessBalance(ctx, op, s)
+	}
 	st, err := c.deps.Balances.Account(ctx, s.Wallet())
 	if err != nil {
 		return domain.Money{}, fmt.Errorf("balance of %s: %w", s.Wallet(), err)
@@ -234,13 +251,25 @@ func (c *Core) Bet(ctx context.Context, s Session, t Tx, amount domain.Money) (R
 	if err != nil {
 		return Result{}, fmt.Errorf("is session %s superseded: %w", s.ID, err)
 	}
-	return c.deps.Ledger.PlaceBetInSession(ctx, s.gameTx(t), amount, commands.SessionTerms{
-		ExpiresAt: s.ExpiresAt, Superseded: superseded})
+	terms := commands.SessionTerms{ExpiresAt: s.ExpiresAt, Superseded: superseded}
+	if op, err := c.operator(ctx, s); err != nil || op != nil {
+		if err != nil {
+			return Result{}, err
+		}
+		return c.seamlessBet(ctx, op, s, t, amount, terms)
+	}
+	return c.deps.Ledger.PlaceBetInSession(ctx, s.gameTx(t), amount, terms)
 }
 
 // Win credits amount on the bet ref names (or, ref empty, on the round),
 // also after the session has ended.
 func (c *Core) Win(ctx context.Context, s Session, t Tx, amount domain.Money, ref string) (Result, error) {
+	if op, err := c.operator(ctx, s); err != nil || op != nil {
+		if err != nil {
+			return Result{}, err
+		}
+		return c.seamlessWin(ctx, op, s, t, amount, ref)
+	}
 	return c.deps.Ledger.CreditWin(ctx, s.gameTx(t), amount, ref)
 }
 
@@ -248,6 +277,12 @@ func (c *Core) Win(ctx context.Context, s Session, t Tx, amount domain.Money, re
 // ended. A rollback of a transaction never booked moves nothing and is
 // kept, so the late original is refused (RolledBackEarlier).
 func (c *Core) Rollback(ctx context.Context, s Session, t Tx, ref string) (Result, error) {
+	if op, err := c.operator(ctx, s); err != nil || op != nil {
+		if err != nil {
+			return Result{}, err
+		}
+		return c.seamlessRollback(ctx, op, s, t, ref)
+	}
 	return c.deps.Ledger.Rollback(ctx, s.gameTx(t), ref)
 }
 

@@ -70,6 +70,10 @@ const (
 	// the protocol can say (domain.ErrBalanceLimit), or a balance already
 	// past it: refused, nothing booked.
 	LimitExceeded
+	// OperatorRefused: a seamless client's own wallet refused the call for
+	// a reason of its own (the player is blocked, a limit of the
+	// operator's, a generic error it answered definitely).
+	OperatorRefused
 	// Fault: a fault of ours (logged; the provider retries).
 	Fault
 )
@@ -78,7 +82,7 @@ var verdictNames = [...]string{"accepted", "replayed", "unauthenticated", "malfo
 	"invalid_amount", "unsupported", "unknown_session", "wrong_player", "session_expired", "wrong_currency",
 	"invalid_game", "insufficient_funds", "duplicate", "unknown_transaction", "foreign_transaction",
 	"rolled_back", "rolled_back_earlier", "already_rolled_back", "settled", "not_rollbackable", "limit_exceeded",
-	"fault"}
+	"operator_refused", "fault"}
 
 // Verdicts lists every verdict, so a dialect's table can be checked for
 // completeness.

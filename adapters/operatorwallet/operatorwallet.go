@@ -41,9 +41,7 @@ var ErrUnreadableAnswer = errors.New("the operator wallet's answer cannot be rea
 // operatorRefused is the verdict of an operator's refusal for a reason of
 // its own (the player blocked, a responsible-gaming limit, a bet not
 // allowed): both protocols' tables use it.
-//
-// TODO(OperatorRefused): wallet.OperatorRefused once it exists.
-const operatorRefused = wallet.Fault
+const operatorRefused = wallet.OperatorRefused
 
 // Config configures an operator wallet client.
 type Config struct {

@@ -341,6 +341,11 @@ func pamExact(m domain.Money) bool {
 // prefers. A re-sent cancel is then the same (CANCEL, id) and answers as
 // the first; the cancel's own id (m.ID) is not sent, so two cancels of
 // one debit under different ids look like one at the PAM.
+//
+// A promo movement (PROMOWITHDRAW, PROMODEPOSIT, PROMOCANCEL) moves the
+// player's money like any other — the ledger books a free bet's wins, and
+// a promo bet that has an amount, on the player's wallet — so its amount
+// is cashAmount too, and the transaction type says it is a promotion's.
 func pamBody(m wallet.OperatorMove) pamTransactionBody {
 	id, typ := pamIdentity(m)
 	zero := json.Number(domain.Zero(m.Currency).String())
@@ -353,9 +358,6 @@ func pamBody(m wallet.OperatorMove) pamTransactionBody {
 		CashAmount: amount, BonusAmount: zero, PromoAmount: zero,
 		TransactionDateTime: at.UTC().Format(time.RFC3339Nano), ProviderTransactionID: id,
 		ProviderGameID: m.Game, ProviderRoundID: m.Round, IsGameOver: m.RoundClosed}
-	if m.Promo {
-		b.CashAmount, b.PromoAmount = zero, amount
-	}
 	switch m.Kind {
 	case wallet.Debit, wallet.Cancel:
 		b.ProviderBetRef = id

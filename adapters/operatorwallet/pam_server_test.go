@@ -206,16 +206,9 @@ func (f *fakePAM) book(b map[string]any) (int, string) {
 			return 200, f.booked(tx.pamID)
 		}
 	}
-	promo := strings.HasPrefix(typ, "PROMO")
-	field := "cashAmount"
-	if promo {
-		field = "promoAmount"
-	}
-	amount := money(f.t, string(b[field].(json.Number)), f.cur)
+	// A promo movement moves cash too: its type says it is a promotion's.
+	amount := money(f.t, string(b["cashAmount"].(json.Number)), f.cur)
 	pot := &f.cash
-	if promo {
-		pot = &f.promo
-	}
 	switch strings.TrimPrefix(typ, "PROMO") {
 	case "WITHDRAW":
 		if pot.Cmp(amount) < 0 {

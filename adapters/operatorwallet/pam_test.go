@@ -20,9 +20,7 @@ import (
 
 // operatorRefused is the verdict of an operator's refusal for a reason
 // of its own.
-//
-// TODO(OperatorRefused): wallet.OperatorRefused once it exists.
-const operatorRefused = wallet.Fault
+const operatorRefused = wallet.OperatorRefused
 
 func player(cur domain.Currency) wallet.OperatorPlayer {
 	return wallet.OperatorPlayer{Player: "p-1", Token: pamToken, Provider: "evolution", Currency: cur,
@@ -129,10 +127,12 @@ func TestPAMConformance(t *testing.T) {
 		{move(t, wallet.Debit, "bet-2", "", "2.00", eur), "115.50"},
 		{move(t, wallet.Cancel, "cancel-2", "bet-2", "2.00", eur), "117.50"},
 		{move(t, wallet.Cancel, "cancel-2", "bet-2", "2.00", eur), "117.50"}, // re-sent
-		{promo(move(t, wallet.Debit, "fb-1", "", "1.00", eur)), "117.50"},
-		{promo(move(t, wallet.Credit, "fw-1", "fb-1", "3.00", eur)), "117.50"},
-		{promo(move(t, wallet.Debit, "fb-2", "", "1.00", eur)), "117.50"},
-		{promo(move(t, wallet.Cancel, "fc-2", "fb-2", "1.00", eur)), "117.50"},
+		// A promo movement moves the player's money too (its type marks
+		// it a promotion's).
+		{promo(move(t, wallet.Debit, "fb-1", "", "1.00", eur)), "116.50"},
+		{promo(move(t, wallet.Credit, "fw-1", "fb-1", "3.00", eur)), "119.50"},
+		{promo(move(t, wallet.Debit, "fb-2", "", "1.00", eur)), "118.50"},
+		{promo(move(t, wallet.Cancel, "fc-2", "fb-2", "1.00", eur)), "119.50"},
 	}
 	for _, st := range steps {
 		a, err := w.Move(ctx, st.m)
@@ -145,8 +145,8 @@ func TestPAMConformance(t *testing.T) {
 	}
 	for _, st := range steps {
 		a, found, err := w.Lookup(ctx, st.m)
-		if err != nil || !found || a.Balance.String() != "117.50" {
-			t.Errorf("lookup %s %s = %+v, %v, %v; want found at 117.50", st.m.Kind, st.m.ID, a, found, err)
+		if err != nil || !found || a.Balance.String() != "119.50" {
+			t.Errorf("lookup %s %s = %+v, %v, %v; want found at 119.50", st.m.Kind, st.m.ID, a, found, err)
 		}
 	}
 	for _, m := range []wallet.OperatorMove{move(t, wallet.Debit, "never", "", "1.00", eur),
@@ -174,9 +174,9 @@ func checkPAMBodies(t *testing.T, reqs []pamRequest) {
 		"win-1 DEPOSIT":       `"providerBetRef":"bet-1"`,
 		"win-2 DEPOSIT":       `"isGameOver":false,"jackpots":[{"jackpotAmount":5.00}]`,
 		"bet-2 CANCEL":        `"providerTransactionId":"bet-2","providerBetRef":"bet-2"`,
-		"fb-1 PROMOWITHDRAW":  `"cashAmount":0.00,"bonusAmount":0.00,"promoAmount":1.00`,
-		"fw-1 PROMODEPOSIT":   `"promoAmount":3.00`,
-		"fb-2 PROMOCANCEL":    `"promoAmount":1.00`,
+		"fb-1 PROMOWITHDRAW":  `"cashAmount":1.00,"bonusAmount":0.00,"promoAmount":0.00`,
+		"fw-1 PROMODEPOSIT":   `"cashAmount":3.00,"bonusAmount":0.00,"promoAmount":0.00`,
+		"fb-2 PROMOCANCEL":    `"cashAmount":1.00,"bonusAmount":0.00,"promoAmount":0.00`,
 		"bet-2 WITHDRAW":      `"providerBetRef":"bet-2","providerGameId":"g-1","providerRoundId":"r-1"`,
 		"bet-1 WITHDRAW date": `"transactionDateTime":"2025-03-01T12:00:00Z"`,
 	}

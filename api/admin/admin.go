@@ -62,6 +62,12 @@ type Deps struct {
 	// Deals stores commission deal versions (docs/finance.md); without it
 	// the deals routes answer 503.
 	Deals gateway.CommissionDeals
+	// Wallets stores clients' wallet modes (docs/seamless-wallet.md);
+	// without it the wallet route answers 503 and clients show no wallet.
+	Wallets gateway.ClientWallets
+	// FollowUps lists the seamless wallet's follow-ups; without it that
+	// route answers 503.
+	FollowUps FollowUpList
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -119,6 +125,8 @@ func Register(g *echo.Group, deps Deps) {
 	g.GET("/clients", s.listClients)
 	g.GET("/clients/:client", s.getClient)
 	g.PATCH("/clients/:client", s.updateClient)
+	g.PUT("/clients/:client/wallet", s.setClientWallet)
+	g.GET("/seamless/follow-ups", s.listFollowUps)
 	g.POST("/clients/:client/client-secret", s.issueClientSecret)
 	g.POST("/clients/:client/client-secret/reveal", s.revealClientSecret)
 	g.GET("/clients/:client/client-secret/reveals", s.listReveals)
@@ -202,6 +210,7 @@ type clientView struct {
 	CreatedAt       string            `json:"created_at"`
 	SignedLaunch    *signedLaunchView `json:"signed_launch,omitempty"`
 	ForwardCallback *callbackView     `json:"forward_callback,omitempty"`
+	Wallet          *clientWalletView `json:"wallet,omitempty"`
 	Created         *bool             `json:"created,omitempty"`
 	Keys            *keyCount         `json:"keys,omitempty"`
 }
@@ -268,6 +277,13 @@ func (s *server) fullClientView(c echo.Context, cl gateway.Client) (clientView, 
 			return v, err
 		}
 		v.ForwardCallback = &callbackView{URL: fc.URL, SecretSet: fc.SecretCreatedAt != nil}
+	}
+	if s.deps.Wallets != nil {
+		w, err := s.deps.Wallets.ClientWallet(ctx, cl.ID)
+		if err != nil {
+			return v, err
+		}
+		v.Wallet = viewOfClientWallet(w)
 	}
 	return v, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // UID is prefix and eight random hex digits: an id no other test uses.
@@ -277,4 +278,16 @@ func NewJSONProvider(t testing.TB, status int) *JSONProvider {
 	}))
 	t.Cleanup(p.Close)
 	return p
+}
+
+// SettleFollowUps makes one pass of the seamless wallet's follow-up queue
+// (wallet.FollowUpRunner.Once) at the harness's clock, and answers how
+// many it settled.
+func (h *Harness) SettleFollowUps() int {
+	h.t.Helper()
+	n, err := wallet.FollowUpRunner{Core: h.Server.WalletCore(), Queue: h.FollowUps, Logger: h.log}.Once(context.Background())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pitboss/pitboss/adapters/delivery"
 	"github.com/pitboss/pitboss/adapters/metrics"
+	"github.com/pitboss/pitboss/adapters/operatorwallet"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
@@ -167,6 +168,11 @@ type Harness struct {
 	Usage *gatewaystore.Usage
 	// Metrics is the server's own metrics registry.
 	Metrics *metrics.Registry
+	// Operators are the clients' own wallets (seamless clients: set one
+	// with Operators.SetClientWallet or the admin API), FollowUps the
+	// queue of their unknown outcomes (docs/seamless-wallet.md).
+	Operators *operatorwallet.Directory
+	FollowUps *gatewaystore.FollowUps
 
 	// WalletProxy stands between the demo game and the provider wallet
 	// (Options.DemoGame); closing it makes the wallet unreachable.
@@ -263,6 +269,10 @@ func New(t testing.TB, o Options) *Harness {
 		limits.Tiers = tiers
 	}
 	gw := h.Gateway
+	h.Operators = operatorwallet.NewDirectory(gw, operatorwallet.DirectoryConfig{TTL: time.Minute,
+		Timeout: 2 * time.Second})
+	h.FollowUps = gatewaystore.NewFollowUps(pool)
+	h.Metrics.WatchFollowUps(h.FollowUps.Pending, time.Now, 5*time.Second, logger)
 	deps := api.Deps{
 		Commands: h.Commands, Balances: h.Accounts, Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: h.LaunchClients, Deliveries: h.Deliveries, Webhooks: h.Deliveries,
@@ -270,6 +280,7 @@ func New(t testing.TB, o Options) *Harness {
 		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
 			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: roundstore.NewRounds(pool),
+		Operators: h.Operators, FollowUps: h.FollowUps,
 		Clock: h.Clock, IDs: ids, Logger: logger,
 		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
@@ -279,7 +290,7 @@ func New(t testing.TB, o Options) *Harness {
 				Positions: h.ReadModels, Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 				Store: auditstore.NewStatements(pool), Signer: auditstore.NewCheckpoints(pool, box).WithClock(h.Clock.Now),
 				FX: gw, IDs: ids, Now: h.Clock.Now},
-			Deals: h.ReadModels},
+			Deals: h.ReadModels, Wallets: h.Operators, FollowUps: h.FollowUps},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}

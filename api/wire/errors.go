@@ -73,6 +73,11 @@ const (
 	CodePeriodClosed        = "PERIOD_CLOSED"
 	CodePeriodOutOfOrder    = "PERIOD_OUT_OF_ORDER"
 	CodeStatementConcurrent = "STATEMENT_CONCURRENT"
+
+	// The seamless wallet (docs/seamless-wallet.md): the client's own
+	// wallet refused a provider's call for a reason of its own (a blocked
+	// player, a limit of the operator's).
+	CodeOperatorRefused = "OPERATOR_REFUSED"
 )
 
 // retryableCodes are the codes whose request may succeed when repeated

@@ -31,6 +31,8 @@ const clientUsage = `usage:
   pitboss client set --id ID [--name NAME] [--plan TIER] [--forward-callback-url URL|""]
                      [--require-signature true|false|default] [--ip-allow-list CIDR,...|""]
                      [--allowed-return-hosts HOST,...|""] [--default-currency CODE|""]
+  pitboss client wallet --id ID --mode ledger|seamless [--url URL --protocol valkyrie-pam|tbb
+                     [--operator-id ID] [--credential-file PATH|-]]
   every command takes --json
 `
 
@@ -119,6 +121,8 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 	fs.Var(&allowList, "ip-allow-list", "signed launch: comma-separated CIDRs or addresses; \"\" allows all")
 	fs.Var(&returnHosts, "allowed-return-hosts", "signed launch: comma-separated hosts a return_url may use")
 	fs.Var(&currency, "default-currency", "signed launch: currency when a launch names none")
+	var wf walletFlags
+	wf.add(fs)
 	page := fs.Int("page", 1, "page (list)")
 	perPage := fs.Int("per-page", 50, "clients per page (list)")
 	if err := parseFlags(fs, args[1:], out, out); err != nil {
@@ -161,27 +165,7 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 			c.ID, verb, c.Environment, c.Plan, c.ID)
 		return nil
 	case "list":
-		if *page < 1 || *perPage < 1 || *perPage > 1000 {
-			return errors.New("--page must be at least 1 and --per-page 1 to 1000")
-		}
-		list, total, err := gw.ListClients(ctx, *page, *perPage)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			vs := make([]cliClient, 0, len(list))
-			for _, c := range list {
-				vs = append(vs, toCLIClient(c))
-			}
-			return writeJSON(out, map[string]any{"clients": vs, "total": total, "page": *page, "per_page": *perPage})
-		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tENVIRONMENT\tPLAN\tCREATED")
-		for _, c := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Environment, c.Plan, c.CreatedAt.UTC().Format(time.RFC3339))
-		}
-		fmt.Fprintf(tw, "(%d of %d)\n", len(list), total)
-		return tw.Flush()
+		return clientList(ctx, gw, *page, *perPage, *asJSON, out)
 	case "get":
 		c, err := gw.GetClient(ctx, *id)
 		if err != nil {
@@ -198,9 +182,36 @@ func clientCommand(ctx context.Context, cfg config, args []string, out io.Writer
 			return errors.New("a client's environment cannot change: its keys belong to it; create a new client")
 		}
 		return clientSet(ctx, cfg, pool, gw, *id, name, plan, forward, requireSig, allowList, returnHosts, currency, *asJSON, out)
+	case "wallet":
+		return clientWallet(ctx, cfg, gw, *id, wf, *asJSON, out)
 	}
 	fmt.Fprint(out, clientUsage)
 	return fmt.Errorf("client: unknown subcommand %q", args[0])
+}
+
+// clientList prints one page of clients.
+func clientList(ctx context.Context, gw *gatewaystore.Gateway, page, perPage int, asJSON bool, out io.Writer) error {
+	if page < 1 || perPage < 1 || perPage > 1000 {
+		return errors.New("--page must be at least 1 and --per-page 1 to 1000")
+	}
+	list, total, err := gw.ListClients(ctx, page, perPage)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		vs := make([]cliClient, 0, len(list))
+		for _, c := range list {
+			vs = append(vs, toCLIClient(c))
+		}
+		return writeJSON(out, map[string]any{"clients": vs, "total": total, "page": page, "per_page": perPage})
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tENVIRONMENT\tPLAN\tCREATED")
+	for _, c := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Environment, c.Plan, c.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(tw, "(%d of %d)\n", len(list), total)
+	return tw.Flush()
 }
 
 func cliClientChecks(cfg config, name, plan, env string) error {

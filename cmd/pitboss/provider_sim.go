@@ -57,7 +57,9 @@ func providerSim(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&cfg.Game, "game", "", "a game of the provider (our catalog id) to launch")
 	fs.StringVar(&cfg.Player, "player", "sim-player", "the client's player id")
 	fs.StringVar(&cfg.Currency, "currency", "EUR", "the session's currency")
-	fs.StringVar(&cfg.Balance, "balance", "100.00", "the player's balance the launch sets")
+	fs.StringVar(&cfg.Balance, "balance", "100.00", "the player's balance the launch sets (seamless: what the operator holds)")
+	fs.StringVar(&cfg.SessionToken, "session-token", "", "a seamless client's own session token of the player: "+
+		"launch with POST /api/v1/game/launch (docs/seamless-wallet.md)")
 	fs.IntVar(&cfg.Spins, "spins", 20, "bet-and-win rounds to play")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the amounts and outcomes (ids are fresh on every run)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound of each HTTP call")

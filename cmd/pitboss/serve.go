@@ -22,6 +22,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
 	"github.com/pitboss/pitboss/adapters/metrics"
+	"github.com/pitboss/pitboss/adapters/operatorwallet"
 	"github.com/pitboss/pitboss/adapters/postgres"
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
@@ -37,6 +38,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/statement"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 var allRoles = []string{"api", "relay", "forwarder", "projector"}
@@ -204,6 +206,11 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		return err
 	}
 	m := newMetering(cfg, pool, registry, log)
+	// Seamless clients (docs/seamless-wallet.md): their own wallets, and
+	// the queue of unknown outcomes this process works.
+	operators := operatorwallet.NewDirectory(gw, operatorwallet.DirectoryConfig{TTL: cfg.ProviderCacheTTL})
+	followUps := gatewaystore.NewFollowUps(pool)
+	registry.WatchFollowUps(followUps.Pending, time.Now, 2*time.Second, log)
 	cmds := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
 	rounds, err := roundclose.New(eventstore.NewRounds(pool), cmds, roundclose.Config{
 		Ages: gateway.RoundAutoCloseAges(cfg.RoundAutoCloseAfter), Logger: log})
@@ -219,7 +226,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
 			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
 				Signer: auditstore.NewCheckpoints(pool, box), FX: gw, IDs: system.IDs{}, Now: time.Now},
-			Deals: readstore.NewReadModels(pool)},
+			Deals: readstore.NewReadModels(pool), Wallets: operators, FollowUps: followUps},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
 		Games: gw, Launcher: launcher,
@@ -227,8 +234,8 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueriesOn(pool, reads), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
-		ProviderRounds: roundstore.NewRounds(pool),
-		Audit:          auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
+		ProviderRounds: roundstore.NewRounds(pool), Operators: operators, FollowUps: followUps,
+		Audit: auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},
 	})
@@ -251,6 +258,9 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	// so it runs here; it stops with the server's context, before the
 	// writer (which stops only after Shutdown).
 	g.Go(func() error { return rounds.Run(ctx) })
+	g.Go(func() error {
+		return wallet.FollowUpRunner{Core: srv.WalletCore(), Queue: followUps, Logger: log}.Run(ctx)
+	})
 	g.Go(func() error {
 		if cfg.TLSCert != "" {
 			hs.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}

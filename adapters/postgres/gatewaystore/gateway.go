@@ -157,9 +157,11 @@ func (g *Gateway) Superseded(ctx context.Context, s gateway.GameSession) (bool, 
 // CreateSession stores a launched game session.
 func (g *Gateway) CreateSession(ctx context.Context, s gateway.GameSession) error {
 	_, err := g.pool.Exec(ctx, `
-		INSERT INTO game_sessions (id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.GameID, s.Currency, s.LaunchTxID, s.ReturnURL, s.ExpiresAt)
+		INSERT INTO game_sessions (id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url,
+			expires_at, operator_token)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		s.ID, s.ClientID, s.PlayerID, s.ProviderID, s.GameID, s.Currency, s.LaunchTxID, s.ReturnURL, s.ExpiresAt,
+		s.OperatorToken)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
@@ -170,9 +172,11 @@ func (g *Gateway) CreateSession(ctx context.Context, s gateway.GameSession) erro
 func (g *Gateway) Session(ctx context.Context, id string) (gateway.GameSession, error) {
 	var s gateway.GameSession
 	err := g.pool.QueryRow(ctx, `
-		SELECT id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at
+		SELECT id, client_id, player_id, provider_id, game_id, currency, transaction_id, return_url, expires_at,
+			operator_token
 		FROM game_sessions WHERE id = $1`, id).
-		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.LaunchTxID, &s.ReturnURL, &s.ExpiresAt)
+		Scan(&s.ID, &s.ClientID, &s.PlayerID, &s.ProviderID, &s.GameID, &s.Currency, &s.LaunchTxID, &s.ReturnURL, &s.ExpiresAt,
+			&s.OperatorToken)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.GameSession{}, domain.ErrNotFound
 	}

@@ -58,7 +58,10 @@ var statuses = map[wallet.Verdict]string{
 	// document's int64 of 1/100000 units can say, or a balance already
 	// past it: the number is beyond the document's type.
 	wallet.LimitExceeded: StatusWrongTypes,
-	wallet.Fault:         StatusUnknown,
+	// A seamless client's wallet said no for a reason of its own (a
+	// blocked player, its limit).
+	wallet.OperatorRefused: StatusUserDisabled,
+	wallet.Fault:           StatusUnknown,
 }
 
 // classify is the status answering err, and whether err is a known

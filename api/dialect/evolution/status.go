@@ -64,7 +64,9 @@ var statuses = map[wallet.Verdict]string{
 	wallet.Settled:           StatusBetAlreadySettled,
 	wallet.NotRollbackable:   StatusBetAlreadySettled,
 	wallet.LimitExceeded:     StatusInvalidParameter,
-	wallet.Fault:             StatusUnknownError,
+	// A seamless client's wallet said no for a reason of its own.
+	wallet.OperatorRefused: StatusUnknownError,
+	wallet.Fault:           StatusUnknownError,
 }
 
 // classify is the status answering err, and whether err is a known

@@ -29,6 +29,8 @@ var refusals = map[wallet.Verdict]answerOf{
 	wallet.WrongPlayer:     {http.StatusConflict, wire.CodePlayerMismatch, "player_id"},
 	wallet.WrongCurrency:   {http.StatusBadRequest, wire.CodeCurrencyMismatch, "currency"},
 	wallet.InvalidGame:     {http.StatusBadRequest, wire.CodeInvalidRequest, "game_id"},
+	// A seamless client's wallet said no for a reason of its own.
+	wallet.OperatorRefused: {http.StatusForbidden, wire.CodeOperatorRefused, ""},
 }
 
 // refusalMessages say what the caller can do about a refusal where the

@@ -23,15 +23,17 @@ const (
 	// CodeNotAuthorized: the token is not a session of this provider, or
 	// no longer takes stakes, or userId is not its player.
 	CodeNotAuthorized = 301
-	// CodeUserNotFound, CodeBannedUser, CodeUserLimited: never sent;
-	// Pitboss has no such player state.
+	// CodeUserNotFound, CodeBannedUser: never sent; Pitboss has no such
+	// player state.
 	CodeUserNotFound = 302
 	CodeBannedUser   = 303
 	// CodeInsufficientFunds: the stake exceeds the balance.
 	CodeInsufficientFunds = 304
 	// CodeInvalidCurrency: currency is not the session's.
 	CodeInvalidCurrency = 305
-	CodeUserLimited     = 306
+	// CodeUserLimited: a seamless client's own wallet refused the call for
+	// a reason of its own (OperatorRefused).
+	CodeUserLimited = 306
 	// CodeTransactionNotFound: a payout on a refunded stake; a refund of
 	// another player's transaction or of one that is not a stake.
 	CodeTransactionNotFound = 400
@@ -70,7 +72,10 @@ var codes = map[wallet.Verdict]int{
 	wallet.AlreadyRolledBack:  CodeDuplicate,
 	wallet.Settled:            CodeDuplicate,
 	wallet.LimitExceeded:      CodeInvalidInput,
-	wallet.Fault:              CodeInternal,
+	// A seamless client's wallet said no for a reason of its own (a
+	// blocked player, its limit).
+	wallet.OperatorRefused: CodeUserLimited,
+	wallet.Fault:           CodeInternal,
 }
 
 // messages are the answers' texts per code where the ledger's own error

@@ -53,7 +53,9 @@ var codes = map[wallet.Verdict]int{
 	wallet.Settled:           CodeBadRequest,
 	wallet.NotRollbackable:   CodeBadRequest,
 	wallet.LimitExceeded:     CodeBadRequest,
-	wallet.Fault:             CodeUnknownError,
+	// A seamless client's wallet said no (a blocked player, its limit).
+	wallet.OperatorRefused: CodeBetRejected,
+	wallet.Fault:           CodeUnknownError,
 }
 
 // messages are the answers' texts per code: short, ours (a provider reads
