@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,8 @@ type seamless struct {
 	player  string
 	session string
 	wallet  domain.AccountID
+	// moves counts the movements sent to the operator (its POSTs).
+	moves atomic.Int64
 }
 
 const seamlessAPIToken = "pam-api-token-for-the-seamless-tests-0123"
@@ -38,9 +41,14 @@ func newSeamless(t *testing.T, h *slHarness, balance string) *seamless {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sim.Handler())
-	t.Cleanup(srv.Close)
 	s := &seamless{h: h, sim: sim, player: apitest.UID("player")}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !strings.HasPrefix(r.URL.Path, "/_sim/") {
+			s.moves.Add(1)
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
 	s.client = h.NewClient(gateway.ScopeLaunch, gateway.ScopeTransactionsRead)
 	token, err := sim.AddPlayer(s.player, "EUR", balance)
 	if err != nil {
@@ -166,6 +174,23 @@ func TestSeamlessWallet(t *testing.T) {
 		if op.String() != "5.00" {
 			t.Fatalf("the operator's balance is %s", op)
 		}
+	})
+	t.Run("what the ledger refuses is never sent: a win in a rolled-back round, a rollback of a settled bet", func(t *testing.T) {
+		s := newSeamless(t, h, "100.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b1", "round_id": "r1", "amount": "10.00"}), "90.00")
+		wantOK(t, s.call("rollback", map[string]any{"transaction_id": "rb1", "reference_transaction_id": "b1",
+			"round_id": "r1"}), "100.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b2", "round_id": "r2", "amount": "10.00"}), "90.00")
+		wantOK(t, s.call("win", map[string]any{"transaction_id": "w2", "round_id": "r2", "amount": "5.00"}), "95.00")
+		sent := s.moves.Load()
+		wantError(t, s.call("win", map[string]any{"transaction_id": "w1", "round_id": "r1", "amount": "30.00"}),
+			http.StatusConflict, wire.CodeBetRolledBack, false)
+		wantError(t, s.call("rollback", map[string]any{"transaction_id": "rb2", "reference_transaction_id": "b2",
+			"round_id": "r2"}), http.StatusConflict, wire.CodeBetSettled, false)
+		if n := s.moves.Load(); n != sent {
+			t.Fatalf("%d movements sent for calls the ledger refuses", n-sent)
+		}
+		s.agree(t, "95.00")
 	})
 	t.Run("the player spent elsewhere: the mirror follows the operator", func(t *testing.T) {
 		s := newSeamless(t, h, "100.00")

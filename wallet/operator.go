@@ -43,6 +43,9 @@ type OperatorWallet interface {
 type OperatorPlayer struct {
 	Player, Token, Provider string
 	Currency                domain.Currency
+	// Game is the game the player is in (our catalog id): tbb's balance
+	// call names it (reference).
+	Game string
 	// CorrelationID ties the call to the provider's request (sent as
 	// X-Correlation-ID where the protocol has it).
 	CorrelationID string

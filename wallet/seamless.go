@@ -107,7 +107,7 @@ func (c *Core) operator(ctx context.Context, s Session) (OperatorWallet, error) 
 // player is whom a call to the operator is about.
 func (s Session) player(correlation string) OperatorPlayer {
 	return OperatorPlayer{Player: s.PlayerID, Token: s.OperatorToken, Provider: s.ProviderID, Currency: s.Cur,
-		CorrelationID: correlation}
+		Game: s.GameID, CorrelationID: correlation}
 }
 
 func (s Session) move(kind MoveKind, t Tx, amount domain.Money, ref string, now time.Time) OperatorMove {
@@ -242,7 +242,14 @@ func followUpCall(s Session, kind domain.TxKind, t Tx, amount domain.Money, ref 
 // seamlessWin is Win for a seamless client.
 func (c *Core) seamlessWin(ctx context.Context, op OperatorWallet, s Session, t Tx, amount domain.Money, ref string) (Result, error) {
 	g := s.gameTx(t)
-	if settle, err := c.askFirst(ctx, s, t.ID, ref, domain.TxBet); err != nil || !settle {
+	settle, err := c.askFirst(ctx, s, t.ID, ref, domain.TxBet)
+	if err == nil && settle && t.Round != "" {
+		// A win in a round whose every bet was rolled back is refused
+		// (domain.DecideWin): asked first, the operator would pay it.
+		round, found, rerr := c.roundRecord(ctx, s, t.Round)
+		settle, err = !found || round.OpenBets > 0 || round.RolledBets == 0, rerr
+	}
+	if err != nil || !settle {
 		if err != nil {
 			return Result{}, err
 		}
@@ -329,6 +336,16 @@ func (c *Core) seamlessRollback(ctx context.Context, op OperatorWallet, s Sessio
 		return c.deps.Ledger.Rollback(ctx, g, ref)
 	case rec.RolledBack || rec.PlayerID != s.PlayerID || rec.Wins > 0 || (rec.Kind != domain.TxBet && rec.Kind != domain.TxWin):
 		return c.deps.Ledger.Rollback(ctx, g, ref) // the ledger's refusal
+	case rec.Kind == domain.TxBet && rec.RoundID != "":
+		// A bet a win of its round settled cannot be rolled back
+		// (domain.DecideRollback): asked first, the operator would refund it.
+		round, found, err := c.roundRecord(ctx, s, rec.RoundID)
+		if err != nil {
+			return Result{}, err
+		}
+		if found && round.Wins > 0 {
+			return c.deps.Ledger.Rollback(ctx, g, ref)
+		}
 	}
 	kind := Cancel
 	if rec.Kind == domain.TxWin {
@@ -354,6 +371,18 @@ func checkAmount(m domain.Money, cur domain.Currency, allowZero bool) error {
 		return fmt.Errorf("amount %s must be greater than zero: %w", m, domain.ErrInvalidAmount)
 	}
 	return nil
+}
+
+// roundRecord is the ledger's record of the session provider's round.
+func (c *Core) roundRecord(ctx context.Context, s Session, round string) (domain.TxRecord, bool, error) {
+	if !c.HasRecords() {
+		return domain.TxRecord{}, false, ErrNoStores
+	}
+	rec, found, err := c.deps.Records.TxRecord(ctx, domain.RoundKey(s.ClientID, s.ProviderID, round))
+	if err != nil {
+		return domain.TxRecord{}, false, fmt.Errorf("record of round %s: %w", round, err)
+	}
+	return rec, found, nil
 }
 
 // seamlessBalance is the player's balance as the client's wallet says it.

@@ -169,8 +169,8 @@ func (c *tbbClient) Lookup(context.Context, wallet.OperatorMove) (wallet.Operato
 // Balance is the player's balance: action "balance". The port names no
 // game for a balance, so the document's reference (the game) is empty.
 func (c *tbbClient) Balance(ctx context.Context, p wallet.OperatorPlayer) (domain.Money, error) {
-	body, err := json.Marshal(tbbBalanceBody{PlayerID: p.Player, CurrencyCode: p.Currency.Code(), Action: "balance",
-		SessionToken: p.Token})
+	body, err := json.Marshal(tbbBalanceBody{PlayerID: p.Player, Reference: p.Game, CurrencyCode: p.Currency.Code(),
+		Action: "balance", SessionToken: p.Token})
 	if err != nil {
 		return domain.Money{}, fmt.Errorf("tbb balance: encode: %w", err)
 	}
@@ -217,9 +217,10 @@ func tbbCheck(m wallet.OperatorMove) *wallet.OperatorRefusal {
 		return refusedBefore(wallet.InvalidAmount, "amount", "a negative amount")
 	case !m.Jackpot.IsZero() && (m.Kind != wallet.Credit || m.Jackpot.Cmp(m.Amount) > 0):
 		return refusedBefore(wallet.InvalidAmount, "amount", "a jackpot part that is no part of a credit")
-	case m.Promo && m.Kind != wallet.Credit:
-		// A bet has no field saying free-bet money: sent as a bet, it
-		// would take the player's own money.
+	case m.Promo && m.Kind != wallet.Credit && !m.Amount.IsZero():
+		// A bet has no field saying free-bet money: sent as a bet, a
+		// promo stake with an amount would take the player's own money.
+		// A free spin's stake of zero is a bet of zero.
 		return refusedBefore(wallet.Unsupported, "unsupported", "the Wallet API has no free-bet stake")
 	case m.ID == "":
 		return refusedBefore(wallet.InvalidRequest, "field", "no transaction id")
@@ -235,6 +236,11 @@ func tbbCheck(m wallet.OperatorMove) *wallet.OperatorRefusal {
 // rollback_win_transaction_id.
 func tbbBody(m wallet.OperatorMove) tbbMoveBody {
 	t := tbbTransfer{TransactionID: m.ID, RoundID: m.Round}
+	if t.RoundID == "" {
+		// round_id is required; a payout outside any round (a promo
+		// payout) is a round of its own.
+		t.RoundID = m.ID
+	}
 	switch m.Kind {
 	case wallet.Credit:
 		closed := m.RoundClosed

@@ -29,6 +29,9 @@ var refusals = map[wallet.Verdict]answerOf{
 	wallet.WrongPlayer:     {http.StatusConflict, wire.CodePlayerMismatch, "player_id"},
 	wallet.WrongCurrency:   {http.StatusBadRequest, wire.CodeCurrencyMismatch, "currency"},
 	wallet.InvalidGame:     {http.StatusBadRequest, wire.CodeInvalidRequest, "game_id"},
+	// A call the client's wallet cannot carry (a seamless client's promo
+	// stake with an amount, on tbb).
+	wallet.Unsupported: {http.StatusBadRequest, wire.CodeInvalidRequest, ""},
 	// A seamless client's wallet said no for a reason of its own.
 	wallet.OperatorRefused: {http.StatusForbidden, wire.CodeOperatorRefused, ""},
 }
