@@ -33,6 +33,10 @@ type AdminDeps struct {
 	// FollowUps lists the seamless wallet's follow-ups (GET
 	// /admin/v1/seamless/follow-ups); without it that route answers 503.
 	FollowUps admin.FollowUpList
+	// SeamlessLedger reads what the ledger booked for a seamless client
+	// (GET /admin/v1/clients/{id}/seamless/reconciliation, with
+	// Deps.Operators); without it that route answers 503.
+	SeamlessLedger admin.SeamlessLedger
 }
 
 // ConsoleDeps are the stores behind the routes the console added to the

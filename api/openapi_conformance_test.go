@@ -35,6 +35,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
+	"github.com/pitboss/pitboss/operatorsim"
 )
 
 // TestOpenAPIConformance boots the service as serve wires it — the API on a
@@ -79,6 +80,22 @@ type oaHarness struct {
 	mu     sync.Mutex
 	seen   map[string]map[int]int // operation -> status -> answers
 	checks int
+}
+
+// seamlessClient makes the client seam, in seamless mode over an operator
+// simulator on loopback.
+func (h *oaHarness) seamlessClient(admin string) {
+	h.t.Helper()
+	sim, err := operatorsim.New(operatorsim.Config{Protocol: operatorsim.ProtocolValkyriePAM, APIToken: "pam-token"})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim.Handler())
+	h.t.Cleanup(srv.Close)
+	h.do(oaReq{method: "POST", path: "/admin/v1/clients", auth: admin, want: oaWant(),
+		body: map[string]any{"id": "seam", "name": "Seamless Casino", "environment": "sandbox"}})
+	h.do(oaReq{method: "PUT", path: "/admin/v1/clients/seam/wallet", auth: admin, want: oaWant(),
+		body: map[string]any{"mode": "seamless", "url": srv.URL, "protocol": "valkyrie-pam", "credential": "pam-token"}})
 }
 
 func newOAHarness(t *testing.T) *oaHarness {
@@ -620,6 +637,10 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "PUT", path: "/admin/v1/clients/nobody/wallet", auth: admin, want: oaWant(404), code: wire.CodeNotFound,
 		body: map[string]any{"mode": "ledger"}})
 	do(oaReq{method: "GET", path: "/admin/v1/seamless/follow-ups?state=all", auth: admin, want: oaWant()})
+	do(oaReq{method: "GET", path: "/admin/v1/clients/acme/seamless/reconciliation?day=2025-03-01", auth: admin,
+		want: oaWant(400), code: wire.CodeInvalidRequest}) // acme keeps its players' money in the ledger
+	h.seamlessClient(admin)
+	do(oaReq{method: "GET", path: "/admin/v1/clients/seam/seamless/reconciliation?day=2025-03-01", auth: admin, want: oaWant()})
 	do(oaReq{method: "GET", path: "/admin/v1/seamless/follow-ups?state=done", auth: admin, want: oaWant(400), code: wire.CodeInvalidRequest})
 	secret := do(oaReq{method: "POST", path: "/admin/v1/clients/acme/client-secret", auth: admin, want: oaWant()}).
 		str("data", "client_secret")

@@ -39,7 +39,8 @@ func (s *Server) registerDeliveryRoutes(v1 *echo.Group) {
 // adminDeps are the admin API's (package admin) dependencies.
 func (s *Server) adminDeps() admin.Deps {
 	return admin.Deps{Token: s.cfg.AdminToken, Clients: s.deps.Admin.Clients, Launch: s.deps.Admin.Launch,
-		Callbacks: s.deps.Admin.Callbacks, Reveals: s.deps.Admin.Reveals, FX: s.deps.Admin.FX, Deals: s.deps.Admin.Deals, Wallets: s.deps.Admin.Wallets, FollowUps: s.deps.Admin.FollowUps, ClientIP: s.clientIP, Webhooks: s.deps.Webhooks,
+		Callbacks: s.deps.Admin.Callbacks, Reveals: s.deps.Admin.Reveals, FX: s.deps.Admin.FX, Deals: s.deps.Admin.Deals, Wallets: s.deps.Admin.Wallets, FollowUps: s.deps.Admin.FollowUps,
+		SeamlessLedger: s.deps.Admin.SeamlessLedger, Operators: s.deps.Operators, ClientIP: s.clientIP, Webhooks: s.deps.Webhooks,
 		Statements: s.deps.Admin.Statements, StatementStore: s.deps.Statements, Providers: s.providers(),
 		Usage: s.deps.Usage, Keys: s.deps.Keys,
 		RateLimits: s.cfg.RateLimits, PrivateCallbacks: s.cfg.PrivateCallbacks, Now: s.now, Logger: s.log}

@@ -26,6 +26,7 @@ type seamless struct {
 	sim     *operatorsim.Sim
 	client  apitest.Client
 	player  string
+	token   string
 	session string
 	wallet  domain.AccountID
 	// moves counts the movements sent to the operator (its POSTs).
@@ -54,6 +55,7 @@ func newSeamless(t *testing.T, h *slHarness, balance string) *seamless {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.token = token
 	if err := h.Operators.SetClientWallet(context.Background(), s.client.ID, gateway.ClientWallet{
 		Mode: gateway.WalletModeSeamless, URL: srv.URL, Protocol: gateway.OperatorProtocolValkyriePAM,
 		Credential: seamlessAPIToken}); err != nil {
@@ -87,6 +89,33 @@ func (s *seamless) agree(t *testing.T, want string) {
 	}
 	if got := domain.FromMinor(s.h.Balance(s.wallet), slEUR).String(); got != want {
 		t.Fatalf("the ledger's mirror is %s, want %s", got, want)
+	}
+}
+
+type seamlessReconciliation struct {
+	Checked     int `json:"checked"`
+	Matched     int `json:"matched"`
+	Differences []struct {
+		TransactionID string `json:"transaction_id"`
+		Problem       string `json:"problem"`
+	} `json:"differences"`
+}
+
+// pamCancel cancels the debit id at the operator, as its back office
+// would, through its own PAM API.
+func (s *seamless) pamCancel(t *testing.T, id string) {
+	t.Helper()
+	body := `{"currency":"EUR","provider":"` + s.h.provider + `","transactionType":"CANCEL","cashAmount":0,` +
+		`"bonusAmount":0,"promoAmount":0,"transactionDateTime":"2026-03-14T15:09:26Z","providerTransactionId":"` + id + `"}`
+	req := httptest.NewRequest(http.MethodPost, "/players/"+s.player+"/transactions?provider="+s.h.provider, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+seamlessAPIToken)
+	req.Header.Set("X-Player-Token", s.token)
+	req.Header.Set("X-Correlation-ID", "back-office")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	s.sim.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"OK"`) {
+		t.Fatalf("cancel at the operator: %d %s", rec.Code, rec.Body)
 	}
 }
 
@@ -191,6 +220,33 @@ func TestSeamlessWallet(t *testing.T) {
 			t.Fatalf("%d movements sent for calls the ledger refuses", n-sent)
 		}
 		s.agree(t, "95.00")
+	})
+	t.Run("a day's movements reconciled with the operator's lookup", func(t *testing.T) {
+		s := newSeamless(t, h, "100.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b1", "round_id": "r1", "amount": "10.00"}), "90.00")
+		wantOK(t, s.call("win", map[string]any{"transaction_id": "w1", "round_id": "r1", "amount": "4.00",
+			"reference_transaction_id": "b1"}), "94.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b2", "round_id": "r2", "amount": "5.00"}), "89.00")
+		wantOK(t, s.call("rollback", map[string]any{"transaction_id": "rb2", "reference_transaction_id": "b2",
+			"round_id": "r2"}), "94.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b3", "round_id": "r3", "amount": "2.00"}), "92.00")
+		path := "/admin/v1/clients/" + s.client.ID + "/seamless/reconciliation?day=" + slTestNow.Format(time.DateOnly)
+		rep := apitest.Data[seamlessReconciliation](t, h.Admin(http.MethodGet, path, nil))
+		if rep.Checked != 5 || rep.Matched != 5 || len(rep.Differences) != 0 {
+			t.Fatalf("reconciliation %+v, want 5 checked and matched", rep)
+		}
+		// The operator cancels b3 on its own: the ledger still holds it.
+		s.pamCancel(t, "b3")
+		rep = apitest.Data[seamlessReconciliation](t, h.Admin(http.MethodGet, path, nil))
+		if rep.Checked != 5 || rep.Matched != 4 || len(rep.Differences) != 1 ||
+			rep.Differences[0].TransactionID != "b3" || rep.Differences[0].Problem != wallet.ProblemCancelled {
+			t.Fatalf("reconciliation %+v, want b3 named cancelled at the operator", rep)
+		}
+		apitest.WantError(t, h.Admin(http.MethodGet, "/admin/v1/clients/"+s.client.ID+"/seamless/reconciliation?day=March",
+			nil), http.StatusBadRequest, wire.CodeInvalidRequest)
+		ledger := h.NewClient(gateway.ScopeLaunch)
+		apitest.WantError(t, h.Admin(http.MethodGet, "/admin/v1/clients/"+ledger.ID+"/seamless/reconciliation?day=2026-03-14",
+			nil), http.StatusBadRequest, wire.CodeInvalidRequest)
 	})
 	t.Run("the player spent elsewhere: the mirror follows the operator", func(t *testing.T) {
 		s := newSeamless(t, h, "100.00")

@@ -124,6 +124,9 @@ type OperatorMove struct {
 type OperatorAnswer struct {
 	TxID    string
 	Balance domain.Money
+	// Amount is, on a Lookup where the protocol tells it, the amount the
+	// operator booked (zero value: not told).
+	Amount domain.Money
 }
 
 // ErrOutcomeUnknown: the operator's decision is unknown (a timeout, a

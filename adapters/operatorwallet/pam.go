@@ -114,8 +114,9 @@ type pamTxResult struct {
 }
 
 type pamTransaction struct {
-	TransactionType       string `json:"transactionType"`
-	ProviderTransactionID string `json:"providerTransactionId"`
+	TransactionType       string      `json:"transactionType"`
+	ProviderTransactionID string      `json:"providerTransactionId"`
+	CashAmount            json.Number `json:"cashAmount"`
 }
 
 // pamTransactionBody is addTransaction's body. The amounts are JSON
@@ -250,12 +251,20 @@ func (c *pamClient) Lookup(ctx context.Context, m wallet.OperatorMove) (wallet.O
 		}
 		return wallet.OperatorAnswer{}, false, err
 	}
-	found := false
-	for _, t := range a.Transactions {
-		found = found || (t.TransactionType == typ && t.ProviderTransactionID == id)
+	found := -1
+	for i, t := range a.Transactions {
+		if t.TransactionType == typ && t.ProviderTransactionID == id {
+			found = i
+		}
 	}
-	if !found {
+	if found < 0 {
 		return wallet.OperatorAnswer{}, false, nil
+	}
+	var amount domain.Money
+	if n := a.Transactions[found].CashAmount; n != "" {
+		if amount, err = parseAmount(n, m.Currency); err != nil {
+			return wallet.OperatorAnswer{}, false, unreadable(true, "pam lookup %s %s: cashAmount: %v", m.Kind, clip(m.ID), err)
+		}
 	}
 	b, err := c.Balance(ctx, m.OperatorPlayer)
 	if err != nil {
@@ -263,7 +272,7 @@ func (c *pamClient) Lookup(ctx context.Context, m wallet.OperatorMove) (wallet.O
 		return wallet.OperatorAnswer{}, false, fmt.Errorf("pam lookup %s %s found, its balance: %w: %v", m.Kind,
 			clip(m.ID), wallet.ErrOutcomeUnknown, err)
 	}
-	return wallet.OperatorAnswer{Balance: b}, true, nil
+	return wallet.OperatorAnswer{Balance: b, Amount: amount}, true, nil
 }
 
 // pamIdentity is m's providerTransactionId and transactionType at the

@@ -26,6 +26,7 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // Admin list paging.
@@ -68,6 +69,10 @@ type Deps struct {
 	// FollowUps lists the seamless wallet's follow-ups; without it that
 	// route answers 503.
 	FollowUps FollowUpList
+	// SeamlessLedger and Operators reconcile a seamless client with its
+	// own wallet; without either that route answers 503.
+	SeamlessLedger SeamlessLedger
+	Operators      wallet.Operators
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -127,6 +132,7 @@ func Register(g *echo.Group, deps Deps) {
 	g.PATCH("/clients/:client", s.updateClient)
 	g.PUT("/clients/:client/wallet", s.setClientWallet)
 	g.GET("/seamless/follow-ups", s.listFollowUps)
+	g.GET("/clients/:client/seamless/reconciliation", s.reconcileSeamless)
 	g.POST("/clients/:client/client-secret", s.issueClientSecret)
 	g.POST("/clients/:client/client-secret/reveal", s.revealClientSecret)
 	g.GET("/clients/:client/client-secret/reveals", s.listReveals)

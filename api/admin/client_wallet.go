@@ -2,7 +2,9 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -156,3 +158,58 @@ func (s *server) listFollowUps(c echo.Context) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// SeamlessLedger reads what the ledger booked for a seamless client
+// (gatewaystore.Gateway.SeamlessMovements).
+type SeamlessLedger interface {
+	SeamlessMovements(ctx context.Context, clientID string, from, to time.Time) ([]wallet.SeamlessMovement, error)
+}
+
+// GET /admin/v1/clients/{id}/seamless/reconciliation?day=YYYY-MM-DD: the
+// day's movements the ledger booked for the seamless client, each looked
+// up at the client's own wallet, and the differences named
+// (docs/seamless-wallet.md#reconciliation). A client in ledger mode is
+// 400 naming the client; a protocol without a lookup
+// (tbb) is 400 pointing to the reconciliation upload.
+func (s *server) reconcileSeamless(c echo.Context) error {
+	id, err := clientParam(c)
+	if err != nil {
+		return err
+	}
+	if s.deps.SeamlessLedger == nil || s.deps.Operators == nil {
+		return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "the seamless wallet is not configured")
+	}
+	raw, _ := wire.QueryValue(c, "day")
+	day, err := time.Parse(time.DateOnly, raw)
+	if err != nil {
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "day must be a date, YYYY-MM-DD", Details: map[string]any{"field": "day"}}
+	}
+	ctx := c.Request().Context()
+	if _, err := s.deps.Clients.GetClient(ctx, id); err != nil {
+		return err
+	}
+	op, err := s.deps.Operators.Operator(ctx, id)
+	if err != nil {
+		return err
+	}
+	if op == nil {
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "the client keeps its players' money in the ledger: there is no wallet of its own to reconcile with",
+			Details: map[string]any{"field": "client_id"}}
+	}
+	moves, err := s.deps.SeamlessLedger.SeamlessMovements(ctx, id, day, day.AddDate(0, 0, 1))
+	if err != nil {
+		return err
+	}
+	rep, err := wallet.ReconcileWithOperator(ctx, op, moves)
+	if errors.Is(err, wallet.ErrNoLookup) {
+		return &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "the client's wallet protocol cannot look a movement up: reconcile the operator's own file with " +
+				"POST /api/v1/reconciliations", Details: map[string]any{"field": "client_id"}}
+	} else if err != nil {
+		return err
+	}
+	return wire.OK(c, map[string]any{"client_id": id, "day": raw, "checked": rep.Checked, "matched": rep.Matched,
+		"differences": rep.Differences})
+}

@@ -290,7 +290,8 @@ func New(t testing.TB, o Options) *Harness {
 				Positions: h.ReadModels, Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 				Store: auditstore.NewStatements(pool), Signer: auditstore.NewCheckpoints(pool, box).WithClock(h.Clock.Now),
 				FX: gw, IDs: ids, Now: h.Clock.Now},
-			Deals: h.ReadModels, Wallets: h.Operators, FollowUps: h.FollowUps},
+			Deals: h.ReadModels, Wallets: h.Operators, FollowUps: h.FollowUps,
+			SeamlessLedger: gw},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
