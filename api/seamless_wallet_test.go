@@ -248,6 +248,32 @@ func TestSeamlessWallet(t *testing.T) {
 		apitest.WantError(t, h.Admin(http.MethodGet, "/admin/v1/clients/"+ledger.ID+"/seamless/reconciliation?day=2026-03-14",
 			nil), http.StatusBadRequest, wire.CodeInvalidRequest)
 	})
+	t.Run("history, balances and GGR read a seamless client as any", func(t *testing.T) {
+		s := newSeamless(t, h, "100.00")
+		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b1", "round_id": "r1", "amount": "10.00"}), "90.00")
+		wantOK(t, s.call("win", map[string]any{"transaction_id": "w1", "round_id": "r1", "amount": "25.50",
+			"reference_transaction_id": "b1"}), "115.50")
+		key, _ := h.IssueKey(s.client.ID, gateway.ScopeTransactionsRead, gateway.ScopeWalletRead, gateway.ScopeReportsRead)
+		h.Pump()
+		type row struct {
+			Type         string `json:"type"`
+			ExternalTxID string `json:"external_id"`
+		}
+		seen := map[string]bool{}
+		for _, r := range apitest.Data[[]row](t, h.Get("/api/v1/transactions?player_id="+s.player, key)) {
+			seen[r.Type+" "+r.ExternalTxID] = true
+		}
+		if !seen["bet b1"] || !seen["win w1"] {
+			t.Fatalf("history %v, want the bet b1 and the win w1", seen)
+		}
+		if rec := h.Get("/api/v1/wallet/balance?player_id="+s.player+"&currency=EUR", key); rec.Code != http.StatusOK ||
+			!strings.Contains(rec.Body.String(), "115.5") {
+			t.Fatalf("balance: %d %s", rec.Code, rec.Body)
+		}
+		if rec := h.Get("/api/v1/reports/ggr", key); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "-15.5") {
+			t.Fatalf("GGR (10.00 staked, 25.50 won): %d %s", rec.Code, rec.Body)
+		}
+	})
 	t.Run("the player spent elsewhere: the mirror follows the operator", func(t *testing.T) {
 		s := newSeamless(t, h, "100.00")
 		wantOK(t, s.call("bet", map[string]any{"transaction_id": "b1", "round_id": "r1", "amount": "10.00"}), "90.00")

@@ -32,6 +32,11 @@ type history struct{}
 
 func (history) Name() Name { return History }
 
+// historyGameTypes are the game events: a seamless client's carry a
+// mirror leg (streamAmount).
+var historyGameTypes = map[domain.EventType]bool{domain.EventBetPlaced: true, domain.EventWinCredited: true,
+	domain.EventBetRolledBack: true, domain.EventWinReversed: true, domain.EventRollbackRecorded: true}
+
 var historyTypes = map[domain.EventType]TxType{
 	domain.EventBetPlaced:        TypeBet,
 	domain.EventWinCredited:      TypeWin,
@@ -196,8 +201,14 @@ func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
 }
 
 // streamAmount is the sum of e's postings on its own stream's account: the
-// signed amount from that wallet's point of view.
+// signed amount from that wallet's point of view. A seamless client's game
+// event leads with a mirror leg between the client's external account and
+// the wallet (domain.Reported), which takes the wallet to the operator's
+// balance and is no game money: its external posting, the negation of its
+// posting on the wallet, is added back, so the amount is the game's alone.
+// A ledger client's game event has no external posting.
 func streamAmount(e domain.Event, cur domain.Currency) (int64, error) {
+	game := historyGameTypes[e.Type]
 	var sum int64
 	for _, p := range e.Data.Postings {
 		m, err := domain.ParseMoney(p.Amount, cur)
@@ -207,7 +218,7 @@ func streamAmount(e domain.Event, cur domain.Currency) (int64, error) {
 		if p.Account.CurrencyCode() != cur.Code() {
 			return 0, invalid(e, "posting on %s in an event of %s", p.Account, cur.Code())
 		}
-		if p.Account == e.StreamID {
+		if p.Account == e.StreamID || (game && p.Account.Kind() == domain.KindExternal) {
 			s := sum + m.Minor()
 			if (m.Minor() > 0 && s < sum) || (m.Minor() < 0 && s > sum) {
 				return 0, invalid(e, "amount overflows")
