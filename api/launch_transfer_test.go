@@ -14,7 +14,6 @@ import (
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 type ctTransferLaunch struct {
@@ -183,6 +182,9 @@ func TestTransferLaunchRefusals(t *testing.T) {
 func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	t.Parallel()
 	h, c := transferFixture(t)
+	// The server's clock stands still: the breaker stays open, however
+	// slow the machine, until the test moves the clock past its cooldown.
+	h.Clock.Set(time.Now())
 	var healthy atomic.Bool
 	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
@@ -214,34 +216,31 @@ func TestTransferLaunchWhenTheProviderIsDown(t *testing.T) {
 	if resp.Header().Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
-	// A new transfer launch is refused before money moves (unless the
-	// machine was so slow that the breaker half-opened meanwhile).
-	opened := time.Now()
+	// A new transfer launch is refused before money moves.
 	resp = h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key,
 		transferBody(t, map[string]any{"provider": "acme", "game_id": "acme-slot", "transfer_id": "tr-new"}))
-	if time.Since(opened) < r.BreakerCooldown {
-		e := apitest.WantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
-		if ra := resp.Header().Get("Retry-After"); ra != "1" && ra != "2" {
-			t.Fatalf("Retry-After %q, want the 2 s cooldown or less", ra)
-		}
-		if e.Error.Details["provider"] != "acme" {
-			t.Fatalf("details %v", e.Error.Details)
-		}
-		if h.Balance(clientWallet) != 7500 {
-			t.Fatalf("client %d: a transfer happened towards an unavailable provider", h.Balance(clientWallet))
-		}
+	e := apitest.WantError(t, resp, http.StatusServiceUnavailable, wire.CodeUnavailable)
+	if ra := resp.Header().Get("Retry-After"); ra != "2" {
+		t.Fatalf("Retry-After %q, want the 2 s cooldown", ra)
+	}
+	if e.Error.Details["provider"] != "acme" {
+		t.Fatalf("details %v", e.Error.Details)
+	}
+	if h.Balance(clientWallet) != 7500 {
+		t.Fatalf("client %d: a transfer happened towards an unavailable provider", h.Balance(clientWallet))
 	}
 
+	// The provider recovers; the breaker lets the retry through once its
+	// cooldown has passed, not a nanosecond before.
 	healthy.Store(true)
-	var l *httptest.ResponseRecorder
-	eventually.True(t, 20*time.Second, "the launch to complete after the provider recovered", func() bool {
-		l = h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body)
-		if l.Code != http.StatusOK {
-			apitest.WantError(t, l, http.StatusServiceUnavailable, wire.CodeUnavailable)
-			return false
-		}
-		return true
-	})
+	h.Clock.Advance(r.BreakerCooldown - time.Nanosecond)
+	apitest.WantError(t, h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body),
+		http.StatusServiceUnavailable, wire.CodeUnavailable)
+	h.Clock.Advance(time.Nanosecond)
+	l := h.Call(http.MethodPost, "/api/v1/game/launch/transfer", c.Key, body)
+	if l.Code != http.StatusOK {
+		t.Fatalf("retry once the cooldown passed: %d %s", l.Code, l.Body)
+	}
 	got := apitest.Data[ctTransferLaunch](t, l)
 	if !got.Transfer.Replayed || got.GameURL != "https://acme.example/?t="+got.SessionID {
 		t.Fatalf("completed launch %+v", got)

@@ -35,6 +35,9 @@ type Config struct {
 	// provider whose settings are unusable. Default one minute.
 	NotConfiguredRetryAfter time.Duration
 	Logger                  *slog.Logger
+	// Now is the breakers' clock: an open breaker half-opens once its
+	// cooldown has passed on it. Default time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) setDefaults() {
@@ -49,6 +52,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 }
 
@@ -116,7 +122,7 @@ func (r *Registry) Launch(ctx context.Context, route gateway.ProviderRoute, req 
 	for _, i := range r.order(route) {
 		endpoint := route.Endpoints[i]
 		b := r.breaker(route, i)
-		gameURL, err := b.cb.Execute(func() (string, error) { return r.call(ctx, ad, endpoint, route, req) })
+		gameURL, err := b.execute(func() (string, error) { return r.call(ctx, ad, endpoint, route, req) })
 		if err == nil {
 			return gameURL, nil
 		}
@@ -185,7 +191,7 @@ func (r *Registry) Health(route gateway.ProviderRoute) gateway.ProviderHealth {
 	}
 	h := gateway.ProviderHealth{Endpoints: len(route.Endpoints)}
 	for i := range route.Endpoints {
-		if r.breaker(route, i).cb.State() != gobreaker.StateOpen {
+		if _, open := r.breaker(route, i).openFor(); !open {
 			h.Available++
 		}
 	}

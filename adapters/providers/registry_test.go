@@ -15,13 +15,13 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pitboss/pitboss/adapters/providers"
 	"github.com/pitboss/pitboss/gateway"
-	"github.com/pitboss/pitboss/internal/eventually"
 )
 
 const (
@@ -31,12 +31,41 @@ const (
 
 func newRegistry(t *testing.T) *providers.Registry {
 	t.Helper()
-	r, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: testPublicURL,
+	return newRegistryOn(t, nil)
+}
+
+// newRegistryOn is a registry whose breakers read now (nil: time.Now).
+func newRegistryOn(t *testing.T, now func() time.Time) *providers.Registry {
+	t.Helper()
+	r, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: testPublicURL, Now: now,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// stoppedClock is a clock that moves only when the test advances it, so
+// a breaker's cooldown passes when the test says, however slow the machine.
+type stoppedClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func newStoppedClock() *stoppedClock {
+	return &stoppedClock{at: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *stoppedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *stoppedClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(d)
 }
 
 // route is a provider route with the given kind and endpoints; the
@@ -318,7 +347,7 @@ func TestFailoverOpensTheBreakerOfTheFailingEndpoint(t *testing.T) {
 func TestAllEndpointsDownIsUnavailableWithRetryAfter(t *testing.T) {
 	a := newProvider(t, failing(http.StatusBadGateway))
 	b := newProvider(t, failing(http.StatusServiceUnavailable))
-	reg := newRegistry(t)
+	reg := newRegistryOn(t, newStoppedClock().Now)
 	const cooldown = 20 * time.Second
 	rt := route("down", gateway.ProviderKindJSON, cooldown, a.URL, b.URL)
 
@@ -334,8 +363,8 @@ func TestAllEndpointsDownIsUnavailableWithRetryAfter(t *testing.T) {
 	}
 	// The second failure of each opens both breakers.
 	pu = unavailable(t, func() error { _, err := reg.Launch(context.Background(), rt, launchReq()); return err }())
-	if pu.RetryAfter <= cooldown-10*time.Second || pu.RetryAfter > cooldown {
-		t.Fatalf("retry after %s, want just under %s", pu.RetryAfter, cooldown)
+	if pu.RetryAfter != cooldown { // the clock stands still
+		t.Fatalf("retry after %s, want %s", pu.RetryAfter, cooldown)
 	}
 	hitsA, hitsB := a.hits.Load(), b.hits.Load()
 	pu = unavailable(t, func() error { _, err := reg.Launch(context.Background(), rt, launchReq()); return err }())
@@ -351,7 +380,7 @@ func TestAllEndpointsDownIsUnavailableWithRetryAfter(t *testing.T) {
 		t.Fatalf("health %+v", h)
 	}
 	ready := unavailable(t, reg.Ready(rt))
-	if ready.RetryAfter <= 0 || ready.RetryAfter > cooldown {
+	if ready.RetryAfter != cooldown {
 		t.Fatalf("ready %+v", ready)
 	}
 }
@@ -365,28 +394,33 @@ func TestHalfOpenProbeClosesTheBreakerWhenTheEndpointRecovers(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"launchUrl":"https://back.example/"}`)
 	})
-	reg := newRegistry(t)
+	clock := newStoppedClock()
+	reg := newRegistryOn(t, clock.Now)
 	const cooldown = time.Second
 	rt := route("recovering", gateway.ProviderKindJSON, cooldown, p.URL)
 	for range 2 {
 		_, err := reg.Launch(context.Background(), rt, launchReq())
 		unavailable(t, err)
 	}
-	opened := time.Now()
 	healthy.Store(true)
-	// Still open: no call reaches the endpoint until the cooldown ends
-	// (checked only if this machine got here within the cooldown).
-	hits := p.hits.Load()
-	h := reg.Health(rt)
-	_, err := reg.Launch(context.Background(), rt, launchReq())
-	if time.Since(opened) < cooldown {
+	// Still open: no call reaches the endpoint until the cooldown ends on
+	// the registry's clock, up to its last nanosecond.
+	stillOpen := func(when string) {
+		t.Helper()
+		hits := p.hits.Load()
+		h := reg.Health(rt)
+		_, err := reg.Launch(context.Background(), rt, launchReq())
 		if h.Status != gateway.ProviderUnavailable || err == nil || p.hits.Load() != hits {
-			t.Fatalf("open breaker: health %+v, err %v, hits %d -> %d", h, err, hits, p.hits.Load())
+			t.Fatalf("open breaker %s: health %+v, err %v, hits %d -> %d", when, h, err, hits, p.hits.Load())
 		}
 	}
-	eventually.True(t, 30*time.Second, "the breaker to half-open", func() bool {
-		return reg.Health(rt).Status != gateway.ProviderUnavailable
-	})
+	stillOpen("just opened")
+	clock.Advance(cooldown - time.Nanosecond)
+	stillOpen("a nanosecond before the cooldown ends")
+	clock.Advance(time.Nanosecond)
+	if h := reg.Health(rt); h.Status == gateway.ProviderUnavailable {
+		t.Fatalf("health %+v once the cooldown passed, want the breaker half-open", h)
+	}
 	u, err := reg.Launch(context.Background(), rt, launchReq())
 	if err != nil || u != "https://back.example/" {
 		t.Fatalf("probe: %q, %v", u, err)

@@ -242,7 +242,9 @@ func New(t testing.TB, o Options) *Harness {
 		ids = o.IDs
 	}
 	h.Commands = commands.NewHandler(ledger, ledgerClock, ids)
-	h.Gateway = gatewaystore.NewGateway(pool).WithSecretBox(box) // provider secrets sealed, as in serve
+	// Provider secrets sealed, as in serve; API keys expire on the server's
+	// clock, so a test moves time past a key's expiry or grace period.
+	h.Gateway = gatewaystore.NewGateway(pool).WithSecretBox(box).WithKeyClock(h.Clock.Now)
 	if h.LaunchClients, err = gatewaystore.NewLaunchClients(pool, box); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,10 @@ func New(t testing.TB, o Options) *Harness {
 	h.Meter = api.NewUsageMeter(h.Usage, time.Hour, logger) // the tests flush
 	h.Metrics.WatchUsage(h.Meter)
 	h.Metrics.WatchLag(gatewaystore.NewLag(pool), time.Now, 5*time.Second, logger)
-	registry, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: publicURL, Logger: logger})
+	// The breakers' cooldowns pass on the server's clock, so a test decides
+	// when an open breaker half-opens.
+	registry, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: publicURL, Logger: logger,
+		Now: h.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,8 +205,10 @@ func (g *Gateway) RotateAPIKey(ctx context.Context, spec gateway.RotateSpec) (ga
 		old    gateway.APIKey
 		active bool
 	)
-	rows, _ := tx.Query(ctx, `SELECT `+keyColumns+`, revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-		FROM api_keys WHERE id = $1 AND client_id = $2 FOR UPDATE`, spec.KeyID, spec.ClientID)
+	now := g.keyNow()
+	rows, _ := tx.Query(ctx, `SELECT `+keyColumns+`,
+			revoked_at IS NULL AND (expires_at IS NULL OR expires_at > COALESCE($3::timestamptz, now()))
+		FROM api_keys WHERE id = $1 AND client_id = $2 FOR UPDATE`, spec.KeyID, spec.ClientID, now)
 	old, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (gateway.APIKey, error) {
 		var k gateway.APIKey
 		err := r.Scan(&k.ID, &k.ClientID, &k.Environment, &k.Label, &k.Scopes, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt,
@@ -230,8 +232,9 @@ func (g *Gateway) RotateAPIKey(ctx context.Context, spec gateway.RotateSpec) (ga
 	}
 	rows, _ = tx.Query(ctx, `
 		UPDATE api_keys SET replaced_by = $2,
-			expires_at = LEAST(COALESCE(expires_at, 'infinity'), now() + make_interval(secs => $3))
-		WHERE id = $1 RETURNING `+keyColumns, spec.KeyID, issued.ID, spec.Grace.Seconds())
+			expires_at = LEAST(COALESCE(expires_at, 'infinity'),
+				COALESCE($4::timestamptz, now()) + make_interval(secs => $3))
+		WHERE id = $1 RETURNING `+keyColumns, spec.KeyID, issued.ID, spec.Grace.Seconds(), now)
 	old, err = pgx.CollectExactlyOneRow(rows, scanKey)
 	if err != nil {
 		return gateway.IssuedKey{}, gateway.APIKey{}, fmt.Errorf("expire key %s: %w", spec.KeyID, err)

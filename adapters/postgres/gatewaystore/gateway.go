@@ -28,11 +28,32 @@ import (
 // Gateway stores clients, API keys, providers, games and game sessions.
 type Gateway struct {
 	pool *pgxpool.Pool
-	box  *secretbox.Box // seals provider secrets; nil: plain text (provider_secrets.go)
+	box  *secretbox.Box   // seals provider secrets; nil: plain text (provider_secrets.go)
+	now  func() time.Time // when API keys expire; nil: the database's now()
 }
 
 // NewGateway returns the gateway store.
 func NewGateway(pool *pgxpool.Pool) *Gateway { return &Gateway{pool: pool} }
+
+// WithKeyClock makes the gateway judge API keys' expiry (authentication,
+// and the start of a rotation's grace period) at now instead of the
+// database's clock, so a test can move time past an expiry. It returns g
+// for chaining after NewGateway.
+func (g *Gateway) WithKeyClock(now func() time.Time) *Gateway {
+	g.now = now
+	return g
+}
+
+// keyNow is the moment to judge keys' expiry at, as a query argument: the
+// key clock's time, or NULL for the database's now() (the queries read it
+// as COALESCE($n::timestamptz, now())).
+func (g *Gateway) keyNow() *time.Time {
+	if g.now == nil {
+		return nil
+	}
+	t := g.now()
+	return &t
+}
 
 var (
 	_ gateway.Keys     = (*Gateway)(nil)
@@ -47,8 +68,9 @@ func (g *Gateway) AuthenticateKey(ctx context.Context, keyHash []byte) (gateway.
 	var p gateway.Principal
 	err := g.pool.QueryRow(ctx, `
 		SELECT k.id, k.client_id, k.environment, k.scopes, c.plan FROM api_keys k JOIN clients c ON c.id = k.client_id
-		WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-		keyHash).Scan(&p.KeyID, &p.ClientID, &p.Environment, &p.Scopes, &p.Plan)
+		WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+			AND (k.expires_at IS NULL OR k.expires_at > COALESCE($2::timestamptz, now()))`,
+		keyHash, g.keyNow()).Scan(&p.KeyID, &p.ClientID, &p.Environment, &p.Scopes, &p.Plan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Principal{}, domain.ErrNotFound
 	}
