@@ -35,6 +35,10 @@ const (
 	OutcomeCancelled    = "cancelled"
 	OutcomeNeverApplied = "not applied at the operator"
 	OutcomeBooked       = "acknowledged and booked"
+	// OutcomeBookedInLedger: a voided debit the ledger booked after all
+	// (its booking was answered with an error, e.g. a connection lost
+	// during COMMIT, yet applied): the debit stands at the operator.
+	OutcomeBookedInLedger = "booked in the ledger: the debit stands"
 )
 
 // VoidPrefix makes the id of the cancel of a voided debit from the
@@ -68,6 +72,18 @@ func (c *Core) Settle(ctx context.Context, f FollowUp) (outcome string, done boo
 	m := s.move(kind, t, amount, f.Call.MoveRef, c.now())
 	m.ID = f.Call.MoveID
 	if f.Action == ActionCancel {
+		// The ledger may hold the bet after all: its booking was applied
+		// but answered with an error (a connection lost during COMMIT),
+		// and a retry of it has been answered from the ledger since. Its
+		// debit then stands: a cancel would give the stake back at the
+		// operator while the ledger and the provider hold the bet.
+		rec, found, err := c.Record(ctx, s, m.ID)
+		switch {
+		case err != nil:
+			return "", false, err
+		case found && rec.Kind == domain.TxBet && rec.PlayerID == s.PlayerID:
+			return OutcomeBookedInLedger, true, nil
+		}
 		return c.cancelVoided(ctx, op, s, m)
 	}
 	ans, err := op.Move(ctx, m)
