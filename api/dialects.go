@@ -55,7 +55,7 @@ func mount(e *echo.Echo, base string, calls map[string]echo.HandlerFunc) {
 func (s *Server) registerDialects(e *echo.Echo) {
 	core := wallet.New(wallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions, Ledger: s.deps.Commands,
 		Balances: s.deps.Balances, Records: s.deps.TxRecords, Operators: s.deps.Operators, FollowUps: s.deps.FollowUps,
-		Clock: s.deps.Clock})
+		FollowUpGrace: s.cfg.FollowUpGrace, Clock: s.deps.Clock})
 	s.core = core
 	for _, name := range gateway.WalletProtocols {
 		dialects[name](s, core, e)

@@ -66,6 +66,10 @@ type Config struct {
 	RateLimits gateway.RateLimits
 	// ReadyTimeout bounds each /readyz check; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// FollowUpGrace is how long a seamless client's unknown outcome waits
+	// before its follow-up's first attempt (wallet.Deps.FollowUpGrace; 0:
+	// wallet.FollowUpGrace).
+	FollowUpGrace time.Duration
 }
 
 func (c *Config) setDefaults() {

@@ -56,7 +56,8 @@ type Service struct {
 // NewService fills in the defaults: a free HTTP port, a random master key
 // and admin token, and the settings every test of this package wants
 // (private callback addresses allowed, quick delivery retries, generous
-// rate limits, warnings only in the logs).
+// rate limits, warnings only in the logs, a short seamless follow-up
+// grace).
 func NewService(bin, dir, dbURL string, brokers []string, topic string) (*Service, error) {
 	port, err := freeport.Port()
 	if err != nil {
@@ -99,6 +100,9 @@ func (s *Service) environ(extra ...string) []string {
 		"PITBOSS_RATE_TIERS=sandbox:10000000/60s,standard:10000000/60s,enterprise:10000000/60s",
 		"PITBOSS_LOG_LEVEL=info",
 		"PITBOSS_SHUTDOWN_TIMEOUT=5s",
+		// The seamless form's operator simulator never applies a call
+		// late, so follow-ups need not wait the production 30 s.
+		"PITBOSS_SEAMLESS_FOLLOWUP_GRACE=2s",
 	}
 	if os.Getenv("GORACE") != "" {
 		env = append(env, "GORACE="+os.Getenv("GORACE"))

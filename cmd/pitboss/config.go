@@ -13,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // config is every setting, read from PITBOSS_* environment variables. The
@@ -53,6 +54,10 @@ type config struct {
 	// rounds close after its document's 48 hours whatever it says
 	// (gateway.RoundAutoCloseAges).
 	RoundAutoCloseAfter time.Duration
+	// SeamlessFollowUpGrace is PITBOSS_SEAMLESS_FOLLOWUP_GRACE: how long a
+	// seamless client's unknown outcome waits before its follow-up's first
+	// attempt (wallet.Deps.FollowUpGrace; docs/seamless-wallet.md#follow-ups).
+	SeamlessFollowUpGrace time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -138,6 +143,10 @@ func loadConfig() (config, error) {
 	if c.RoundAutoCloseAfter, err = time.ParseDuration(env("PITBOSS_ROUND_AUTO_CLOSE_AFTER", "0s")); err != nil ||
 		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
 		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
+	}
+	if c.SeamlessFollowUpGrace, err = time.ParseDuration(env("PITBOSS_SEAMLESS_FOLLOWUP_GRACE", wallet.FollowUpGrace.String())); err != nil ||
+		c.SeamlessFollowUpGrace < time.Second || c.SeamlessFollowUpGrace > time.Hour {
+		errs = append(errs, fmt.Errorf("PITBOSS_SEAMLESS_FOLLOWUP_GRACE must be a duration from 1s to 1h"))
 	}
 	c.ProjectorMode = env("PITBOSS_PROJECTOR_MODE", projector.ModeCombined)
 	if _, err := projector.RoleConfigs(c.ProjectorMode, nil, ""); err != nil {

@@ -222,6 +222,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
+		FollowUpGrace: cfg.SeamlessFollowUpGrace,
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
 			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
