@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/gateway"
 )
 
 // The seamless path (docs/seamless-wallet.md): for a client in seamless
@@ -242,11 +244,16 @@ func followUpCall(s Session, kind domain.TxKind, t Tx, amount domain.Money, ref 
 // seamlessWin is Win for a seamless client.
 func (c *Core) seamlessWin(ctx context.Context, op OperatorWallet, s Session, t Tx, amount domain.Money, ref string) (Result, error) {
 	g := s.gameTx(t)
-	settle, err := c.askFirst(ctx, s, t.ID, ref, domain.TxBet)
+	// The win's own record, its bet's and its round's, in one read.
+	rs, err := c.prefetch(ctx, s, []string{t.ID, ref}, t.Round)
+	if err != nil {
+		return Result{}, err
+	}
+	settle, err := rs.askFirst(ctx, s, t.ID, ref, domain.TxBet)
 	if err == nil && settle && t.Round != "" {
 		// A win in a round whose every bet was rolled back is refused
 		// (domain.DecideWin): asked first, the operator would pay it.
-		round, found, rerr := c.roundRecord(ctx, s, t.Round)
+		round, found, rerr := rs.roundRecord(ctx, s, t.Round)
 		settle, err = !found || round.OpenBets > 0 || round.RolledBets == 0, rerr
 	}
 	if err != nil || !settle {
@@ -270,14 +277,14 @@ func (c *Core) seamlessWin(ctx context.Context, op OperatorWallet, s Session, t 
 // refuses), nor when ref, a transaction the call names, is not one the
 // ledger holds live of kind want (it refuses, or books a tombstone) —
 // want zero: any kind.
-func (c *Core) askFirst(ctx context.Context, s Session, id, ref string, want domain.TxKind) (bool, error) {
-	if found, err := c.booked(ctx, s, id); err != nil || found {
+func (rs recordSet) askFirst(ctx context.Context, s Session, id, ref string, want domain.TxKind) (bool, error) {
+	if _, found, err := rs.Record(ctx, s, id); err != nil || found {
 		return false, err
 	}
 	if ref == "" {
 		return true, nil
 	}
-	rec, found, err := c.Record(ctx, s, ref)
+	rec, found, err := rs.Record(ctx, s, ref)
 	switch {
 	case err != nil:
 		return false, err
@@ -392,4 +399,64 @@ func (c *Core) seamlessBalance(ctx context.Context, op OperatorWallet, s Session
 		return domain.Money{}, operatorErr(err)
 	}
 	return m, nil
+}
+
+// TxRecordsBatch is TxRecords reading several keys in one round trip.
+// Records may have it: a seamless win's checks then read its own id, the
+// bet it settles and its round at once (one round trip instead of three
+// before the operator is asked).
+type TxRecordsBatch interface {
+	// TxRecords reads the records of keys; a key without one is not in
+	// the map.
+	TxRecords(ctx context.Context, keys []string) (map[string]domain.TxRecord, error)
+}
+
+// recordSet answers the seamless checks' questions about records from
+// one batched read (prefetch), or, where the store has no batch, with a
+// read each.
+type recordSet struct {
+	c       *Core
+	batched bool
+	have    map[string]domain.TxRecord
+}
+
+// prefetch reads the records of ids (the empty ones skipped) and of round
+// (when not empty) in one round trip where the store can.
+func (c *Core) prefetch(ctx context.Context, s Session, ids []string, round string) (recordSet, error) {
+	b, ok := c.deps.Records.(TxRecordsBatch)
+	if !ok {
+		return recordSet{c: c}, nil
+	}
+	keys, named := make([]string, 0, len(ids)+1), make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			keys, named = append(keys, domain.GameTxKey(s.ClientID, s.ProviderID, id)), append(named, id)
+		}
+	}
+	if round != "" {
+		keys = append(keys, domain.RoundKey(s.ClientID, s.ProviderID, round))
+	}
+	have, err := b.TxRecords(ctx, keys)
+	if err != nil {
+		return recordSet{}, fmt.Errorf("records of transactions %s: %w", gateway.ClipValue(strings.Join(named, ", ")), err)
+	}
+	return recordSet{c: c, batched: true, have: have}, nil
+}
+
+// Record is Core.Record of id.
+func (rs recordSet) Record(ctx context.Context, s Session, id string) (domain.TxRecord, bool, error) {
+	if !rs.batched {
+		return rs.c.Record(ctx, s, id)
+	}
+	rec, found := rs.have[domain.GameTxKey(s.ClientID, s.ProviderID, id)]
+	return rec, found, nil
+}
+
+// roundRecord is Core.roundRecord of round.
+func (rs recordSet) roundRecord(ctx context.Context, s Session, round string) (domain.TxRecord, bool, error) {
+	if !rs.batched {
+		return rs.c.roundRecord(ctx, s, round)
+	}
+	rec, found := rs.have[domain.RoundKey(s.ClientID, s.ProviderID, round)]
+	return rec, found, nil
 }

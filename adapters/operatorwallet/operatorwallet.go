@@ -28,6 +28,13 @@ const (
 // configuration names none.
 const DefaultTimeout = 5 * time.Second
 
+// MaxIdleConnsPerWallet is how many connections to one operator's wallet
+// the default client keeps open between calls: as many as calls to it may
+// be in flight at once, so the connections of a busy moment are reused
+// rather than closed after their call and dialled again for the next
+// (docs/benchmarks.md, the seamless step).
+const MaxIdleConnsPerWallet = 256
+
 // maxAnswerBytes bounds what we read of an answer: a transaction lookup
 // is the longest, a handful of transactions.
 const maxAnswerBytes = 1 << 20
@@ -70,7 +77,7 @@ func (c *Config) setDefaults() {
 	}
 	if c.Client == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 32
+		t.MaxIdleConnsPerHost, t.MaxIdleConns = MaxIdleConnsPerWallet, 4*MaxIdleConnsPerWallet
 		c.Client = &http.Client{Transport: t,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}

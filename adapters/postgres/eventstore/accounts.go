@@ -88,6 +88,32 @@ func (a *Accounts) ClientHead(ctx context.Context, clientID string, atMost int64
 	return position, nil
 }
 
+// TxRecords reads the idempotency records of keys in one statement
+// (wallet.TxRecordsBatch): the keys without one are not in the map.
+func (a *Accounts) TxRecords(ctx context.Context, keys []string) (map[string]domain.TxRecord, error) {
+	rows, _ := a.pool.Query(ctx, `SELECT key, record FROM tx_records WHERE key = ANY($1)`, keys)
+	defer rows.Close()
+	out := make(map[string]domain.TxRecord, len(keys))
+	for rows.Next() {
+		var (
+			key string
+			raw []byte
+			rec domain.TxRecord
+		)
+		if err := rows.Scan(&key, &raw); err != nil {
+			return nil, fmt.Errorf("read the records of %d keys: %w", len(keys), err)
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, fmt.Errorf("decode the record of %s: %w", key, err)
+		}
+		out[key] = rec
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the records of %d keys: %w", len(keys), err)
+	}
+	return out, nil
+}
+
 // TxRecord reads the idempotency record of key (domain.GameTxKey,
 // domain.ClientTxKey); found is false when there is none.
 func (a *Accounts) TxRecord(ctx context.Context, key string) (rec domain.TxRecord, found bool, err error) {
