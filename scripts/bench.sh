@@ -5,11 +5,13 @@
 #   3. bin/pitboss-bench: drops and recreates its own databases (pitboss_bench,
 #      pitboss_bench_read; never the dev database), runs `pitboss serve` on a
 #      topic of its own, drives the provider wallet over HTTP, runs pgbench as
-#      the baseline, loads and times the read side, and writes the report to
+#      the baseline, runs the same steps again with the client in seamless mode
+#      over `pitboss operator-sim` (5 ms per wallet call), loads and times the
+#      read side, and writes the report to
 #      out/bench/<timestamp>/ (report.md, results.json, *.svg).
 # Settings (environment): BENCH_QUICK=1 (3 s steps, 200k events), BENCH_DURATION,
 # BENCH_STEPS, BENCH_RATE, BENCH_PLAYERS, BENCH_EVENTS, BENCH_SKIP_WRITE=1,
-# BENCH_SKIP_READ=1, BENCH_SKIP_PGBENCH=1, BENCH_PROTOCOL=caleta|evolution|redtiger|tbb, ... (bin/pitboss-bench -h lists all).
+# BENCH_SKIP_READ=1, BENCH_SKIP_PGBENCH=1, BENCH_SKIP_SEAMLESS=1, BENCH_OPERATOR_LATENCY=5ms, BENCH_PROTOCOL=caleta|evolution|redtiger|tbb, ... (bin/pitboss-bench -h lists all).
 # Arguments are passed to bin/pitboss-bench.
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"

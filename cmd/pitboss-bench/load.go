@@ -47,6 +47,9 @@ type walletClient struct {
 	// in the sessions of game, instead of ours.
 	dialect *providersim.Load
 	game    string
+	// track: the loops keep every call's ids and latency
+	// (recorder.byID).
+	track bool
 }
 
 func newHTTPClient(conns int) *http.Client {
@@ -72,6 +75,10 @@ type callResult struct {
 	done    time.Time
 	code    string // "" when 200 OK; else "HTTP <status> <error code>" or "transport: ..."
 	eventID string // our event id from the answer (a new event: not a replay)
+	// id is the call's transaction id (the correlation id of the seamless
+	// client's wallet call it causes); alt the id that wallet call may
+	// carry instead (a refund's refund@<bet id>).
+	id, alt string
 }
 
 type walletAnswer struct {
@@ -93,6 +100,7 @@ func (w *walletClient) nextID(kind string) string {
 // call sends one signed wallet call and reads the answer.
 func (w *walletClient) call(ctx context.Context, op string, body map[string]any) callResult {
 	r := callResult{op: op, start: time.Now()}
+	r.id, _ = body["transaction_id"].(string)
 	raw, err := json.Marshal(body)
 	if err != nil {
 		r.code, r.done = "encode: "+err.Error(), time.Now()
@@ -205,6 +213,16 @@ type recorder struct {
 	calls   int64
 	first   time.Time
 	last    time.Time
+	// track keeps every successful call's ids and latency in byID (the
+	// seamless step joins them with the operator wallet's own times).
+	track bool
+	byID  []callLatency
+}
+
+// callLatency is one successful call's ids and latency.
+type callLatency struct {
+	id, alt string
+	us      int64
 }
 
 // answerAt is when the answer that reported a new event arrived: the
@@ -245,6 +263,9 @@ func (r *recorder) add(c callResult) {
 	if c.eventID != "" {
 		r.answers = append(r.answers, answerAt{eventID: c.eventID, at: c.done.UnixNano()})
 	}
+	if r.track {
+		r.byID = append(r.byID, callLatency{id: c.id, alt: c.alt, us: us})
+	}
 }
 
 func (r *recorder) merge(o *recorder) {
@@ -255,6 +276,7 @@ func (r *recorder) merge(o *recorder) {
 		r.errors[k] += n
 	}
 	r.answers = append(r.answers, o.answers...)
+	r.byID = append(r.byID, o.byID...)
 	r.calls += o.calls
 	if !o.first.IsZero() && (r.first.IsZero() || o.first.Before(r.first)) {
 		r.first = o.first
@@ -273,6 +295,7 @@ func (w *walletClient) closedLoop(ctx context.Context, players []player, conc in
 	deadline := time.Now().Add(d)
 	for i := range conc {
 		recs[i] = newRecorder()
+		recs[i].track = w.track
 		wg.Go(func() {
 			rnd := rand.New(rand.NewPCG(uint64(i), uint64(conc)))
 			mine := make([]player, 0, len(players)/conc+1)
@@ -321,6 +344,7 @@ func (w *walletClient) openLoop(ctx context.Context, players []player, rate floa
 	)
 	for i := range recs {
 		recs[i] = newRecorder()
+		recs[i].track = w.track
 	}
 	start := time.Now()
 	n := int(d / interval)

@@ -93,6 +93,16 @@ type config struct {
 	PoolMaxConns int `json:"service_pool_max_conns"`
 	// BatchMax is PITBOSS_BATCH_MAX for the service; 0 keeps its default.
 	BatchMax int `json:"service_batch_max"`
+	// Seamless runs the seamless step after the ledger-mode steps
+	// (BENCH_SKIP_SEAMLESS=1 skips it): the same steps with the client in
+	// seamless mode over `pitboss operator-sim`, which answers every call
+	// after OperatorLatency (BENCH_OPERATOR_LATENCY, 5ms).
+	Seamless        bool          `json:"seamless"`
+	OperatorLatency time.Duration `json:"operator_latency_ns"`
+	// SeamlessRate is the rate of the open-loop step run in both modes
+	// (BENCH_SEAMLESS_RATE); 0: 70 % of the best seamless closed-loop
+	// step's throughput.
+	SeamlessRate float64 `json:"seamless_open_loop_rate"`
 
 	Out      string   `json:"-"`
 	Root     string   `json:"-"`
@@ -137,6 +147,9 @@ func loadConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Write, "write", !envBool("BENCH_SKIP_WRITE", false), "run the wallet (write side) benchmark; BENCH_SKIP_WRITE=1 skips it")
 	fs.BoolVar(&c.Read, "read", !envBool("BENCH_SKIP_READ", false), "run the read side benchmark; BENCH_SKIP_READ=1 skips it")
 	fs.BoolVar(&c.Pgbench, "pgbench", !envBool("BENCH_SKIP_PGBENCH", false), "run the pgbench baseline after each step; BENCH_SKIP_PGBENCH=1 skips it (A/B runs)")
+	fs.BoolVar(&c.Seamless, "seamless", !envBool("BENCH_SKIP_SEAMLESS", false), "run the seamless step after the ledger-mode steps; BENCH_SKIP_SEAMLESS=1 skips it")
+	fs.Float64Var(&c.SeamlessRate, "seamless-rate", atof(envOr("BENCH_SEAMLESS_RATE", "0")), "the seamless step's open-loop rate, run in both modes; 0: 70% of the best seamless closed-loop step (BENCH_SEAMLESS_RATE)")
+	opLatency := fs.String("operator-latency", envOr("BENCH_OPERATOR_LATENCY", "5ms"), "the operator simulator's added latency per wallet call in the seamless step (BENCH_OPERATOR_LATENCY)")
 	fs.BoolVar(&c.Keep, "keep", envBool("BENCH_KEEP", false), "keep the read database after the run (BENCH_KEEP)")
 	fs.BoolVar(&c.Profile, "profile", envBool("BENCH_PROFILE", true), "take a CPU profile of the service during the 64 step (BENCH_PROFILE)")
 	fs.StringVar(&c.Protocol, "protocol", envOr("BENCH_PROTOCOL", "pitboss"), "the wallet protocol the load speaks: "+strings.Join(providersim.Protocols, ", ")+" (BENCH_PROTOCOL)")
@@ -156,6 +169,9 @@ func loadConfig(args []string) (config, error) {
 	var err error
 	if c.Duration, err = time.ParseDuration(*dur); err != nil || c.Duration < time.Second {
 		errs = append(errs, fmt.Errorf("duration %q: want a duration of at least 1s", *dur))
+	}
+	if c.OperatorLatency, err = time.ParseDuration(*opLatency); err != nil || c.OperatorLatency < 0 {
+		errs = append(errs, fmt.Errorf("operator-latency %q: want a duration, 0 or more", *opLatency))
 	}
 	for _, s := range strings.Split(*steps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/providersim"
+	"github.com/pitboss/pitboss/wallet"
 )
 
 // BENCH_PROTOCOL: the load generator speaks a provider's own wallet
@@ -63,7 +64,10 @@ func setWalletProtocol(ctx context.Context, svc *service, cfg config) (providers
 // dialectCall is one money call of a spin in the provider's protocol:
 // amount is decimal text in the player's currency, as the spin writes it.
 func (w *walletClient) dialectCall(ctx context.Context, op string, p player, tx providersim.LoadTx, amount string) callResult {
-	r := callResult{op: op, start: time.Now()}
+	r := callResult{op: op, start: time.Now(), id: tx.ID}
+	if op == opRollback {
+		r.alt = wallet.RefundPrefix + tx.Ref // Red Tiger's and TBB's refund (wallet.Core.RefundBet)
+	}
 	cur, err := domain.ParseCurrency(p.currency)
 	if err == nil && amount != "" {
 		var m domain.Money

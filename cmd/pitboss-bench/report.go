@@ -42,7 +42,8 @@ func (r Report) query(name string) *QueryResult {
 	return nil
 }
 
-// evaluate judges the targets of issue 7 (docs/benchmarks.md) on rep.
+// evaluate judges the targets of issue 7 (docs/benchmarks.md), and the
+// seamless step's of issue 34, on rep.
 func evaluate(rep Report) []Target {
 	var out []Target
 	atMost := func(name string, got, limit float64, unit string) {
@@ -102,7 +103,7 @@ func evaluate(rep Report) []Target {
 			atMost("verify peak RSS", v.PeakRSSMB, 1024, "MB")
 		}
 	}
-	return out
+	return append(out, seamlessTargets(rep)...)
 }
 
 // num formats a measurement with sensible precision.
@@ -211,6 +212,9 @@ func markdown(rep Report) string {
 				w("%s\n", l)
 			}
 			w("```\n\n")
+		}
+		if wr.Seamless != nil {
+			b.WriteString(seamlessMarkdown(rep))
 		}
 	}
 

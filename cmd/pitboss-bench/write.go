@@ -74,6 +74,9 @@ type WriteReport struct {
 	PeakRSSMB      float64      `json:"service_peak_rss_mb"` // VmHWM at the end of the run
 	Profile        []string     `json:"profile_top,omitempty"`
 	ProfileStep    int          `json:"profile_step,omitempty"`
+	// Seamless is the seamless step (issue 34), on the same service
+	// after the ledger-mode steps.
+	Seamless *SeamlessReport `json:"seamless,omitempty"`
 }
 
 func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...any)) (*WriteReport, error) {
@@ -89,7 +92,12 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 		}
 	}
 	rep.Topic = "pitboss.bench." + strings.ToLower(ts) + ".v1"
-	svc, err := newService(cfg, serviceSpec{Name: "write", DBURL: svcURL, Topic: rep.Topic, Pprof: cfg.Profile, LogLevel: cfg.LogLevel})
+	spec := serviceSpec{Name: "write", DBURL: svcURL, Topic: rep.Topic, Pprof: cfg.Profile, LogLevel: cfg.LogLevel}
+	if cfg.Seamless {
+		// The sandbox client's wallet is the simulator on loopback.
+		spec.Extra = append(spec.Extra, "PITBOSS_PRIVATE_CALLBACKS=sandbox")
+	}
+	svc, err := newService(cfg, spec)
 	if err != nil {
 		return rep, err
 	}
@@ -188,7 +196,7 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 		var prof chan string
 		if cfg.Profile && c == profileAt && svc.pprof != "" {
 			prof = make(chan string, 1)
-			go func() { prof <- takeProfile(ctx, cfg, svc, c) }()
+			go func() { prof <- takeProfile(ctx, cfg, svc, fmt.Sprintf("cpu-c%d", c)) }()
 		}
 		step := measureStep(ctx, svc, lw, watch, func() *recorder { return wc.closedLoop(ctx, players, c, cfg.Duration) })
 		step.Mode, step.Concurrency = "closed", c
@@ -230,6 +238,13 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 
 	if _, hwm, err := memKB(svc.pid()); err == nil {
 		rep.PeakRSSMB = float64(hwm) / 1024
+	}
+	if cfg.Seamless && ctx.Err() == nil {
+		rep.Seamless, err = runSeamless(ctx, seamlessRun{cfg: cfg, svc: svc, lw: lw, watch: watch, wc: wc, creds: creds,
+			ledger: rep.Steps, logf: logf})
+		if err != nil {
+			return rep, fmt.Errorf("seamless step: %w", err)
+		}
 	}
 	stopped = true
 	if err := svc.stop(); err != nil {
@@ -339,9 +354,10 @@ func scrapeLedger(base string) ledgerMetrics {
 	return m
 }
 
-// takeProfile takes a CPU profile of the service over most of a step and
-// returns `go tool pprof -top` of it ("" if that is not possible).
-func takeProfile(ctx context.Context, cfg config, svc *service, step int) string {
+// takeProfile takes a CPU profile of the service over most of a step into
+// <name>.pprof and returns `go tool pprof -top` of it ("" if that is not
+// possible).
+func takeProfile(ctx context.Context, cfg config, svc *service, name string) string {
 	secs := max(int(cfg.Duration/time.Second)-1, 1)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
 		fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", svc.pprof, secs), nil)
@@ -353,7 +369,7 @@ func takeProfile(ctx context.Context, cfg config, svc *service, step int) string
 		return ""
 	}
 	defer res.Body.Close()
-	path := filepath.Join(cfg.Out, fmt.Sprintf("cpu-c%d.pprof", step))
+	path := filepath.Join(cfg.Out, name+".pprof")
 	f, err := os.Create(path)
 	if err != nil {
 		return ""
