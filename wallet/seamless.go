@@ -162,13 +162,25 @@ func (c *Core) booked(ctx context.Context, s Session, id string) (bool, error) {
 func (c *Core) seamlessBet(ctx context.Context, op OperatorWallet, s Session, t Tx, amount domain.Money,
 	terms commands.SessionTerms) (Result, error) {
 	g := s.gameTx(t)
-	if found, err := c.booked(ctx, s, t.ID); err != nil || found {
+	// The two reads go out at once: one round trip of waiting, not two.
+	type answer struct {
+		voided bool
+		err    error
+	}
+	vc := make(chan answer, 1)
+	go func() {
+		v, err := c.deps.FollowUps.Voided(ctx, s.ClientID, t.ID)
+		vc <- answer{v, err}
+	}()
+	found, err := c.booked(ctx, s, t.ID)
+	va := <-vc
+	if err != nil || found {
 		if err != nil {
 			return Result{}, err
 		}
 		return c.deps.Ledger.PlaceBetInSession(ctx, g, amount, terms)
 	}
-	voided, err := c.deps.FollowUps.Voided(ctx, s.ClientID, t.ID)
+	voided, err := va.voided, va.err
 	switch {
 	case err != nil:
 		return Result{}, fmt.Errorf("is bet %s voided: %w", t.ID, err)
