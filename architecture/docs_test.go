@@ -246,12 +246,6 @@ func TestNoDiaryHeadings(t *testing.T) {
 		if !strings.HasPrefix(file, "docs/") {
 			continue
 		}
-		// docs/benchmarks.md is being rewritten from a diary into reference
-		// (issue 39, item 1) in a change of its own; remove this exemption
-		// when that change lands.
-		if file == "docs/benchmarks.md" {
-			continue
-		}
 		for _, h := range headings(t, file) {
 			if diaryHeading.MatchString(h.text) {
 				t.Errorf("%s:%d: heading %q names a date or an issue: say what is, and leave the history to commits", file, h.n, h.text)
