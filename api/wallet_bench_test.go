@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,14 +10,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,16 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitboss/pitboss/adapters/lookupcache"
-	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
-	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
-	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
-	"github.com/pitboss/pitboss/adapters/secretbox"
-	"github.com/pitboss/pitboss/adapters/system"
-	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/api/apitest"
-	"github.com/pitboss/pitboss/commands"
-	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 )
 
@@ -102,65 +89,7 @@ func benchPrefix() string {
 // game, one client and 256 funded sessions.
 func benchWallet(b *testing.B, prov gateway.Provider) (http.Handler, []string) {
 	b.Helper()
-	pool, _ := pgtest.NewDatabase(b)
-	logger := slog.New(slog.DiscardHandler)
-	ledger, err := eventstore.NewLedger(pool, eventstore.LedgerConfig{}, logger)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ledger.Run(ctx) }()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			b.Errorf("ledger: %v", err)
-		}
-	})
-	box, err := secretbox.New([]byte(strings.Repeat("k", secretbox.KeySize)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	gw := gatewaystore.NewGateway(pool).WithSecretBox(box)
-	// The provider, game and session lookups from memory, as serve wires
-	// them (cmd/pitboss/serve.go).
-	lookups, err := lookupcache.NewWithConfig(gw, lookupcache.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := commands.NewHandler(ledger, system.Clock{}, system.IDs{})
-	srv := api.NewServer(api.Config{DefaultEnvironment: "sandbox"}, api.Deps{
-		Commands: h, Balances: eventstore.NewAccounts(pool), TxRecords: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw,
-		Catalog: lookups, Sessions: lookups,
-		Clock: system.Clock{}, IDs: system.IDs{}, Logger: logger,
-	})
-	const client, game = "bench-client", "bench-slot"
-	provider := prov.ID
-	if err := gw.UpsertProvider(ctx, prov); err != nil {
-		b.Fatal(err)
-	}
-	if err := gw.UpsertGame(ctx, gateway.Game{ID: game, ProviderID: provider, Name: "Bench slot", Category: "slots", Enabled: true}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := gw.CreateClient(ctx, client, "Bench operator", "sandbox"); err != nil {
-		b.Fatal(err)
-	}
-	eur := domain.MustCurrency("EUR")
-	sessions := make([]string, 256)
-	for i := range sessions {
-		player := "player-" + strconv.Itoa(i)
-		if _, err := h.Deposit(ctx, domain.ClientTx{Client: client, Player: player, ExternalTxID: "dep-" + player,
-			Currency: eur}, domain.FromMinor(1_000_000_00, eur)); err != nil {
-			b.Fatal(err)
-		}
-		sessions[i] = "sess-" + strconv.Itoa(i)
-		if err := gw.CreateSession(ctx, gateway.GameSession{ID: sessions[i], ClientID: client, PlayerID: player,
-			ProviderID: provider, GameID: game, Currency: "EUR", LaunchTxID: "launch-" + player,
-			ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return srv.Handler(), sessions
+	return benchSpinWallet(b, false, prov)
 }
 
 // BenchmarkCaletaBet is BenchmarkProviderBet in the Caleta dialect
