@@ -165,6 +165,7 @@ func faults() []fault {
 // flat-out rate at the end, as TestChaosCluster measures it).
 func TestChaos(t *testing.T) {
 	full := os.Getenv("CHAOS") == "full"
+	shortParallel(t, full)
 	e := newEnv(t, full)
 	var rows []row
 	for _, f := range faults() {

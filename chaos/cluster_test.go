@@ -39,7 +39,7 @@ func newClusterEnv(t *testing.T, full bool) *env {
 	var bin string
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { bin, err = stack.Build(gctx, dir); return })
+	g.Go(func() (err error) { bin, err = pitbossBin(); return })
 	g.Go(func() (err error) { e.cluster, err = stack.StartCluster(gctx); return })
 	err := g.Wait()
 	t.Cleanup(func() {
@@ -215,6 +215,7 @@ func TestChaosCluster(t *testing.T) {
 	if !full && os.Getenv("PITBOSS_CLUSTER_TEST") != "1" {
 		t.Skip("the cluster form runs with PITBOSS_CLUSTER_TEST=1 (short) or CHAOS_CLUSTER=1 (make chaos-cluster)")
 	}
+	shortParallel(t, full)
 	e := newClusterEnv(t, full)
 	var rows []row
 	for i, f := range clusterFaults() {

@@ -66,7 +66,7 @@ func newEnv(t *testing.T, full bool) *env {
 	var bin string
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { bin, err = stack.Build(gctx, dir); return })
+	g.Go(func() (err error) { bin, err = pitbossBin(); return })
 	g.Go(func() (err error) { e.pg, err = stack.StartPostgres(gctx); return })
 	g.Go(func() (err error) { e.kafka, err = stack.StartKafka(gctx, kdir); return })
 	err := g.Wait()

@@ -175,6 +175,7 @@ type seamlessRow struct {
 // CHAOS_WORKERS), and CHAOS_SEAMLESS_PLAYERS (16).
 func TestChaosSeamless(t *testing.T) {
 	full := os.Getenv("CHAOS") == "full"
+	shortParallel(t, full)
 	e := newSeamlessEnv(t, full)
 	var rows []seamlessRow
 	for i, f := range seamlessFaults() {

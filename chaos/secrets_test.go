@@ -32,10 +32,11 @@ import (
 // may appear in any log line (the service's and the CLI's), nor in clear
 // in any table or Kafka record.
 func TestSecretsNeverLoggedOrStoredInClear(t *testing.T) {
+	shortParallel(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin, err := stack.Build(ctx, dir)
+	bin, err := pitbossBin()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package chaos_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -29,10 +28,9 @@ import (
 // speaks HTTPS only (TLS 1.2 or later); one without the other is refused
 // at start.
 func TestServeTLS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	shortParallel(t, false)
 	dir := t.TempDir()
-	bin, err := stack.Build(ctx, dir)
+	bin, err := pitbossBin()
 	if err != nil {
 		t.Fatal(err)
 	}
