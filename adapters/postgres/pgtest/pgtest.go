@@ -13,8 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pitboss/pitboss/adapters/postgres"
 )
 
 // DSN returns the server's URL, failing the test when it is not set: a
@@ -28,14 +26,18 @@ func DSN(t testing.TB) string {
 	return dsn
 }
 
-// NewDatabase creates an empty database with a random name, migrates it and
-// returns a pool on it and its URL. The database is dropped when the test
-// ends.
+// NewDatabase creates a database with a random name, a copy of the
+// migrated template (template), and returns a pool on it and its URL. The
+// database is dropped when the test ends.
 func NewDatabase(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	base := DSN(t)
+	tpl, err := template(base)
+	if err != nil {
+		t.Fatal(err)
+	}
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", base, err)
@@ -44,8 +46,8 @@ func NewDatabase(t testing.TB) (*pgxpool.Pool, string) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "pitboss_t_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tpl); err != nil {
+		t.Fatalf("create database %s from %s: %v", name, tpl, err)
 	}
 	pc, err := pgxpool.ParseConfig(base)
 	if err != nil {
@@ -71,9 +73,6 @@ func NewDatabase(t testing.TB) (*pgxpool.Pool, string) {
 			t.Logf("drop database %s: %v", name, err)
 		}
 	})
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		t.Fatalf("migrate %s: %v", name, err)
-	}
 	return pool, urlFor(t, base, name)
 }
 
