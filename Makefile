@@ -56,12 +56,15 @@ run: ensure-go ensure-console-assets infra build
 vulncheck: ensure-go
 	bash $(SCRIPTS)/vulncheck.sh
 
-# Nothing is printed after go test, so its own summary lines end the output.
+# go test -json goes through cmd/testtimes, which prints what a plain go test
+# would (package results, failed tests' output), then the slowest tests and
+# packages; pipefail keeps go test's exit code.
 # CLUSTER_TEST=0 leaves out the cluster form's short run (one broker kill,
 # one primary promotion on a cluster of its own; ~2 min, ~2 GB of memory).
 CLUSTER_TEST ?= 1
 test: ensure-go ensure-chromium ensure-console-assets ensure-schemathesis infra vulncheck
-	$(ENV) && export PITBOSS_CLUSTER_TEST=$(CLUSTER_TEST) && go vet $(PKGS) && go test $(GO_TEST_FLAGS) $(PKGS)
+	$(ENV) && export PITBOSS_CLUSTER_TEST=$(CLUSTER_TEST) && go vet $(PKGS) && go build -o bin/testtimes ./cmd/testtimes && \
+	  go test -json $(GO_TEST_FLAGS) $(PKGS) | bin/testtimes
 
 # The whole fault-injection suite (docs/reliability.md); `go test` runs its
 # short form. SOAK_MINUTES=N adds an N-minute soak at half the peak rate.

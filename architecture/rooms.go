@@ -192,8 +192,9 @@ var Rooms = []Room{
 		Holds: "sealing secrets at rest; the wall clock (`system.Sleep`: a wait that ends with its context) and ids"},
 
 	// The commands, their helpers, and what only tests use.
-	{Packages: []string{"cmd/pitboss", "cmd/pitboss-bench"},
-		Holds:   "flags, configuration, wiring (the only place that knows every concrete type); the benchmark driver",
+	{Packages: []string{"cmd/pitboss", "cmd/pitboss-bench", "cmd/testtimes"},
+		Holds: "flags, configuration, wiring (the only place that knows every concrete type); the benchmark driver; " +
+			"the slowest tests at the end of `make test`",
 		Imports: []string{Everything}},
 	{Packages: []string{"internal/progress", "internal/procmem", "internal/freeport"},
 		Holds: "the long commands' progress (a redrawn line and structured records), the process's resident memory, " +
