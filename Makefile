@@ -16,7 +16,12 @@ SCRIPTS := scripts
 # Exports PITBOSS_* (DB URL, Kafka brokers, ...), GOTOOLCHAIN=auto and a PATH with Go.
 ENV := set -a && source $(SCRIPTS)/env.sh && set +a
 
-GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
+# Packages tested at once: the CPUs, and at least 3 — most of a package's
+# time is waiting on PostgreSQL and Kafka, so on a 2-core box a third
+# package keeps the cores busy (make test: 366 s with 2, 336 s with 3,
+# 2026-11-29, docs/testing.md).
+GO_TEST_P ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -lt 3 ] && n=3; echo $$n)
+GO_TEST_FLAGS ?= -race -count=1 -timeout 20m -p $(GO_TEST_P)
 PKGS ?= ./...
 
 .PHONY: all infra build run test down fmt vet clean ensure-go ensure-chromium ensure-console-assets ensure-schemathesis vulncheck chaos bench cluster cluster-down chaos-cluster
