@@ -126,7 +126,13 @@ func TestForwardedCallbacksAreRetriedSignedAndInOrder(t *testing.T) {
 			t.Fatalf("log entry %d: %+v", i+1, a)
 		}
 	}
-	succeeded, _, _ := h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliverySucceeded, PerPage: 10})
+	// The receiver has the end marker as soon as it answered; the worker
+	// records the delivery as succeeded right after: wait for that.
+	var succeeded []gateway.Delivery
+	eventually.True(t, 60*time.Second, "the end marker's delivery recorded", func() bool {
+		succeeded, _, _ = h.store.ListDeliveries(h.ctx, "acme", gateway.DeliveryFilter{State: gateway.DeliverySucceeded, PerPage: 10})
+		return len(succeeded) >= 5
+	})
 	if len(succeeded) != 5 {
 		t.Fatalf("%d succeeded deliveries, want 4 and the end marker (the deposit is not forwarded)", len(succeeded))
 	}
