@@ -28,7 +28,7 @@ import (
 // with the events — for the caller to write. It replaced five set-based
 // statements that sorted every history row four times by text partitions
 // (client, type, player): half the finish of a rebuild (docs/benchmarks.md,
-// "Replay: the numbering in one pass").
+// "Read side, replay and verify").
 
 // historyNumbering is what orderHistory counted besides tx_order: the rows
 // numbered per client (tx_counts), and per day, type and player.

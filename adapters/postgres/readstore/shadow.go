@@ -29,8 +29,7 @@ const (
 // The tables were UNLOGGED until 2026-11-27, made durable by the swap
 // (SET LOGGED): that wrote every row twice, once by COPY and once by the
 // rewrite SET LOGGED is, and the rewrite of the history was a fifth of
-// the swap (docs/benchmarks.md, "Replay: no rewrite at the swap, the numbering
-// in one pass"). Logged from
+// the swap (docs/benchmarks.md, "Read side, replay and verify"). Logged from
 // the start, a row is written once; its WAL is the same either way.
 // Verify's scratch schemas (WithScratch) are never swapped in, only
 // compared and dropped: they stay UNLOGGED and write no WAL at all.
