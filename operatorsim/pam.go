@@ -180,22 +180,6 @@ func (s *Sim) pamBalance(w http.ResponseWriter, r *http.Request, c pamCall) {
 	pamOK(w, pamResponse{Balance: &bal})
 }
 
-// pamTxOut is a stored transaction in the document's Transaction shape.
-type pamTxOut struct {
-	Currency              string          `json:"currency"`
-	Provider              string          `json:"provider"`
-	TransactionType       string          `json:"transactionType"`
-	CashAmount            json.RawMessage `json:"cashAmount"`
-	BonusAmount           json.RawMessage `json:"bonusAmount"`
-	PromoAmount           json.RawMessage `json:"promoAmount"`
-	TransactionDateTime   string          `json:"transactionDateTime"`
-	ProviderTransactionID string          `json:"providerTransactionId"`
-	ProviderBetRef        string          `json:"providerBetRef,omitempty"`
-	ProviderGameID        string          `json:"providerGameId,omitempty"`
-	ProviderRoundID       string          `json:"providerRoundId,omitempty"`
-	IsGameOver            bool            `json:"isGameOver"`
-}
-
 // pamGetTransactions answers the player's stored transactions (of the
 // provider) with the providerBetRef given, or else the
 // providerTransactionId (the document prioritizes the bet ref): a client
@@ -209,7 +193,7 @@ func (s *Sim) pamGetTransactions(w http.ResponseWriter, r *http.Request, c pamCa
 		return
 	}
 	note(r.Context(), "transactions %s ref=%s id=%s", c.player, betRef, txID)
-	out := []pamTxOut{}
+	out := []pamTxBody{}
 	for _, t := range s.store.transactions() {
 		if t.Player != c.player || t.Provider != c.provider {
 			continue
@@ -221,15 +205,15 @@ func (s *Sim) pamGetTransactions(w http.ResponseWriter, r *http.Request, c pamCa
 		if err != nil {
 			continue
 		}
-		out = append(out, pamTxOut{Currency: t.Currency, Provider: t.Provider, TransactionType: t.Type,
+		out = append(out, pamTxBody{Currency: t.Currency, Provider: t.Provider, TransactionType: t.Type,
 			CashAmount: decimalJSON(t.Stated.Cash, cur), BonusAmount: decimalJSON(t.Stated.Bonus, cur),
 			PromoAmount: decimalJSON(t.Stated.Promo, cur), TransactionDateTime: t.At.Format(time.RFC3339Nano),
 			ProviderTransactionID: t.ProviderTxID, ProviderBetRef: t.BetRef, ProviderGameID: t.Game,
 			ProviderRoundID: t.Round, IsGameOver: t.GameOver})
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Status       string     `json:"status"`
-		Transactions []pamTxOut `json:"transactions"`
+		Status       string      `json:"status"`
+		Transactions []pamTxBody `json:"transactions"`
 	}{"OK", out})
 }
 

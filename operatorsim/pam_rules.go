@@ -39,8 +39,9 @@ func roundKey(player, provider, id string) string { return player + "\x00" + pro
 // maxBody bounds a request body.
 const maxBody = 1 << 20
 
-// pamTxBody is the document's Transaction; promos, jackpots, tip and
-// roundTransactions are accepted and not booked.
+// pamTxBody is the document's Transaction, as a request carries it (promos,
+// jackpots, tip and roundTransactions are accepted and not booked) and as
+// a lookup answers a stored one.
 type pamTxBody struct {
 	Currency              string          `json:"currency"`
 	Provider              string          `json:"provider"`
@@ -50,9 +51,9 @@ type pamTxBody struct {
 	PromoAmount           json.RawMessage `json:"promoAmount"`
 	TransactionDateTime   string          `json:"transactionDateTime"`
 	ProviderTransactionID string          `json:"providerTransactionId"`
-	ProviderBetRef        string          `json:"providerBetRef"`
-	ProviderGameID        string          `json:"providerGameId"`
-	ProviderRoundID       string          `json:"providerRoundId"`
+	ProviderBetRef        string          `json:"providerBetRef,omitempty"`
+	ProviderGameID        string          `json:"providerGameId,omitempty"`
+	ProviderRoundID       string          `json:"providerRoundId,omitempty"`
 	IsGameOver            bool            `json:"isGameOver"`
 }
 
