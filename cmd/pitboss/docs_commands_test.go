@@ -167,9 +167,8 @@ func writeDocsBin(t *testing.T, root string) {
 
 // TestProviderOnboardingBin is `bin/pitboss` for
 // TestProviderOnboardingCommands: main's run on the arguments after "--",
-// with main's exit status. provider-sim's --base-url defaults to
-// http://127.0.0.1:8080, not to PITBOSS_PUBLIC_URL, so unless the command
-// gives one it is pointed at the test's server.
+// with main's exit status (provider-sim finds the test's server by
+// PITBOSS_PUBLIC_URL, as the doc's commands rely on).
 func TestProviderOnboardingBin(t *testing.T) {
 	if os.Getenv(docsBinEnv) == "" {
 		t.Skip("run as bin/pitboss by TestProviderOnboardingCommands")
@@ -180,9 +179,6 @@ func TestProviderOnboardingBin(t *testing.T) {
 			args = os.Args[i+1:]
 			break
 		}
-	}
-	if len(args) > 0 && args[0] == "provider-sim" && !strings.Contains(strings.Join(args, " "), "--base-url") {
-		args = append([]string{"provider-sim", "--base-url", os.Getenv("PITBOSS_PUBLIC_URL")}, args[1:]...)
 	}
 	err := run(context.Background(), args, os.Stdout, os.Stderr)
 	if code := exitStatus(err); code != 0 {

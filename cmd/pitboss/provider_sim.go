@@ -52,7 +52,8 @@ func providerSim(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("provider-sim", flag.ContinueOnError)
 	var cfg providersim.Config
 	fs.StringVar(&cfg.Protocol, "protocol", "", "the provider's wallet protocol: "+strings.Join(providersim.Protocols, ", "))
-	fs.StringVar(&cfg.BaseURL, "base-url", "http://127.0.0.1:8080", "Pitboss's public address (PITBOSS_PUBLIC_URL)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("PITBOSS_PUBLIC_URL", "http://127.0.0.1:8080"),
+		"Pitboss's public address (PITBOSS_PUBLIC_URL)")
 	fs.StringVar(&cfg.Provider, "provider", "", "the provider's id")
 	fs.StringVar(&cfg.Game, "game", "", "a game of the provider (our catalog id) to launch")
 	fs.StringVar(&cfg.Player, "player", "sim-player", "the client's player id")
