@@ -175,9 +175,18 @@ func (a *API) Deposit(ctx context.Context, txID, player, amount, currency string
 
 // Launch opens a game session for a player and returns its id.
 func (a *API) Launch(ctx context.Context, provider, game, player, currency string) (string, error) {
+	return a.launch(ctx, provider, game, player, currency, "")
+}
+
+// launch is Launch with the launch's session_token when token is set (a
+// seamless client's: LaunchSeamless).
+func (a *API) launch(ctx context.Context, provider, game, player, currency, token string) (string, error) {
+	body := map[string]string{"provider": provider, "game_id": game, "player_id": player, "currency": currency}
+	if token != "" {
+		body["session_token"] = token
+	}
 	o := a.Call(ctx, Retry{First: 50 * time.Millisecond, Max: time.Second, GiveUp: 2 * time.Minute}, http.MethodPost,
-		"/api/v1/game/launch", map[string]string{"provider": provider, "game_id": game, "player_id": player,
-			"currency": currency})
+		"/api/v1/game/launch", body)
 	if o.Err != nil || o.Status != http.StatusOK {
 		return "", fmt.Errorf("launch for %s: %v %d %s", player, o.Err, o.Status, o.Body)
 	}

@@ -41,21 +41,7 @@ func ParseMinor(s string, exp int) (int64, error) {
 // LaunchSeamless opens a game session for a seamless client's player:
 // token is the operator's player token (the launch's session_token).
 func (a *API) LaunchSeamless(ctx context.Context, provider, game, player, currency, token string) (string, error) {
-	o := a.Call(ctx, Retry{First: 50 * time.Millisecond, Max: time.Second, GiveUp: 2 * time.Minute}, http.MethodPost,
-		"/api/v1/game/launch", map[string]string{"provider": provider, "game_id": game, "player_id": player,
-			"currency": currency, "session_token": token})
-	if o.Err != nil || o.Status != http.StatusOK {
-		return "", fmt.Errorf("seamless launch for %s: %v %d %s", player, o.Err, o.Status, o.Body)
-	}
-	var v struct {
-		Data struct {
-			SessionID string `json:"session_id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(o.Body, &v); err != nil || v.Data.SessionID == "" {
-		return "", fmt.Errorf("launch answer without session_id: %s", o.Body)
-	}
-	return v.Data.SessionID, nil
+	return a.launch(ctx, provider, game, player, currency, token)
 }
 
 // SetClientWallet sets a client's wallet mode through the admin API (PUT
