@@ -42,6 +42,11 @@ var Rooms = []Room{
 			"under, the money calls (balance, bet, win, rollback) over `commands`, idempotency fingerprints, one " +
 			"`Verdict` for every outcome; its `Catalog` and `Sessions` ports",
 		Imports: []string{"domain", "commands", "gateway"}},
+	{Packages: []string{"promo"},
+		Holds: "free-bet campaigns operators grant (docs/promotions.md): the campaign as data, each reward's grant, " +
+			"cancellation and expiry through `commands`, the provider's own promotion API asked first " +
+			"(`ProviderPromotions`), the campaign report; its `Campaigns` and `Rewards` ports",
+		Imports: []string{"domain", "commands", "gateway"}},
 	{Packages: []string{"audit"},
 		Holds: "pure checks of the hash chain, double entry and account folds; signed checkpoints (payload, canonical " +
 			"bytes, Ed25519); the read ports of the audit and console routes (`Log`, `Runs`, `TransactionDetails`)",
@@ -176,8 +181,9 @@ var Rooms = []Room{
 			"`wallet.round_closed.v1` each), one instance of the cluster at a time",
 		Imports: []string{"commands", "domain"}},
 	{Packages: []string{"adapters/providers"},
-		Holds:   "launch adapters per provider kind, failover, circuit breakers",
-		Imports: []string{"gateway"}},
+		Holds: "launch adapters per provider kind, failover, circuit breakers; the providers' own calls beside the " +
+			"launch over the same endpoints and breakers (promotion APIs: `promo.ProviderPromotions`)",
+		Imports: []string{"promo", "gateway", "domain"}},
 	{Packages: []string{"adapters/operatorwallet"},
 		Holds: "a seamless client's own wallet over HTTP (`wallet.OperatorWallet`): the valkyrie-pam and tbb clients, " +
 			"their error codes as verdicts, unknown outcomes; `Directory`, the client's wallet from its settings",
