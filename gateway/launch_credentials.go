@@ -100,7 +100,7 @@ func LaunchSecretFingerprint(secret string) string {
 // is not an RSA private key of at least MinRSABits, or a token with
 // control characters. Errors are *FieldError on field names of the CLI.
 func CheckLaunchCredentials(c LaunchCredentials) error {
-	if c.Country != "" && !isCountry(c.Country) {
+	if c.Country != "" && !IsCountry(c.Country) {
 		return &FieldError{Field: "launch_country",
 			Message: fmt.Sprintf("launch country %q is not an ISO 3166-1 alpha-2 code such as BR", ClipValue(c.Country))}
 	}
@@ -120,7 +120,9 @@ func CheckLaunchCredentials(c LaunchCredentials) error {
 	return nil
 }
 
-func isCountry(s string) bool {
+// IsCountry reports whether s is an ISO 3166-1 alpha-2 code in its
+// canonical form: two capital letters.
+func IsCountry(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
 }
 
@@ -137,7 +139,7 @@ func CheckLaunchReady(r ProviderRoute) error {
 	switch r.Kind {
 	case ProviderKindCaleta:
 		need(r.LaunchOperatorID != "", "its launch operator id (Caleta's operator_id)")
-		need(isCountry(r.LaunchCountry), "its launch country")
+		need(IsCountry(r.LaunchCountry), "its launch country")
 		keyOK := r.LaunchKeyFingerprint != "" && r.LaunchKeyFingerprint != "set"
 		if r.LaunchSecret != "" {
 			_, err := ParseRSAPrivateKey(r.LaunchSecret)
@@ -146,7 +148,7 @@ func CheckLaunchReady(r ProviderRoute) error {
 		need(keyOK, "our RSA launch private key")
 	case ProviderKindEvolution:
 		need(r.LaunchOperatorID != "", "its launch operator id (Evolution's casino key)")
-		need(isCountry(r.LaunchCountry), "its launch country")
+		need(IsCountry(r.LaunchCountry), "its launch country")
 		tokenOK := r.LaunchKeyFingerprint == "set"
 		if r.LaunchSecret != "" {
 			tokenOK = !strings.Contains(r.LaunchSecret, "-----BEGIN")

@@ -82,6 +82,10 @@ type Game struct {
 	// Code is the provider's own code of the game, sent in its launch
 	// request (migration 00007); the catalog fills in ID when none is set.
 	Code string
+	// BlockedCountries are the ISO 3166-1 alpha-2 countries whose players
+	// may not launch the game (migration 00032, from the provider's game
+	// list): upper case, sorted, each once; empty: blocked nowhere.
+	BlockedCountries []string
 }
 
 // GameSession is a launched game: what provider wallet calls are checked
