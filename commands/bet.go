@@ -51,10 +51,21 @@ func roundRefs(g domain.GameTx) []string {
 	return []string{domain.RoundKey(g.Client, g.Provider, g.Round)}
 }
 
+// betRefs are the records a bet reads besides its own: its round's and,
+// for a free bet naming a reward, the reward's (domain.DecideBet spends it
+// when the ledger granted it).
+func betRefs(g domain.GameTx) []string {
+	refs := roundRefs(g)
+	if g.Promo && g.Reward != "" {
+		refs = append(refs, domain.RewardKey(g.Client, g.Reward))
+	}
+	return refs
+}
+
 // PlaceBet debits a player's wallet for a bet (a provider's debit call).
 // Retrying with the same g.ExternalTxID answers the original result.
 func (h *Handler) PlaceBet(ctx context.Context, g domain.GameTx, amount domain.Money) (Result, error) {
-	return h.run(ctx, gameKey(g), gameRequest(g, domain.TxBet, amount.String()), gameAccounts(g), roundRefs(g),
+	return h.run(ctx, gameKey(g), gameRequest(g, domain.TxBet, amount.String()), gameAccounts(g), betRefs(g),
 		func(r domain.Reader, env domain.Env) (domain.Change, error) {
 			return domain.DecideBet(r, g, amount, env)
 		})

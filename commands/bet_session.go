@@ -30,7 +30,7 @@ type SessionTerms struct {
 // answers its original result, while a new bet after it is
 // ErrSessionExpired and moves nothing.
 func (h *Handler) PlaceBetInSession(ctx context.Context, g domain.GameTx, amount domain.Money, terms SessionTerms) (Result, error) {
-	return h.run(ctx, gameKey(g), gameRequest(g, domain.TxBet, amount.String()), gameAccounts(g), roundRefs(g),
+	return h.run(ctx, gameKey(g), gameRequest(g, domain.TxBet, amount.String()), gameAccounts(g), betRefs(g),
 		func(r domain.Reader, env domain.Env) (domain.Change, error) {
 			switch {
 			case terms.Superseded:

@@ -61,6 +61,12 @@ type EventData struct {
 	// reward given to the player, on a promo bet or win that has them.
 	CampaignID string `json:"campaign_id,omitempty"`
 	RewardID   string `json:"reward_id,omitempty"`
+	// FreeBets, on a reward's event, is how many free bets it granted,
+	// withdrew (cancelled) or left unused (expired); Amount is then the
+	// value of one. ProviderRef is the provider's id of a granted reward
+	// where its promotion API gave one.
+	FreeBets    int64  `json:"free_bets,omitempty"`
+	ProviderRef string `json:"provider_ref,omitempty"`
 	// OperatorTxID is a seamless client's wallet's id of the movement
 	// that decided a game call (domain.Reported); BalanceAfter is then the
 	// balance that wallet reported.

@@ -50,9 +50,22 @@ type TxRecord struct {
 	// Settles is, on a win, the key of the record whose Wins counts it
 	// (the bet it names, or its round), so reversing the win takes it off
 	// there. Wins booked before the rule have none and count nowhere.
-	Settles  string `json:"settles,omitempty"`
-	EventID  string `json:"event_id,omitempty"`
-	Position int64  `json:"position,omitempty"` // of EventID; set by the store
+	Settles string `json:"settles,omitempty"`
+	// Campaign and Reward: on a reward (TxReward), its campaign and id; on
+	// a round whose bet spent a free bet of a reward the ledger granted,
+	// that reward and its campaign (its wins are that reward's promo
+	// wins); on such a bet, the reward it spent.
+	Campaign string `json:"campaign,omitempty"`
+	Reward   string `json:"reward,omitempty"`
+	// FreeBets and Used, on a reward: how many free bets it grants and how
+	// many were spent; State is RewardActive, RewardCancelled or
+	// RewardExpired; ValidUntil its end (RFC 3339, UTC).
+	FreeBets   int64  `json:"free_bets,omitempty"`
+	Used       int64  `json:"used,omitempty"`
+	State      string `json:"state,omitempty"`
+	ValidUntil string `json:"valid_until,omitempty"`
+	EventID    string `json:"event_id,omitempty"`
+	Position   int64  `json:"position,omitempty"` // of EventID; set by the store
 	// BalanceAfter is the wallet balance the original call answered with.
 	BalanceAfter string            `json:"balance_after,omitempty"`
 	Request      map[string]string `json:"request,omitempty"`

@@ -46,6 +46,12 @@ func AppendTxRecordJSON(dst []byte, r *TxRecord) ([]byte, error) {
 	}
 	b = appendOmitInt(b, `,"wins":`, r.Wins)
 	b = appendOmitString(b, `,"settles":`, r.Settles)
+	b = appendOmitString(b, `,"campaign":`, r.Campaign)
+	b = appendOmitString(b, `,"reward":`, r.Reward)
+	b = appendOmitInt(b, `,"free_bets":`, r.FreeBets)
+	b = appendOmitInt(b, `,"used":`, r.Used)
+	b = appendOmitString(b, `,"state":`, r.State)
+	b = appendOmitString(b, `,"valid_until":`, r.ValidUntil)
 	b = appendOmitString(b, `,"event_id":`, r.EventID)
 	b = appendOmitInt(b, `,"position":`, r.Position)
 	b = appendOmitString(b, `,"balance_after":`, r.BalanceAfter)
@@ -150,6 +156,18 @@ func decodeTxRecordCanonical(data []byte, r *TxRecord) bool {
 			return s.int(&r.Wins)
 		case "settles":
 			return s.str(&r.Settles)
+		case "campaign":
+			return s.str(&r.Campaign)
+		case "reward":
+			return s.str(&r.Reward)
+		case "free_bets":
+			return s.int(&r.FreeBets)
+		case "used":
+			return s.int(&r.Used)
+		case "state":
+			return s.str(&r.State)
+		case "valid_until":
+			return s.str(&r.ValidUntil)
 		case "event_id":
 			return s.str(&r.EventID)
 		case "position":

@@ -163,6 +163,10 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 	if err := unusedID(r, key, "bet", g.ExternalTxID); err != nil {
 		return Change{}, err
 	}
+	g, reward, spent, err := spendReward(r, g, env.Now)
+	if err != nil {
+		return Change{}, err
+	}
 	player := PlayerWallet(g.Client, g.Player, g.Currency)
 	after, err := debitable(r, player, amount)
 	if err != nil {
@@ -172,11 +176,20 @@ func DecideBet(r Reader, g GameTx, amount Money, env Env) (Change, error) {
 	d.Postings = move(player, HouseAccount(g.Client, g.Provider, g.Currency), amount)
 	recs := []TxRecord{{Key: key, Kind: TxBet, Account: player, PlayerID: g.Player, Currency: g.Currency.code,
 		Amount: amount.minor, RoundID: g.Round, EventID: env.EventID}}
+	if spent {
+		recs[0].Reward = reward.Reward
+	}
 	if g.Round != "" {
 		round := roundRecord(r, g, env.Now)
 		round.OpenBets++
 		round.Closed = round.Closed || g.RoundClosed
+		if spent {
+			round.Campaign, round.Reward = reward.Campaign, reward.Reward
+		}
 		recs = append(recs, round)
+	}
+	if spent {
+		recs = append(recs, reward)
 	}
 	return Change{Event: newEvent(EventBetPlaced, player, env, d), Records: recs}, nil
 }
@@ -260,6 +273,7 @@ func DecideWin(r Reader, g GameTx, amount Money, betRef string, env Env) (Change
 		if !ok {
 			round = roundRecord(r, g, env.Now)
 		}
+		g = freeRound(g, round)
 		round.Closed = round.Closed || g.RoundClosed
 		if betRef == "" {
 			round.Wins++

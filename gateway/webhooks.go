@@ -24,13 +24,16 @@ const (
 	// KindRoundClosed is the ledger closing a stale round
 	// (wallet.round_closed.v1): no money moves.
 	KindRoundClosed = "round_closed"
+	// KindReward is a free-bet reward's grant, cancellation or expiry
+	// (promo.reward_*.v1, docs/promotions.md): no money moves.
+	KindReward = "reward"
 	// KindAll subscribes an endpoint to every kind, present and future.
 	KindAll = "*"
 )
 
 // WebhookKinds lists every kind an endpoint may subscribe to (besides "*").
 var WebhookKinds = []string{KindGameLaunched, KindBet, KindWin, KindRollback, KindDeposit, KindWithdrawal,
-	KindTransfer, KindAdjustment, KindBalanceSync, KindRoundClosed}
+	KindTransfer, KindAdjustment, KindBalanceSync, KindRoundClosed, KindReward}
 
 // eventKinds maps every ledger event type to its webhook kind.
 var eventKinds = map[domain.EventType]string{
@@ -46,6 +49,9 @@ var eventKinds = map[domain.EventType]string{
 	domain.EventAdjusted:         KindAdjustment,
 	domain.EventBalanceSynced:    KindBalanceSync,
 	domain.EventRoundClosed:      KindRoundClosed,
+	domain.EventRewardGranted:    KindReward,
+	domain.EventRewardCancelled:  KindReward,
+	domain.EventRewardExpired:    KindReward,
 }
 
 // KindOfEvent returns the webhook kind of a ledger event type; false for a

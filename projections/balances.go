@@ -18,7 +18,7 @@ func (balances) Name() Name { return Balances }
 func (balances) Lookups(domain.Event) []GameTxKey { return nil }
 
 func (balances) Apply(e domain.Event, _ Lookup) (Changes, error) {
-	if _, ok := historyTypes[e.Type]; !ok {
+	if _, ok := historyTypes[e.Type]; !ok && !promoTypes[e.Type] {
 		return Changes{}, invalid(e, "unknown event type %q", e.Type)
 	}
 	cur, err := domain.ParseCurrency(e.Data.Currency)

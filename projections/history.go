@@ -59,7 +59,16 @@ func (history) Lookups(e domain.Event) []GameTxKey {
 	return nil
 }
 
+// promoTypes are the reward events: they move no money and have no
+// history row (the campaign report reads the rewards, docs/promotions.md).
+var promoTypes = map[domain.EventType]bool{
+	domain.EventRewardGranted: true, domain.EventRewardCancelled: true, domain.EventRewardExpired: true,
+}
+
 func (h history) Apply(e domain.Event, find Lookup) (Changes, error) {
+	if promoTypes[e.Type] {
+		return Changes{}, nil
+	}
 	typ, ok := historyTypes[e.Type]
 	if !ok {
 		return Changes{}, invalid(e, "unknown event type %q", e.Type)

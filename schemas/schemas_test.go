@@ -118,6 +118,24 @@ func realBodies(t *testing.T) []struct {
 		add("free bet with its campaign and reward", l.apply(domain.DecideBet(l.v, free, domain.Zero(c), env())))
 		free.ExternalTxID = "fw1"
 		add("free bet's win with its campaign and reward", l.apply(domain.DecideWin(l.v, free, money(t, "3", c), "fb1", env())))
+		grant := func(reward string) domain.RewardGrant {
+			return domain.RewardGrant{Client: "acme", Player: "p.17@x", Campaign: "spring", Reward: reward,
+				Provider: "demo", Game: "book-1", BetValue: money(t, "1", c), FreeBets: 3,
+				ValidFrom: env().Now.Add(-time.Hour), ValidUntil: env().Now.Add(time.Hour)}
+		}
+		withRef := grant("rw-1")
+		withRef.ProviderRef = "bonus-54636"
+		add("reward granted", l.apply(domain.DecideRewardGrant(l.v, withRef, env())))
+		add("reward granted without a provider ref", l.apply(domain.DecideRewardGrant(l.v, grant("rw-2"), env())))
+		add("reward cancelled", l.apply(domain.DecideRewardEnd(l.v, domain.RewardEnd{Client: "acme", Reward: "rw-2",
+			Reason: "player asked"}, env())))
+		spend := game("fb2", "r5")
+		spend.Promo, spend.Reward = true, "rw-1"
+		add("free bet spending a granted reward", l.apply(domain.DecideBet(l.v, spend, domain.Zero(c), env())))
+		later := env()
+		later.Now = later.Now.Add(2 * time.Hour)
+		add("reward expired", l.apply(domain.DecideRewardEnd(l.v, domain.RewardEnd{Client: "acme", Reward: "rw-1",
+			Expire: true, Reason: "expired"}, later)))
 		jp := game("jw1", "")
 		jp.Jackpot = money(t, "40", c)
 		add("win with a jackpot part", l.apply(domain.DecideWin(l.v, jp, money(t, "45", c), "", env())))
