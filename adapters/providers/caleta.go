@@ -24,7 +24,9 @@ import (
 // SHA-256 signature with our launch private key (the provider holds the
 // public half). A 200 answer is {"url": "..."}; a 4xx answer (but 408/429)
 // is a refusal, {"error": "..."} (the document's 404); anything else is
-// the endpoint's failure. See docs/protocols/caleta.md#launch.
+// the endpoint's failure. See docs/protocols/caleta.md#launch. It also
+// asks for a round's detail page, POST {endpoint}/api/game/round, signed
+// the same way (docs/protocols/caleta.md#round-details).
 type caletaAdapter struct {
 	keys sync.Map // PEM text -> *rsa.PrivateKey: parsing checks the key, which is slow
 }
@@ -74,29 +76,10 @@ func (a *caletaAdapter) key(pemText string) (*rsa.PrivateKey, error) {
 }
 
 func (a *caletaAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
-	key, err := a.key(route.LaunchSecret)
-	if err != nil { // CheckLaunchReady refused this before; kept for safety
-		return "", fmt.Errorf("caleta launch key of provider %s: %w", route.ProviderID, err)
-	}
-	body, err := json.Marshal(caletaGameURLRequest{OperatorID: route.LaunchOperatorID, SubPartnerID: req.ClientID,
-		Token: req.SessionID, User: req.PlayerID, GameCode: req.GameCode, Currency: req.Currency,
-		Country: route.LaunchCountry, Lang: twoLetterLanguage(req.Language), LobbyURL: req.ReturnURL})
-	if err != nil {
-		return "", fmt.Errorf("encode launch request: %w", err)
-	}
-	sig, err := CaletaSignature(key, body)
-	if err != nil {
-		return "", err
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+"/api/game/url",
-		bytes.NewReader(body))
-	if err != nil {
-		return "", &failure{reason: "connection", err: err}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("X-Auth-Signature", sig)
-	status, raw, err := do(client, hr)
+	status, raw, err := a.post(ctx, client, endpoint, "/api/game/url", route, caletaGameURLRequest{
+		OperatorID: route.LaunchOperatorID, SubPartnerID: req.ClientID, Token: req.SessionID, User: req.PlayerID,
+		GameCode: req.GameCode, Currency: req.Currency, Country: route.LaunchCountry,
+		Lang: twoLetterLanguage(req.Language), LobbyURL: req.ReturnURL})
 	if err != nil {
 		return "", err
 	}
@@ -112,6 +95,94 @@ func (a *caletaAdapter) launch(ctx context.Context, client *http.Client, endpoin
 		return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status, Message: clip(ans.Error)}
 	}
 	return "", &failure{reason: fmt.Sprintf("status_%d", status)}
+}
+
+// caletaGameRoundRequest is the document's game_round_body: operator_id
+// is the only field it requires; the round, its player and one of its
+// transactions are what name the round.
+type caletaGameRoundRequest struct {
+	OperatorID      string `json:"operator_id"`
+	TransactionUUID string `json:"transaction_uuid,omitempty"`
+	User            string `json:"user,omitempty"`
+	Round           string `json:"round"`
+}
+
+// caletaGameRoundAnswer is a 200's {"url"} or the document's 405
+// {"code": "100", "message": "Invalid Round"} (code text or a number; the
+// document's example has it as text). error is read too: the 404 of the
+// other Games API calls.
+type caletaGameRoundAnswer struct {
+	URL     string          `json:"url"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	Error   string          `json:"error"`
+}
+
+// roundDetail asks Caleta's Games API for the address of a round's detail
+// page: POST {endpoint}/api/game/round, signed as the launch is. A 2xx is
+// {"url"}; a 4xx but 408 and 429 (the document's 405 "Invalid Round") is
+// Caleta's refusal; anything else is the endpoint's failure.
+func (a *caletaAdapter) roundDetail(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute,
+	req gateway.RoundDetailRequest) (string, error) {
+	status, raw, err := a.post(ctx, client, endpoint, "/api/game/round", route, caletaGameRoundRequest{
+		OperatorID: route.LaunchOperatorID, TransactionUUID: req.TransactionID, User: req.PlayerID, Round: req.RoundID})
+	if err != nil {
+		return "", err
+	}
+	var ans caletaGameRoundAnswer
+	decodeErr := json.Unmarshal(raw, &ans)
+	switch {
+	case status >= 200 && status < 300:
+		if decodeErr != nil {
+			return "", &failure{reason: "bad_response", err: fmt.Errorf("answer is not JSON: %w", decodeErr)}
+		}
+		return checkGameURL(ans.URL)
+	case refusalStatus(status):
+		msg := ans.Message
+		if msg == "" {
+			msg = ans.Error
+		}
+		return "", &gateway.ProviderRejectedError{Provider: route.ProviderID, Status: status,
+			Code: clip(jsonText(ans.Code)), Message: clip(msg)}
+	}
+	return "", &failure{reason: fmt.Sprintf("status_%d", status)}
+}
+
+// post sends body as JSON to {endpoint}{path}, signed in X-Auth-Signature
+// with our launch private key (every Games API call is), and returns the
+// answer's status and bytes.
+func (a *caletaAdapter) post(ctx context.Context, client *http.Client, endpoint, path string, route gateway.ProviderRoute,
+	body any) (int, []byte, error) {
+	key, err := a.key(route.LaunchSecret)
+	if err != nil { // CheckLaunchReady refused this before; kept for safety
+		return 0, nil, fmt.Errorf("caleta launch key of provider %s: %w", route.ProviderID, err)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode %s request: %w", path, err)
+	}
+	sig, err := CaletaSignature(key, raw)
+	if err != nil {
+		return 0, nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+path, bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, &failure{reason: "connection", err: err}
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("X-Auth-Signature", sig)
+	return do(client, hr)
+}
+
+// jsonText is a JSON string's text, or any other JSON value as written
+// ("" for none).
+func jsonText(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return strings.TrimSpace(string(v))
 }
 
 // refusalStatus: a 4xx other than 408 and 429 is the provider's answer

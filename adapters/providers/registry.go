@@ -4,7 +4,10 @@
 // launch request into the provider's own format and its answer back into a
 // game address; it tries the provider's endpoints in turn (failover), bounds
 // each call with the provider's timeout, and keeps a circuit breaker per
-// endpoint (github.com/sony/gobreaker/v2). See docs/providers-and-games.md.
+// endpoint (github.com/sony/gobreaker/v2). A kind whose provider has a
+// round-detail call (caleta) also asks it for the address of its own page
+// of a round, through the same endpoints and breakers (rounds.go). See
+// docs/providers-and-games.md.
 package providers
 
 import (
@@ -118,41 +121,56 @@ func (r *Registry) Launch(ctx context.Context, route gateway.ProviderRoute, req 
 		return r.demo.gameURL(req), nil
 	}
 	ad := r.adapters[route.Kind]
+	return r.failover(ctx, route, "launch", func(ctx context.Context, endpoint string) (string, error) {
+		return ad.launch(ctx, r.cfg.HTTPClient, endpoint, route, req)
+	})
+}
+
+// failover makes one call (what: "launch", "round detail") at the route's
+// endpoints in turn until one serves it: every call to a provider goes
+// through the same endpoints, timeouts and per-endpoint breakers, so an
+// endpoint that fails launches is skipped for round details too.
+// Endpoints whose breaker is open are skipped without a call; a refusal
+// ends the turn (the endpoint is healthy, and another would refuse too).
+func (r *Registry) failover(ctx context.Context, route gateway.ProviderRoute, what string,
+	call func(ctx context.Context, endpoint string) (string, error)) (string, error) {
 	var failures []gateway.EndpointFailure
 	for _, i := range r.order(route) {
 		endpoint := route.Endpoints[i]
 		b := r.breaker(route, i)
-		gameURL, err := b.execute(func() (string, error) { return r.call(ctx, ad, endpoint, route, req) })
+		out, err := b.execute(func() (string, error) { return r.call(ctx, endpoint, route, call) })
 		if err == nil {
-			return gameURL, nil
+			return out, nil
 		}
 		var rejected *gateway.ProviderRejectedError
 		if errors.As(err, &rejected) {
 			return "", err
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return "", fmt.Errorf("launch at provider %s: %w", route.ProviderID, cerr)
+			return "", fmt.Errorf("%s at provider %s: %w", what, route.ProviderID, cerr)
 		}
 		reason := reasonOf(err)
 		failures = append(failures, gateway.EndpointFailure{Endpoint: i + 1, Reason: reason})
 		if reason != "breaker_open" {
-			r.log.WarnContext(ctx, "provider endpoint failed", "provider", route.ProviderID, "endpoint", i+1,
-				"reason", reason, "error", err)
+			r.log.WarnContext(ctx, "provider endpoint failed", "provider", route.ProviderID, "call", what,
+				"endpoint", i+1, "reason", reason, "error", err)
 		}
 	}
 	return "", &gateway.ProviderUnavailableError{Provider: route.ProviderID, RetryAfter: r.retryAfter(route),
 		Endpoints: failures}
 }
 
-// call makes one bounded call to one endpoint. The request's own context
-// ending (the client went away) is excluded from the breaker's counts.
-func (r *Registry) call(ctx context.Context, ad adapter, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
+// call makes one call bounded by the route's timeout to one endpoint. The
+// request's own context ending (the client went away) is excluded from
+// the breaker's counts.
+func (r *Registry) call(ctx context.Context, endpoint string, route gateway.ProviderRoute,
+	call func(ctx context.Context, endpoint string) (string, error)) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, route.Timeout)
 	defer cancel()
-	gameURL, err := ad.launch(cctx, r.cfg.HTTPClient, endpoint, route, req)
+	out, err := call(cctx, endpoint)
 	switch {
 	case err == nil:
-		return gameURL, nil
+		return out, nil
 	case ctx.Err() != nil:
 		return "", &callerGone{err: ctx.Err()}
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -275,10 +293,11 @@ func (f *failure) Error() string {
 
 func (f *failure) Unwrap() error { return f.err }
 
-// callerGone is a call cut short because the launch request itself ended.
+// callerGone is a call cut short because the request that made it (a
+// launch, a round's details) itself ended.
 type callerGone struct{ err error }
 
-func (e *callerGone) Error() string { return "launch request ended: " + e.err.Error() }
+func (e *callerGone) Error() string { return "request ended: " + e.err.Error() }
 func (e *callerGone) Unwrap() error { return e.err }
 
 func reasonOf(err error) string {
