@@ -115,11 +115,11 @@ func (g *Gateway) Game(ctx context.Context, id string) (gateway.Game, error) {
 	if hasNUL(id) {
 		return gateway.Game{}, domain.ErrNotFound
 	}
-	var x gateway.Game
-	err := g.pool.QueryRow(ctx, `
-		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
-		FROM games WHERE id = $1`, id).
-		Scan(&x.ID, &x.ProviderID, &x.Name, &x.Category, &x.Enabled, &x.Code)
+	rows, err := g.pool.Query(ctx, `SELECT `+gameCols+` FROM games WHERE id = $1`, id)
+	if err != nil {
+		return gateway.Game{}, fmt.Errorf("game %s: %w", id, err)
+	}
+	x, err := pgx.CollectExactlyOneRow(rows, scanGame)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Game{}, domain.ErrNotFound
 	}
@@ -137,18 +137,14 @@ func (g *Gateway) ProviderGame(ctx context.Context, provider, code string) (gate
 		return gateway.Game{}, domain.ErrNotFound
 	}
 	rows, err := g.pool.Query(ctx, `
-		SELECT id, provider_id, name, category, enabled, COALESCE(NULLIF(provider_game_code, ''), id)
+		SELECT `+gameCols+`
 		FROM games
 		WHERE provider_id = $1 AND (provider_game_code = $2 OR (provider_game_code = '' AND id = $2))
 		ORDER BY id LIMIT 2`, provider, code)
 	if err != nil {
 		return gateway.Game{}, fmt.Errorf("game %s of provider %s: %w", code, provider, err)
 	}
-	games, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (gateway.Game, error) {
-		var x gateway.Game
-		err := r.Scan(&x.ID, &x.ProviderID, &x.Name, &x.Category, &x.Enabled, &x.Code)
-		return x, err
-	})
+	games, err := pgx.CollectRows(rows, scanGame)
 	switch {
 	case err != nil:
 		return gateway.Game{}, fmt.Errorf("game %s of provider %s: %w", code, provider, err)
@@ -306,12 +302,15 @@ func (g *Gateway) UpsertProvider(ctx context.Context, p gateway.Provider) error 
 	return nil
 }
 
-// UpsertGame creates or updates a game.
+// UpsertGame creates or updates a game. An operator's write decides its
+// enabled flag from then on: a later catalog sync enables again only a
+// game a sync disabled (migration 00032), so sync_disabled is cleared.
+// Its blocked countries are the catalog sync's and are left alone.
 func (g *Gateway) UpsertGame(ctx context.Context, x gateway.Game) error {
 	_, err := g.pool.Exec(ctx, `
 		INSERT INTO games (id, provider_id, name, category, enabled) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,
-			category = excluded.category, enabled = excluded.enabled`,
+			category = excluded.category, enabled = excluded.enabled, sync_disabled = false`,
 		x.ID, x.ProviderID, x.Name, x.Category, x.Enabled)
 	if err != nil {
 		return fmt.Errorf("upsert game %s: %w", x.ID, err)
