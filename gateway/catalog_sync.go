@@ -179,40 +179,28 @@ func PlanCatalogSync(provider string, snap CatalogSnapshot, list []ProviderGame)
 				Reason: "our games " + strings.Join(names, ", ") + " share this code; give each its own with `pitboss game set`"})
 			continue
 		}
-		name := strings.TrimSpace(pg.Name)
-		if name == "" || utf8.RuneCountInString(name) > MaxGameName || !utf8.ValidString(name) ||
-			strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			plan.Skipped = append(plan.Skipped, SkippedGame{Code: code,
-				Reason: fmt.Sprintf("the name is empty, longer than %d characters or holds control characters", MaxGameName)})
+		listed, refusal := listedGame(provider, code, pg)
+		if refusal != "" {
+			plan.Skipped = append(plan.Skipped, SkippedGame{Code: code, Reason: refusal})
 			continue
 		}
-		category := strings.TrimSpace(pg.Category)
-		if category == "" {
-			category = "other"
-		}
-		blocked := NormalizeCountries(pg.BlockedCountries)
 		if len(have) == 0 {
-			id := provider + "-" + code
-			switch {
+			switch id := listed.ID; {
 			case len(id) > domain.MaxIDLength:
 				plan.Skipped = append(plan.Skipped, SkippedGame{Code: code,
 					Reason: fmt.Sprintf("its id %s… would be longer than %d characters", id[:40], domain.MaxIDLength)})
-				continue
 			case ids[id]:
 				plan.Skipped = append(plan.Skipped, SkippedGame{Code: code,
 					Reason: "its id " + id + " is another game's; give that game its code with `pitboss game set --provider-code`"})
-				continue
+			default:
+				ids[id] = true
+				plan.Added = append(plan.Added, GameChange{Game: listed, SyncDisabled: !pg.Enabled})
 			}
-			ids[id] = true
-			plan.Added = append(plan.Added, GameChange{
-				Game: Game{ID: id, ProviderID: provider, Name: name, Category: category, Enabled: pg.Enabled, Code: code,
-					BlockedCountries: blocked},
-				SyncDisabled: !pg.Enabled})
 			continue
 		}
 		old := snap.Games[have[0]]
 		next := GameChange{Game: old.Game, SyncDisabled: old.SyncDisabled}
-		next.Game.Name, next.Game.Category, next.Game.BlockedCountries = name, category, blocked
+		next.Game.Name, next.Game.Category, next.Game.BlockedCountries = listed.Name, listed.Category, listed.BlockedCountries
 		switch {
 		case !pg.Enabled && old.Enabled:
 			next.Game.Enabled, next.SyncDisabled, next.Reason = false, true, DisabledByProvider
@@ -245,6 +233,22 @@ func PlanCatalogSync(provider string, snap CatalogSnapshot, list []ProviderGame)
 		plan.Disabled = append(plan.Disabled, next)
 	}
 	return plan
+}
+
+// listedGame is a listed game as a sync would add it (our id
+// {provider}-{code}), or why it cannot be taken.
+func listedGame(provider, code string, pg ProviderGame) (Game, string) {
+	name := strings.TrimSpace(pg.Name)
+	if name == "" || utf8.RuneCountInString(name) > MaxGameName || !utf8.ValidString(name) ||
+		strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return Game{}, fmt.Sprintf("the name is empty, longer than %d characters or holds control characters", MaxGameName)
+	}
+	category := strings.TrimSpace(pg.Category)
+	if category == "" {
+		category = "other"
+	}
+	return Game{ID: provider + "-" + code, ProviderID: provider, Name: name, Category: category, Enabled: pg.Enabled,
+		Code: code, BlockedCountries: NormalizeCountries(pg.BlockedCountries)}, ""
 }
 
 // gameChanges lists the synced fields that differ between a and b.
