@@ -53,9 +53,13 @@ func mount(e *echo.Echo, base string, calls map[string]echo.HandlerFunc) {
 // registerDialects builds the wallet core once and registers every
 // protocol's dialect on it, in the registry's order.
 func (s *Server) registerDialects(e *echo.Echo) {
-	core := wallet.New(wallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions, Ledger: s.deps.Commands,
+	deps := wallet.Deps{Catalog: s.deps.Catalog, Sessions: s.deps.Sessions, Ledger: s.deps.Commands,
 		Balances: s.deps.Balances, Records: s.deps.TxRecords, Operators: s.deps.Operators, FollowUps: s.deps.FollowUps,
-		FollowUpGrace: s.cfg.FollowUpGrace, Clock: s.deps.Clock})
+		FollowUpGrace: s.cfg.FollowUpGrace, Clock: s.deps.Clock}
+	if s.deps.Promotions != nil {
+		deps.FreeSpins = s.deps.Promotions
+	}
+	core := wallet.New(deps)
 	s.core = core
 	for _, name := range gateway.WalletProtocols {
 		dialects[name](s, core, e)

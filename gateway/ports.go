@@ -19,11 +19,17 @@ const (
 	// (webhook CRUD, secret rotation, re-send).
 	ScopeDeliveriesRead  = "deliveries:read"
 	ScopeDeliveriesWrite = "deliveries:write"
+	// ScopePromotionsRead lists free-bet campaigns and their rewards;
+	// ScopePromotionsWrite also creates campaigns, grants and cancels
+	// rewards (docs/promotions.md).
+	ScopePromotionsRead  = "promotions:read"
+	ScopePromotionsWrite = "promotions:write"
 )
 
 // AllScopes lists every scope, for a sandbox key.
 var AllScopes = []string{ScopeLaunch, ScopeTransactionsRead, ScopeTransactionsWrite, ScopeWalletRead,
-	ScopeReportsRead, ScopeAuditRead, ScopeDeliveriesRead, ScopeDeliveriesWrite}
+	ScopeReportsRead, ScopeAuditRead, ScopeDeliveriesRead, ScopeDeliveriesWrite, ScopePromotionsRead,
+	ScopePromotionsWrite}
 
 // Principal is the client behind an authenticated API key.
 type Principal struct {

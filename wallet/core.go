@@ -62,6 +62,17 @@ type Deps struct {
 	FollowUpGrace time.Duration
 	// Clock is the core's time (nil: the system clock).
 	Clock Clock
+	// FreeSpins finds the free-bet reward a bet of nothing spends when its
+	// protocol cannot name one (docs/promotions.md); without it such a bet
+	// is booked as before.
+	FreeSpins FreeSpins
+}
+
+// FreeSpins finds a player's active free-bet reward (promo.Service).
+type FreeSpins interface {
+	// FreeSpin is the oldest active reward of the player on the
+	// provider's game in currency with free bets left; ok false when none.
+	FreeSpin(ctx context.Context, clientID, providerID, playerID, gameID, currency string) (id string, ok bool, err error)
 }
 
 // Result is a booked call's result: our event id, the caller's id, the
@@ -252,6 +263,9 @@ func (c *Core) Bet(ctx context.Context, s Session, t Tx, amount domain.Money) (R
 		return Result{}, fmt.Errorf("is session %s superseded: %w", s.ID, err)
 	}
 	terms := commands.SessionTerms{ExpiresAt: s.ExpiresAt, Superseded: superseded}
+	if t, err = c.freeSpin(ctx, s, t, amount); err != nil {
+		return Result{}, err
+	}
 	if op, err := c.operator(ctx, s); err != nil || op != nil {
 		if err != nil {
 			return Result{}, err
@@ -259,6 +273,39 @@ func (c *Core) Bet(ctx context.Context, s Session, t Tx, amount domain.Money) (R
 		return c.seamlessBet(ctx, op, s, t, amount, terms)
 	}
 	return c.deps.Ledger.PlaceBetInSession(ctx, s.gameTx(t), amount, terms)
+}
+
+// freeSpin makes a bet of nothing that names no reward a free bet of the
+// player's active reward on the game, when there is one: a protocol
+// without promotion fields (The Bet Brothers' Game Events) spends the
+// free spins a campaign granted that way (docs/promotions.md). A retry
+// spends what the original spent, whatever is active now, so its
+// fingerprint matches.
+func (c *Core) freeSpin(ctx context.Context, s Session, t Tx, amount domain.Money) (Tx, error) {
+	if !amount.IsZero() || t.Promo || c.deps.FreeSpins == nil {
+		return t, nil
+	}
+	g := s.gameTx(t)
+	if c.deps.Records != nil {
+		rec, ok, err := c.deps.Records.TxRecord(ctx, domain.GameTxKey(g.Client, g.Provider, g.ExternalTxID))
+		if err != nil {
+			return t, fmt.Errorf("record of bet %s: %w", t.ID, err)
+		}
+		if ok {
+			if r := rec.Request["reward_id"]; r != "" && rec.Request["promo"] == "true" {
+				t.Promo, t.Reward = true, r
+			}
+			return t, nil
+		}
+	}
+	id, ok, err := c.deps.FreeSpins.FreeSpin(ctx, g.Client, g.Provider, g.Player, g.Game, g.Currency.Code())
+	if err != nil {
+		return t, fmt.Errorf("free spin of bet %s: %w", t.ID, err)
+	}
+	if ok {
+		t.Promo, t.Reward = true, id
+	}
+	return t, nil
 }
 
 // Win credits amount on the bet ref names (or, ref empty, on the round),

@@ -31,6 +31,7 @@ var domainErrors = []struct {
 	status int
 	code   string
 }{
+	{domain.ErrRewardNotActive, http.StatusConflict, CodeRewardNotActive},
 	{domain.ErrTooPrecise, http.StatusBadRequest, CodeAmountTooPrecise},
 	{domain.ErrAmountOverflow, http.StatusBadRequest, CodeInvalidAmount},
 	{domain.ErrBalanceLimit, http.StatusBadRequest, CodeInvalidAmount},

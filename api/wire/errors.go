@@ -44,6 +44,14 @@ const (
 	CodeIPNotAllowed        = "IP_NOT_ALLOWED"
 	CodeReturnURLNotAllowed = "RETURN_URL_NOT_ALLOWED"
 
+	// Launches that name the player's country (docs/providers-and-games.md#catalog-sync):
+	// the provider's game list blocks the game there (403).
+	CodeGameBlockedInCountry = "GAME_BLOCKED_IN_COUNTRY"
+
+	// Launches that name the player's country (docs/providers-and-games.md#catalog-sync):
+	// the provider's game list blocks the game there (403).
+	CodeGameBlockedInCountry = "GAME_BLOCKED_IN_COUNTRY"
+
 	// Deliveries (docs/callbacks-and-webhooks.md).
 	CodeDeliveryInProgress = "DELIVERY_IN_PROGRESS"
 
@@ -65,6 +73,16 @@ const (
 	// answered the launch with a refusal (502). A provider that cannot be
 	// reached is SERVICE_UNAVAILABLE (503 with Retry-After).
 	CodeProviderRejected = "PROVIDER_REJECTED"
+
+	// Rounds (docs/read-models.md): a round id without ?provider= that
+	// names rounds of several of the client's providers (409; the
+	// details name them).
+	CodeRoundAmbiguous = "ROUND_AMBIGUOUS"
+
+	// Promotions (docs/promotions.md): a free-bet reward that is
+	// cancelled, expired or used up, or (to cancel) already used; a grant
+	// under a campaign that has ended.
+	CodeRewardNotActive = "REWARD_NOT_ACTIVE"
 
 	// Statements (docs/statements.md): closing a period that has not
 	// ended, one already closed or before a closed one, or while another

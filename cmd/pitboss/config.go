@@ -13,6 +13,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/wallet"
 )
 
@@ -58,6 +59,10 @@ type config struct {
 	// seamless client's unknown outcome waits before its follow-up's first
 	// attempt (wallet.Deps.FollowUpGrace; docs/seamless-wallet.md#follow-ups).
 	SeamlessFollowUpGrace time.Duration
+	// PromoExpiryInterval is PITBOSS_PROMO_EXPIRY_INTERVAL: how often the
+	// api role expires free-bet rewards past their validity
+	// (promo.Service.RunExpiry; docs/promotions.md).
+	PromoExpiryInterval time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -143,6 +148,10 @@ func loadConfig() (config, error) {
 	if c.RoundAutoCloseAfter, err = time.ParseDuration(env("PITBOSS_ROUND_AUTO_CLOSE_AFTER", "0s")); err != nil ||
 		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
 		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
+	}
+	if c.PromoExpiryInterval, err = time.ParseDuration(env("PITBOSS_PROMO_EXPIRY_INTERVAL", promo.DefaultExpiryInterval.String())); err != nil ||
+		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
 	}
 	if c.SeamlessFollowUpGrace, err = time.ParseDuration(env("PITBOSS_SEAMLESS_FOLLOWUP_GRACE", wallet.FollowUpGrace.String())); err != nil ||
 		c.SeamlessFollowUpGrace < time.Second || c.SeamlessFollowUpGrace > time.Hour {

@@ -118,8 +118,11 @@ func (h *Handlers) Balance(c echo.Context) error {
 }
 
 // Bet answers POST .../bet: amount debited at once while the session takes
-// bets (after it, 403). A bet of 0 is refused: the ledger takes a bet of
-// nothing only as a promotion's, and the Game Events have no promotion.
+// bets (after it, 403). The Game Events have no promotion fields: a bet of
+// 0 is a free spin of the player's active reward on the game, granted by a
+// campaign through the Free Spin API (docs/promotions.md), and refused
+// when the player has none (the ledger takes a bet of nothing only as a
+// promotion's).
 func (h *Handlers) Bet(c echo.Context) error {
 	return h.answer(c, func(ctx context.Context) (any, error) {
 		var b moneyCall
@@ -127,7 +130,7 @@ func (h *Handlers) Bet(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		amount, err := b.amount(cl.Cur, false)
+		amount, err := b.amount(cl.Cur, true)
 		if err != nil {
 			return nil, err
 		}
