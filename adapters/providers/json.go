@@ -79,6 +79,11 @@ func (jsonAdapter) launch(ctx context.Context, client *http.Client, endpoint str
 
 // do sends hr and reads at most maxAnswerBytes of the answer.
 func do(client *http.Client, hr *http.Request) (int, []byte, error) {
+	return doUpTo(client, hr, maxAnswerBytes)
+}
+
+// doUpTo sends hr and reads at most limit bytes of the answer.
+func doUpTo(client *http.Client, hr *http.Request, limit int64) (int, []byte, error) {
 	resp, err := client.Do(hr)
 	if err != nil {
 		// Not the *url.Error itself: it quotes the URL, and a kind's URL
@@ -90,7 +95,7 @@ func do(client *http.Client, hr *http.Request) (int, []byte, error) {
 		return 0, nil, &failure{reason: "connection", err: err}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return 0, nil, &failure{reason: "connection", err: fmt.Errorf("read answer: %w", err)}
 	}
