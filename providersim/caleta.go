@@ -73,8 +73,14 @@ func (d caleta) build(r *run, k kind, t tx) wireRequest {
 			b["reference_transaction_uuid"] = t.Ref
 		}
 		if k == callPromoBet || k == callPromoWin { // the free bet's campaign and reward, the same on its win
-			b["campaign_uuid"] = "campaign-" + r.nonce
-			b["reward_uuid"] = "reward-" + t.Round
+			campaign, reward := t.Campaign, t.Reward
+			if reward == "" {
+				campaign, reward = "campaign-"+r.nonce, "reward-"+t.Round
+			}
+			if campaign != "" { // a single-use reward has none
+				b["campaign_uuid"] = campaign
+			}
+			b["reward_uuid"] = reward
 		}
 	case callRollback:
 		b["transaction_uuid"] = t.ID

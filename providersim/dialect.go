@@ -40,6 +40,11 @@ type tx struct {
 	Round  string
 	Amount int64 // minor units of the session's currency
 	Closed bool  // the call closes its round
+	// Campaign and Reward are the provider's ids of a free bet's campaign
+	// and reward (caleta's campaign_uuid, reward_uuid), where the call
+	// spends a reward the provider granted; "" in the promo step, whose
+	// ids are its own.
+	Campaign, Reward string
 }
 
 // answer is a call's answer as the steps judge it.
