@@ -36,9 +36,10 @@ type launchTarget struct {
 	route gateway.ProviderRoute
 }
 
-// checkLaunchRequest validates the fields every launch variant has and
-// parses the currency. Parameter names are the spec's.
-func checkLaunchRequest(req launchRequest) (domain.Currency, error) {
+// checkLaunchRequest validates the fields every launch variant has, puts
+// the country in upper case and parses the currency. Parameter names are
+// the spec's.
+func checkLaunchRequest(req *launchRequest) (domain.Currency, error) {
 	for _, f := range []struct{ n, v string }{{"provider", req.Provider}, {"game_id", req.GameID},
 		{"player_id", req.PlayerID}, {"currency", req.Currency}} {
 		if err := wire.RequireField(f.n, f.v); err != nil {
@@ -64,11 +65,29 @@ func checkLaunchRequest(req launchRequest) (domain.Currency, error) {
 		return domain.Currency{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "language must be a language tag such as en or pt-BR", Details: map[string]any{"field": "language"}}
 	}
+	if req.Country = strings.ToUpper(req.Country); req.Country != "" && !gateway.IsCountry(req.Country) {
+		return domain.Currency{}, &wire.Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "country must be an ISO 3166-1 alpha-2 code such as BR", Details: map[string]any{"field": "country"}}
+	}
 	return domain.ParseCurrency(req.Currency)
 }
 
-// resolveLaunch finds an enabled provider, its enabled game and its route.
-func (s *Server) resolveLaunch(ctx context.Context, providerID, gameID string) (launchTarget, error) {
+// blockedInCountry refuses a game blocked in the player's country (the
+// provider's game list says so, `pitboss catalog sync`); a launch without
+// a country is never refused for it. param names the field or parameter
+// in the details.
+func blockedInCountry(game gateway.Game, country, param string) error {
+	if !game.BlockedIn(country) {
+		return nil
+	}
+	return &wire.Error{Status: http.StatusForbidden, Code: wire.CodeGameBlockedInCountry,
+		Message: "game " + game.ID + " may not be played in " + country,
+		Details: map[string]any{param: "country", "country": country, "game_id": game.ID}}
+}
+
+// resolveLaunch finds an enabled provider, its enabled game (not blocked
+// in the player's country, when the launch names one) and its route.
+func (s *Server) resolveLaunch(ctx context.Context, providerID, gameID, country string) (launchTarget, error) {
 	prov, err := s.deps.Catalog.Provider(ctx, providerID)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && !prov.Enabled) {
 		return launchTarget{}, &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
@@ -81,6 +100,9 @@ func (s *Server) resolveLaunch(ctx context.Context, providerID, gameID string) (
 		return launchTarget{}, &wire.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: "unknown game " + gameID + " of provider " + providerID, Details: map[string]any{"field": "game_id"}}
 	} else if err != nil {
+		return launchTarget{}, err
+	}
+	if err := blockedInCountry(game, country, "field"); err != nil {
 		return launchTarget{}, err
 	}
 	route, err := s.providerRoute(ctx, prov)
@@ -164,7 +186,7 @@ func (s *Server) launchSession(ctx context.Context, t launchTarget, sess gateway
 	gameURL, err := s.launcher().Launch(ctx, t.route, gateway.LaunchRequest{SessionID: sess.ID, ClientID: sess.ClientID,
 		PlayerID: sess.PlayerID, GameID: t.game.ID, GameCode: gameCode(t.game), Currency: sess.Currency,
 		Language: req.Language, ReturnURL: s.returnURL(sess.ID), ClientSessionToken: req.SessionToken,
-		ExpiresAt: sess.ExpiresAt})
+		ExpiresAt: sess.ExpiresAt, Country: req.Country})
 	if err != nil {
 		return launchResult{}, err
 	}
@@ -191,12 +213,12 @@ func gameCode(g gateway.Game) string {
 
 // launch runs a launch with fresh ids: POST and GET /api/v1/game/launch.
 func (s *Server) launch(c echo.Context, req launchRequest) error {
-	cur, err := checkLaunchRequest(req)
+	cur, err := checkLaunchRequest(&req)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	t, err := s.resolveLaunch(ctx, req.Provider, req.GameID)
+	t, err := s.resolveLaunch(ctx, req.Provider, req.GameID, req.Country)
 	if err != nil {
 		return err
 	}
@@ -212,7 +234,7 @@ func (s *Server) launch(c echo.Context, req launchRequest) error {
 
 // launchGameByQuery is GET /api/v1/game/launch: the POST launch with its
 // fields as query parameters (provider, game_id, player_id, currency,
-// session_token, language), answering the same JSON.
+// session_token, language, country), answering the same JSON.
 func (s *Server) launchGameByQuery(c echo.Context) error {
 	q := c.QueryParams()
 	for name, vs := range q {
@@ -223,5 +245,5 @@ func (s *Server) launchGameByQuery(c echo.Context) error {
 	}
 	return s.launch(c, launchRequest{Provider: q.Get("provider"), GameID: q.Get("game_id"),
 		PlayerID: q.Get("player_id"), Currency: q.Get("currency"), SessionToken: q.Get("session_token"),
-		Language: q.Get("language")})
+		Language: q.Get("language"), Country: q.Get("country")})
 }

@@ -18,6 +18,10 @@ type launchRequest struct {
 	SessionToken string `json:"session_token"`
 	// Language is optional: a language tag passed on to the provider.
 	Language string `json:"language"`
+	// Country is optional: the player's ISO 3166-1 alpha-2 country. A game
+	// blocked there is refused (403 GAME_BLOCKED_IN_COUNTRY); it is passed
+	// on to providers whose launch names a country.
+	Country string `json:"country"`
 }
 
 // launchResult is the spec's game launch result.

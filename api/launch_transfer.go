@@ -52,7 +52,7 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 	if err := wire.BindJSON(c, &req); err != nil {
 		return err
 	}
-	cur, err := checkLaunchRequest(req.launchRequest)
+	cur, err := checkLaunchRequest(&req.launchRequest)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) launchWithTransfer(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	t, err := s.resolveLaunch(ctx, req.Provider, req.GameID)
+	t, err := s.resolveLaunch(ctx, req.Provider, req.GameID, req.Country)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ const (
 // launchParams are the query parameters the launch reads; a parameter
 // given more than once is refused, so what was signed is unambiguous.
 var launchParams = []string{"api_key", "user_id", "game_uid", "balance", "ts", "sig", "currency_code",
-	"language", "return_url", "callback_url", "redirect"}
+	"language", "return_url", "callback_url", "redirect", "country"}
 
 // signedLaunchAnswer is the spec's launch response, plus the session (the
 // game and the return address know the session by this id) and its expiry.
@@ -235,6 +235,9 @@ func (s *Server) launchBySignature(c echo.Context, q url.Values) (signedLaunchAn
 	} else if err != nil {
 		return signedLaunchAnswer{}, err
 	}
+	if err := blockedInCountry(game, req.country, "parameter"); err != nil {
+		return signedLaunchAnswer{}, err
+	}
 	return s.launchSigned(c, p, req, game, prov)
 }
 
@@ -320,12 +323,15 @@ func validLaunchSignature(secret []byte, q url.Values, sig string) bool {
 // signedLaunchRequest is a checked launch.
 type signedLaunchRequest struct {
 	user, game, language, returnURL, sig string
-	currency                             domain.Currency
-	balance                              domain.Money
+	// country is the player's (optional, upper case).
+	country  string
+	currency domain.Currency
+	balance  domain.Money
 }
 
 func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchRequest, error) {
 	r := signedLaunchRequest{user: q.Get("user_id"), game: q.Get("game_uid"), language: q.Get("language"),
+		country:   strings.ToUpper(q.Get("country")),
 		returnURL: q.Get("return_url"), sig: q.Get("sig")}
 	for _, f := range []struct{ name, v string }{{"user_id", r.user}, {"game_uid", r.game}} {
 		if err := domain.ValidateID(f.name, f.v); err != nil {
@@ -370,6 +376,9 @@ func launchValues(q url.Values, client gateway.LaunchClient) (signedLaunchReques
 	if len(r.language) > maxLanguageLength || strings.Trim(r.language,
 		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
 		return r, badParam("language", "language must be a language tag such as en or pt-BR")
+	}
+	if r.country != "" && !gateway.IsCountry(r.country) {
+		return r, badParam("country", "country must be an ISO 3166-1 alpha-2 code such as BR")
 	}
 	if len(q.Get("callback_url")) > maxURLLength {
 		return r, badParam("callback_url", fmt.Sprintf("callback_url is longer than %d characters", maxURLLength))
@@ -424,7 +433,7 @@ func (s *Server) launchSigned(c echo.Context, p gateway.Principal, r signedLaunc
 		gateway.GameSession{ID: sessID, ClientID: p.ClientID, PlayerID: r.user, ProviderID: prov.ID, GameID: game.ID,
 			Currency: r.currency.Code(), LaunchTxID: launchTx, ReturnURL: r.returnURL,
 			ExpiresAt: s.deps.Clock.Now().Add(s.cfg.SessionTTL).UTC().Truncate(time.Second)},
-		launchRequest{Language: r.language})
+		launchRequest{Language: r.language, Country: r.country})
 	if err != nil {
 		return signedLaunchAnswer{}, launchConflict(err)
 	}

@@ -157,6 +157,19 @@ type LaunchRequest struct {
 	// on to the provider and not stored.
 	ClientSessionToken string
 	ExpiresAt          time.Time
+	// Country is the player's ISO 3166-1 alpha-2 country when the launch
+	// named one (the launch's optional country); empty otherwise.
+	Country string
+}
+
+// CountryOr is the player's country, or dflt (the provider's launch
+// country) when the launch named none: what a protocol with a country
+// field (caleta, evolution) sends.
+func (r LaunchRequest) CountryOr(dflt string) string {
+	if r.Country != "" {
+		return r.Country
+	}
+	return dflt
 }
 
 // Launcher opens games at providers: it picks an endpoint, transforms the

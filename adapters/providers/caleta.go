@@ -78,7 +78,7 @@ func (a *caletaAdapter) key(pemText string) (*rsa.PrivateKey, error) {
 func (a *caletaAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	status, raw, err := a.post(ctx, client, endpoint, "/api/game/url", route, caletaGameURLRequest{
 		OperatorID: route.LaunchOperatorID, SubPartnerID: req.ClientID, Token: req.SessionID, User: req.PlayerID,
-		GameCode: req.GameCode, Currency: req.Currency, Country: route.LaunchCountry,
+		GameCode: req.GameCode, Currency: req.Currency, Country: req.CountryOr(route.LaunchCountry),
 		Lang: twoLetterLanguage(req.Language), LobbyURL: req.ReturnURL})
 	if err != nil {
 		return "", err
@@ -153,26 +153,35 @@ func (a *caletaAdapter) roundDetail(ctx context.Context, client *http.Client, en
 // answer's status and bytes.
 func (a *caletaAdapter) post(ctx context.Context, client *http.Client, endpoint, path string, route gateway.ProviderRoute,
 	body any) (int, []byte, error) {
-	key, err := a.key(route.LaunchSecret)
-	if err != nil { // CheckLaunchReady refused this before; kept for safety
-		return 0, nil, fmt.Errorf("caleta launch key of provider %s: %w", route.ProviderID, err)
-	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return 0, nil, fmt.Errorf("encode %s request: %w", path, err)
-	}
-	sig, err := CaletaSignature(key, raw)
+	hr, err := a.request(ctx, endpoint, path, route, body)
 	if err != nil {
 		return 0, nil, err
 	}
+	return do(client, hr)
+}
+
+// request is post's signed request.
+func (a *caletaAdapter) request(ctx context.Context, endpoint, path string, route gateway.ProviderRoute, body any) (*http.Request, error) {
+	key, err := a.key(route.LaunchSecret)
+	if err != nil { // CheckLaunchReady refused this before; kept for safety
+		return nil, fmt.Errorf("caleta launch key of provider %s: %w", route.ProviderID, err)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s request: %w", path, err)
+	}
+	sig, err := CaletaSignature(key, raw)
+	if err != nil {
+		return nil, err
+	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+path, bytes.NewReader(raw))
 	if err != nil {
-		return 0, nil, &failure{reason: "connection", err: err}
+		return nil, &failure{reason: "connection", err: err}
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("X-Auth-Signature", sig)
-	return do(client, hr)
+	return hr, nil
 }
 
 // jsonText is a JSON string's text, or any other JSON value as written

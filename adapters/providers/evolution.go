@@ -80,7 +80,7 @@ var evolutionSystemErrors = []string{"G.0", "G.4", "G.5", "G.6", "G.7"}
 
 func (evolutionAdapter) launch(ctx context.Context, client *http.Client, endpoint string, route gateway.ProviderRoute, req gateway.LaunchRequest) (string, error) {
 	ua := evolutionUARequest{UUID: uuid.NewString(),
-		Player: evolutionUAPlayer{ID: req.PlayerID, Update: true, Country: route.LaunchCountry,
+		Player: evolutionUAPlayer{ID: req.PlayerID, Update: true, Country: req.CountryOr(route.LaunchCountry),
 			Language: twoLetterLanguage(req.Language), Currency: req.Currency,
 			Session: evolutionUASession{ID: req.SessionID}},
 		Config: evolutionUAConfig{URLs: evolutionUAURLs{Lobby: req.ReturnURL}}}

@@ -48,10 +48,6 @@ const (
 	// the provider's game list blocks the game there (403).
 	CodeGameBlockedInCountry = "GAME_BLOCKED_IN_COUNTRY"
 
-	// Launches that name the player's country (docs/providers-and-games.md#catalog-sync):
-	// the provider's game list blocks the game there (403).
-	CodeGameBlockedInCountry = "GAME_BLOCKED_IN_COUNTRY"
-
 	// Deliveries (docs/callbacks-and-webhooks.md).
 	CodeDeliveryInProgress = "DELIVERY_IN_PROGRESS"
 
