@@ -33,6 +33,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/api/wire"
+	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/operatorsim"
@@ -728,6 +729,32 @@ func (h *oaHarness) session() {
 	doomed := do(oaReq{method: "POST", path: "/api/v1/webhooks", auth: full, want: oaWant(),
 		body: map[string]any{"url": "https://hooks.example/doomed", "kinds": []string{"bet"}, "enabled": false}}).str("data", "id")
 	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant()})
+
+	// Free-bet campaigns (docs/promotions.md) of the demo provider, which
+	// has no promotion API: recorded on our side only.
+	campaign := map[string]any{"campaign_id": "oa-spring", "provider": "demo", "games": []string{"demo-slot"},
+		"currency": "EUR", "bet_value": "0.50", "free_bets": 2, "valid_until": "2099-01-01T00:00:00Z"}
+	do(oaReq{method: "POST", path: "/api/v1/campaigns", auth: full, want: oaWant(), body: campaign})
+	do(oaReq{method: "POST", path: "/api/v1/campaigns", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest,
+		body: map[string]any{"campaign_id": "oa-bad", "provider": "demo", "games": []string{}, "currency": "EUR",
+			"bet_value": "0.50", "free_bets": 2, "valid_until": "2099-01-01T00:00:00Z"}})
+	do(oaReq{method: "POST", path: "/api/v1/campaigns", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden, body: campaign})
+	do(oaReq{method: "GET", path: "/api/v1/campaigns", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/campaigns/oa-spring", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/campaigns/oa-none", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "POST", path: "/api/v1/campaigns/oa-spring/rewards", auth: full, want: oaWant(),
+		body: map[string]any{"rewards": []any{map[string]any{"reward_id": "oa-rw-1", "player_id": "oa-player"},
+			map[string]any{"reward_id": "oa-rw-2", "player_id": "oa-player"}}}})
+	do(oaReq{method: "GET", path: "/api/v1/campaigns/oa-spring/rewards", auth: full, want: oaWant()})
+	do(oaReq{method: "POST", path: "/api/v1/campaigns/oa-spring/rewards/oa-rw-2/cancel", auth: full, want: oaWant(),
+		body: map[string]any{"reason": "conformance"}})
+	do(oaReq{method: "POST", path: "/api/v1/campaigns/oa-spring/rewards/oa-rw-9/cancel", auth: full, want: oaWant(404),
+		code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/reports/campaigns", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/campaigns?campaign_id=oa-spring&reporting_currency=USD", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/reports/campaigns", auth: full, want: oaWant(), header: map[string]string{"Accept": "text/csv"}})
+	do(oaReq{method: "GET", path: "/api/v1/reports/campaigns?from=2025-03-02&to=2025-03-01", auth: full, want: oaWant(400),
+		code: wire.CodeInvalidRequest})
 	do(oaReq{method: "DELETE", path: "/api/v1/webhooks/" + doomed, auth: full, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "POST", path: "/api/v1/webhooks/" + doomed + "/rotate-secret", auth: full, want: oaWant(404), code: wire.CodeNotFound})
 	do(oaReq{method: "GET", path: "/api/v1/forward-callback", auth: full, want: oaWant()})
@@ -1144,6 +1171,24 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission?min_position=999999999", auth: full, want: oaWant(400),
 		code: wire.CodePositionBeyondHead})
 	do(oaReq{method: "GET", path: "/api/v1/reports/commission", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
+
+	// A round (docs/read-models.md): Caleta's cr-1, whose provider launches
+	// as the demo kind here (no round-detail call). A free bet of 0 in a
+	// round of the same id at the demo provider makes the id ambiguous.
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1", auth: full, want: oaWant()})
+	if _, err := h.Commands.PlaceBet(h.ctx, domain.GameTx{Client: "acme", Player: "p-round", Provider: "demo", Game: "demo-slot",
+		Round: "cr-1", ExternalTxID: "oa-round-1", Currency: domain.MustCurrency("EUR"), Promo: true},
+		domain.Zero(domain.MustCurrency("EUR"))); err != nil {
+		t.Fatal(err)
+	}
+	h.Pump()
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1", auth: full, want: oaWant(409), code: wire.CodeRoundAmbiguous})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1?provider=caleta&min_position=" + pos, auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1?provider=demo", auth: full, want: oaWant()})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr!1", auth: full, want: oaWant(400), code: wire.CodeInvalidRequest})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/no-such-round", auth: full, want: oaWant(404), code: wire.CodeNotFound})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1", want: oaWant(401), code: wire.CodeUnauthorized})
+	do(oaReq{method: "GET", path: "/api/v1/rounds/cr-1", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 
 	// Audit.
 	do(oaReq{method: "GET", path: "/api/v1/audit/events?after=0&limit=5", auth: full, want: oaWant()})

@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -24,6 +26,7 @@ func (s *Server) registerPromotionRoutes(v1 *echo.Group) {
 	v1.POST("/campaigns/:id/rewards", s.grantRewards, write...)
 	v1.GET("/campaigns/:id/rewards", s.listRewards, read...)
 	v1.POST("/campaigns/:id/rewards/:reward_id/cancel", s.cancelReward, write...)
+	v1.GET("/reports/campaigns", s.campaignReport, requireScope(gateway.ScopeReportsRead), s.requirePromotions)
 }
 
 // requirePromotions answers 503 when the server was built without them.
@@ -240,4 +243,131 @@ func (s *Server) cancelReward(c echo.Context) error {
 		return err
 	}
 	return wire.OK(c, viewOfReward(r))
+}
+
+// campaignReportLine is one campaign of GET /api/v1/reports/campaigns.
+type campaignReportLine struct {
+	CampaignID        string         `json:"campaign_id"`
+	Name              string         `json:"name"`
+	Provider          string         `json:"provider"`
+	Currency          string         `json:"currency"`
+	BetValue          wire.Number    `json:"bet_value"`
+	ValidFrom         string         `json:"valid_from"`
+	ValidUntil        string         `json:"valid_until"`
+	Rewards           int64          `json:"rewards"`
+	FreeBetsGranted   int64          `json:"free_bets_granted"`
+	FreeBetsUsed      int64          `json:"free_bets_used"`
+	FreeBetsCancelled int64          `json:"free_bets_cancelled"`
+	FreeBetsExpired   int64          `json:"free_bets_expired"`
+	FreeBetsLeft      int64          `json:"free_bets_left"`
+	PromoBets         wire.Number    `json:"promo_bets"`
+	PromoBetRefunds   wire.Number    `json:"promo_bet_refunds"`
+	PromoWins         wire.Number    `json:"promo_wins"`
+	PromoWinReversals wire.Number    `json:"promo_win_reversals"`
+	Cost              wire.Number    `json:"cost"`
+	Reporting         *reportingCost `json:"reporting,omitempty"`
+}
+
+// reportingCost is a cost in the reporting currency.
+type reportingCost struct {
+	Currency        string      `json:"currency"`
+	Cost            wire.Number `json:"cost"`
+	Complete        bool        `json:"complete"`
+	MissingRateDays []string    `json:"missing_rate_days"`
+}
+
+func viewOfReportingCost(r *promo.ReportingCost) *reportingCost {
+	if r == nil {
+		return nil
+	}
+	v := &reportingCost{Currency: r.Currency.Code(), Complete: r.Complete, MissingRateDays: []string{},
+		Cost: wire.Number(domain.FormatMinor(r.Cost, r.Currency.Exponent()))}
+	if !r.Complete {
+		v.Cost = ""
+	}
+	for _, d := range r.MissingDays {
+		v.MissingRateDays = append(v.MissingRateDays, d.Format(time.DateOnly))
+	}
+	return v
+}
+
+// campaignReport answers GET /api/v1/reports/campaigns: per campaign, its
+// rewards and free bets as the ledger holds them now, and its promo money
+// over the days from..to (both optional, UTC days), as JSON or, with
+// Accept: text/csv, CSV; ?reporting_currency= adds each cost converted day
+// by day (docs/promotions.md#the-campaign-report).
+func (s *Server) campaignReport(c echo.Context) error {
+	q := promo.ReportQuery{ClientID: wire.Principal(c).ClientID}
+	var err error
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &q.From}, {"to", &q.To}} {
+		t, ok, err := wire.QueryDay(c, p.name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			*p.dst = t
+		}
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.From.After(q.To) {
+		return queryParamError("from", "from must not be after to")
+	}
+	if v, ok := wire.QueryValue(c, "campaign_id"); ok {
+		if err := domain.ValidateID("campaign_id", v); err != nil {
+			return queryParamError("campaign_id", "%v", err)
+		}
+		q.CampaignID = v
+	}
+	to, converted, err := s.reportingCurrency(c)
+	if err != nil {
+		return err
+	}
+	if converted {
+		if s.deps.FXRates == nil {
+			return wire.NewError(http.StatusServiceUnavailable, wire.CodeUnavailable, "exchange rates are not configured on this server")
+		}
+		q.Reporting = to
+	}
+	rep, err := s.deps.Promotions.Report(c.Request().Context(), q, s.deps.FXRates)
+	if err != nil {
+		return err
+	}
+	lines := make([]campaignReportLine, len(rep.Lines))
+	for i, l := range rep.Lines {
+		exp := l.Campaign.BetValue.Currency().Exponent()
+		m := func(v int64) wire.Number { return wire.Number(domain.FormatMinor(v, exp)) }
+		lines[i] = campaignReportLine{CampaignID: l.Campaign.ID, Name: l.Campaign.Name, Provider: l.Campaign.ProviderID,
+			Currency: l.Campaign.BetValue.Currency().Code(), BetValue: wire.Number(l.Campaign.BetValue.String()),
+			ValidFrom: l.Campaign.ValidFrom.Format(time.RFC3339), ValidUntil: l.Campaign.ValidUntil.Format(time.RFC3339),
+			Rewards: l.Counts.Rewards, FreeBetsGranted: l.Counts.Granted, FreeBetsUsed: l.Counts.Used,
+			FreeBetsCancelled: l.Counts.Cancelled, FreeBetsExpired: l.Counts.Expired, FreeBetsLeft: l.Counts.Left,
+			PromoBets: m(l.PromoBets), PromoBetRefunds: m(l.PromoBetRefunds), PromoWins: m(l.PromoWins),
+			PromoWinReversals: m(l.PromoWinReversals), Cost: m(l.Cost), Reporting: viewOfReportingCost(l.Reporting)}
+	}
+	if wantsCSV(c) {
+		header := []string{"campaign_id", "name", "provider", "currency", "bet_value", "valid_from", "valid_until", "rewards",
+			"free_bets_granted", "free_bets_used", "free_bets_cancelled", "free_bets_expired", "free_bets_left",
+			"promo_bets", "promo_bet_refunds", "promo_wins", "promo_win_reversals", "cost"}
+		if converted {
+			header = append(header, "reporting_currency", "reporting_cost", "missing_rate_days")
+		}
+		rows := make([][]string, len(lines))
+		for i, l := range lines {
+			n := func(v int64) string { return fmt.Sprint(v) }
+			rows[i] = []string{l.CampaignID, l.Name, l.Provider, l.Currency, string(l.BetValue), l.ValidFrom, l.ValidUntil,
+				n(l.Rewards), n(l.FreeBetsGranted), n(l.FreeBetsUsed), n(l.FreeBetsCancelled), n(l.FreeBetsExpired),
+				n(l.FreeBetsLeft), string(l.PromoBets), string(l.PromoBetRefunds), string(l.PromoWins),
+				string(l.PromoWinReversals), string(l.Cost)}
+			if l.Reporting != nil {
+				rows[i] = append(rows[i], l.Reporting.Currency, string(l.Reporting.Cost), strings.Join(l.Reporting.MissingRateDays, " "))
+			}
+		}
+		return writeCSV(c, "campaigns.csv", header, rows)
+	}
+	return wire.OK(c, struct {
+		Campaigns []campaignReportLine `json:"campaigns"`
+		Total     *reportingCost       `json:"reporting_total,omitempty"`
+	}{lines, viewOfReportingCost(rep.Total)})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ type grantAnswer struct {
 func TestPromotions(t *testing.T) {
 	h := newSLHarness(t)
 	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopePromotionsRead,
-		gateway.ScopePromotionsWrite}, gateway.LaunchSettings{})
+		gateway.ScopePromotionsWrite, gateway.ScopeReportsRead}, gateway.LaunchSettings{})
 	reader, _ := h.IssueKey(c.ID, gateway.ScopePromotionsRead)
 	until := slTestNow.Add(7 * 24 * time.Hour).Format(time.RFC3339)
 	campaign := map[string]any{"campaign_id": "spring", "name": "Spring spins", "provider": h.provider,
@@ -227,5 +228,46 @@ func TestPromotions(t *testing.T) {
 		if n, err = h.Promotions.ExpireDue(context.Background(), 100); err != nil || n != 0 {
 			t.Fatalf("expired %d more (%v)", n, err)
 		}
+	})
+
+	t.Run("report", func(t *testing.T) {
+		h.Pump()
+		day := slTestNow.Format(time.DateOnly)
+		type line struct {
+			CampaignID string      `json:"campaign_id"`
+			Granted    int64       `json:"free_bets_granted"`
+			Used       int64       `json:"free_bets_used"`
+			Cancelled  int64       `json:"free_bets_cancelled"`
+			Expired    int64       `json:"free_bets_expired"`
+			Left       int64       `json:"free_bets_left"`
+			PromoWins  json.Number `json:"promo_wins"`
+			Cost       json.Number `json:"cost"`
+		}
+		rep := apitest.Data[struct {
+			Campaigns []line `json:"campaigns"`
+		}](t, h.Get("/api/v1/reports/campaigns?from="+day+"&to="+day, c.Key))
+		if len(rep.Campaigns) != 1 {
+			t.Fatalf("report %+v", rep)
+		}
+		got := rep.Campaigns[0]
+		if got.Granted != 15 || got.Used != 3 || got.Cancelled != 3 || got.Expired != 9 || got.Left != 0 ||
+			got.PromoWins.String() != "3.75" || got.Cost.String() != "3.75" {
+			t.Fatalf("campaign line %+v", got)
+		}
+		ggr := apitest.Data[[]struct {
+			PromoWins json.Number `json:"promo_wins"`
+			PromoGGR  json.Number `json:"promo_ggr"`
+		}](t, h.Get("/api/v1/reports/ggr?from="+day+"&to="+day, c.Key))
+		if len(ggr) != 1 || ggr[0].PromoWins.String() != got.PromoWins.String() {
+			t.Fatalf("GGR %+v, campaign promo wins %s", ggr, got.PromoWins)
+		}
+		csv := h.Do(apitest.Request{Method: http.MethodGet, Path: "/api/v1/reports/campaigns", Key: c.Key,
+			Header: map[string]string{"Accept": "text/csv"}})
+		if csv.Code != http.StatusOK || !strings.Contains(csv.Body.String(), "spring,Spring spins,") {
+			t.Fatalf("CSV %d: %s", csv.Code, csv.Body)
+		}
+		apitest.WantError(t, h.Get("/api/v1/reports/campaigns?from=2026-03-20&to=2026-03-01", c.Key),
+			http.StatusBadRequest, wire.CodeInvalidRequest)
+		apitest.WantError(t, h.Get("/api/v1/reports/campaigns", reader), http.StatusForbidden, wire.CodeForbidden)
 	})
 }

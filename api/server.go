@@ -30,6 +30,7 @@ import (
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
+	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/wallet"
 )
 
@@ -116,6 +117,10 @@ type Deps struct {
 	// (adapters/providers); without it only demo providers launch.
 	Games    gateway.GameCatalog
 	Launcher gateway.Launcher
+	// RoundDetails asks providers for their own page of a round (GET
+	// /api/v1/rounds/{round_id}, adapters/providers); without it that
+	// route answers the history with the link unavailable.
+	RoundDetails gateway.RoundDetails
 	// Queries answer the read-model routes (transactions, reports) and the
 	// ledger position of reads; without it those routes answer 503.
 	Queries *projections.Queries
@@ -135,6 +140,9 @@ type Deps struct {
 	// /api/v1/statements and the admin routes); without it those routes
 	// answer 503.
 	Statements statements.Reader
+	// Promotions runs free-bet campaigns (docs/promotions.md); without it
+	// the /api/v1/campaigns routes answer 503.
+	Promotions *promo.Service
 	// FXRates are the exchange rates a report in a reporting currency
 	// (?reporting_currency=) converts with; without them that parameter
 	// answers 503.
@@ -208,6 +216,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	s.registerQueryRoutes(v1)
 	s.registerAuditRoutes(v1)
 	s.registerStatementRoutes(v1)
+	s.registerPromotionRoutes(v1)
 	s.registerConsoleRoutes(e, v1)
 
 	s.registerDialects(e)

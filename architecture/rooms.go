@@ -45,8 +45,9 @@ var Rooms = []Room{
 	{Packages: []string{"promo"},
 		Holds: "free-bet campaigns operators grant (docs/promotions.md): the campaign as data, each reward's grant, " +
 			"cancellation and expiry through `commands`, the provider's own promotion API asked first " +
-			"(`ProviderPromotions`), the campaign report; its `Campaigns` and `Rewards` ports",
-		Imports: []string{"domain", "commands", "gateway"}},
+			"(`ProviderPromotions`), the campaign report (`Reports`, its money read from the history read model); its " +
+			"`Store`, `ReportStore`, `Ledger` and `Catalog` ports",
+		Imports: []string{"domain", "commands", "gateway", "projections"}},
 	{Packages: []string{"audit"},
 		Holds: "pure checks of the hash chain, double entry and account folds; signed checkpoints (payload, canonical " +
 			"bytes, Ed25519); the read ports of the audit and console routes (`Log`, `Runs`, `TransactionDetails`)",
@@ -66,7 +67,8 @@ var Rooms = []Room{
 			"id, metrics, recover, log, 405; API-key auth, usage, rate limit), the one error handler, the OpenAPI " +
 			"document; the operator API's own handlers (transactions, balance, catalog and launches, reads and " +
 			"reports, reconciliation, audit, console routes), the signed launch and return address, the usage meter",
-		Imports: []string{"api/...", "wallet", "commands", "projections", "gateway", "audit", "reconcile", "domain", "console"}},
+		Imports: []string{"api/...", "wallet", "commands", "projections", "gateway", "audit", "reconcile", "domain", "console",
+			"promo"}},
 	{Packages: []string{"api/wire"},
 		Holds: "what every handler package answers with: the error codes and `Error`, `Classify` (the one mapping of " +
 			"domain, gateway, read-model and provider errors to status and code), the success envelope (`OK`, " +
@@ -159,6 +161,10 @@ var Rooms = []Room{
 	{Packages: []string{"adapters/postgres/roundstore"},
 		Holds:   "a provider's daily round export, read from the history read model (docs/reconciliation.md)",
 		Imports: []string{"projections"}},
+	{Packages: []string{"adapters/postgres/promostore"},
+		Holds: "free-bet campaigns and the providers' grants (migration 00031); the ledger's reward records and the " +
+			"history read model's promo money per campaign, for the campaign report (docs/promotions.md)",
+		Imports: []string{"promo", "domain"}},
 
 	// The adapters: workers, Kafka, providers, the rest.
 	{Packages: []string{"adapters/relay"},
@@ -180,6 +186,10 @@ var Rooms = []Room{
 		Holds: "the stale-round job: rounds open past their provider's limit closed through `commands` (one " +
 			"`wallet.round_closed.v1` each), one instance of the cluster at a time",
 		Imports: []string{"commands", "domain"}},
+	{Packages: []string{"adapters/catalogsync"},
+		Holds: "the periodic catalog sync: each enabled provider with a game list synced from it through " +
+			"`gateway.CatalogSyncer`, one instance of the cluster at a time (off unless PITBOSS_CATALOG_SYNC_INTERVAL)",
+		Imports: []string{"gateway"}},
 	{Packages: []string{"adapters/providers"},
 		Holds: "launch adapters per provider kind, failover, circuit breakers; the providers' own calls beside the " +
 			"launch over the same endpoints and breakers (promotion APIs: `promo.ProviderPromotions`)",

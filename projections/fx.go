@@ -382,3 +382,40 @@ func (q *Queries) CommissionIn(ctx context.Context, r ReportQuery, minPosition i
 }
 
 func pow10(exp int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil) }
+
+// DayRates are the exchange rates to one currency, day by day, as a report
+// in a reporting currency converts with them (LoadDayRates): a direct rate
+// or the exact inverse of the opposite one, each amount rounded once.
+type DayRates struct {
+	to    domain.Currency
+	rates map[rateKey]*big.Rat
+}
+
+// LoadDayRates reads the rates to to of currencies on the days
+// from..until (UTC days; until inclusive).
+func LoadDayRates(ctx context.Context, fx FXRates, to domain.Currency, currencies []string, from, until time.Time) (DayRates, error) {
+	if fx == nil {
+		return DayRates{}, ErrNoRates
+	}
+	rates, err := dailyRates(ctx, fx, to, currencies, ReportQuery{From: from, To: until})
+	if err != nil {
+		return DayRates{}, err
+	}
+	return DayRates{to: to, rates: rates}, nil
+}
+
+// Convert is minor units of currency on day in the reporting currency's
+// minor units, rounded half away from zero; ok is false when the day has
+// no rate (a gap, never a zero).
+func (d DayRates) Convert(minor int64, currency string, day time.Time) (int64, bool, error) {
+	from, err := domain.ParseCurrency(currency)
+	if err != nil {
+		return 0, false, err
+	}
+	rate, ok := dayRate(d.rates, currency, day, d.to)
+	if !ok {
+		return 0, false, nil
+	}
+	v, err := domain.ConvertMinor(minor, from, rate, d.to)
+	return v, err == nil, err
+}

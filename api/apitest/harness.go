@@ -33,6 +33,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
+	"github.com/pitboss/pitboss/adapters/postgres/promostore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -42,6 +43,7 @@ import (
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
+	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/statement"
 )
 
@@ -151,6 +153,9 @@ type Harness struct {
 	// Commands is the ledger's command handler, for seeding money the way
 	// the API would book it.
 	Commands *commands.Handler
+	// Promotions runs the free-bet campaigns (api.Deps.Promotions): a test
+	// expires rewards with it (ExpireDue) on the harness's clock.
+	Promotions *promo.Service
 
 	// The stores behind the server, on Pool.
 	Pool *pgxpool.Pool
@@ -278,12 +283,14 @@ func New(t testing.TB, o Options) *Harness {
 		Timeout: 2 * time.Second})
 	h.FollowUps = gatewaystore.NewFollowUps(pool)
 	h.Metrics.WatchFollowUps(h.FollowUps.Pending, time.Now, 5*time.Second, logger)
+	h.Promotions = promo.NewService(promostore.New(pool), h.Commands, gw, registry.Promotions(), h.Clock)
 	deps := api.Deps{
-		Commands: h.Commands, Balances: h.Accounts, Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
+		Promotions: h.Promotions,
+		Commands:   h.Commands, Balances: h.Accounts, Wallets: gw, Keys: gw, Catalog: gw, Sessions: gw,
 		LaunchClients: h.LaunchClients, Deliveries: h.Deliveries, Webhooks: h.Deliveries,
-		Games: gw, Launcher: registry,
-		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Positions: h.ReadModels,
-			Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
+		Games: gw, Launcher: registry, RoundDetails: registry,
+		Queries: &projections.Queries{Transactions: h.ReadModels, Reports: h.ReadModels, Rounds: h.ReadModels,
+			Positions: h.ReadModels, Ledger: h.Accounts, Clients: h.Accounts, MaxWait: o.ReadWait},
 		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: roundstore.NewRounds(pool),
 		Operators: h.Operators, FollowUps: h.FollowUps,
 		Clock: h.Clock, IDs: ids, Logger: logger,
@@ -301,7 +308,7 @@ func New(t testing.TB, o Options) *Harness {
 		Usage:      h.Usage, Meter: h.Meter, Metrics: h.Metrics,
 	}
 	if o.WithoutCatalog {
-		deps.Games, deps.Launcher = nil, nil
+		deps.Games, deps.Launcher, deps.RoundDetails = nil, nil, nil
 	}
 	if o.PostgresRateStore {
 		deps.RateStore = gatewaystore.NewRateWindows(pool)

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pitboss/pitboss/adapters/catalogsync"
 	"github.com/pitboss/pitboss/adapters/checkpointjob"
 	"github.com/pitboss/pitboss/adapters/kafka"
 	"github.com/pitboss/pitboss/adapters/lookupcache"
@@ -28,6 +29,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
+	"github.com/pitboss/pitboss/adapters/postgres/promostore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
 	"github.com/pitboss/pitboss/adapters/providers"
@@ -37,6 +39,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/statement"
 	"github.com/pitboss/pitboss/wallet"
 )
@@ -218,6 +221,18 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		stopWriter()
 		return err
 	}
+	// The periodic catalog sync, when PITBOSS_CATALOG_SYNC_INTERVAL is set,
+	// calls providers through this role's registry: the endpoints and
+	// breakers of its launches.
+	var catalogs *catalogsync.Job
+	if cfg.CatalogSyncInterval > 0 {
+		if catalogs, err = catalogsync.NewWithConfig(gw, gateway.CatalogSyncer{Store: gw, Lister: launcher},
+			catalogsync.Config{Interval: cfg.CatalogSyncInterval, Logger: log}); err != nil {
+			stopWriter()
+			return err
+		}
+	}
+	promotions := promo.NewService(promostore.New(pool), cmds, gw, launcher.Promotions(), system.Clock{})
 	srv := api.NewServer(api.Config{
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
@@ -231,7 +246,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 			SeamlessLedger: gw},
 		Statements: auditstore.NewStatements(pool),
 		Usage:      m.usage, Meter: m.meter, RateStore: m.rates, Metrics: registry, Ready: m.ready,
-		Games: gw, Launcher: launcher,
+		Games: gw, Launcher: launcher, RoundDetails: launcher, Promotions: promotions,
 		Commands: cmds,
 		Balances: eventstore.NewAccounts(pool), Wallets: gw, Keys: gw, Catalog: lookups, Sessions: lookups,
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
@@ -260,6 +275,15 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 	// so it runs here; it stops with the server's context, before the
 	// writer (which stops only after Shutdown).
 	g.Go(func() error { return rounds.Run(ctx) })
+	if catalogs != nil {
+		g.Go(func() error { return catalogs.Run(ctx) })
+	}
+	// Free-bet rewards past their validity expire through the same writer.
+	g.Go(func() error {
+		return promotions.RunExpiry(ctx, cfg.PromoExpiryInterval, func(err error) {
+			log.Error("promotions: reward expiry", "error", err)
+		})
+	})
 	g.Go(func() error {
 		return wallet.FollowUpRunner{Core: srv.WalletCore(), Queue: followUps, Logger: log}.Run(ctx)
 	})
