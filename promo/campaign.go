@@ -304,6 +304,9 @@ func (s *Service) target(ctx context.Context, providerID string) (Target, bool, 
 	if err != nil {
 		return Target{}, false, fmt.Errorf("provider %s route: %w", providerID, err)
 	}
+	// The route's listing carries no secret: the credentials the calls are
+	// signed with come from the provider, as a launch's do.
+	route.Secret, route.LaunchSecret = p.Secret, p.LaunchSecret
 	return Target{Route: route, Protocol: p.WalletProtocol}, true, nil
 }
 
