@@ -29,6 +29,8 @@ func cli(t *testing.T, cfg config, args ...string) (string, error) {
 		err = providerCommand(t.Context(), cfg, args[1:], &out)
 	case "game":
 		err = gameCommand(t.Context(), cfg, args[1:], &out)
+	case "catalog":
+		err = catalogCommand(t.Context(), cfg, args[1:], &out)
 	case "deal":
 		err = dealCommand(t.Context(), cfg, args[1:], &out)
 	default:

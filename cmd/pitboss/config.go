@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitboss/pitboss/adapters/catalogsync"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
 	"github.com/pitboss/pitboss/domain"
@@ -55,6 +56,11 @@ type config struct {
 	// rounds close after its document's 48 hours whatever it says
 	// (gateway.RoundAutoCloseAges).
 	RoundAutoCloseAfter time.Duration
+	// CatalogSyncInterval is PITBOSS_CATALOG_SYNC_INTERVAL: how often the
+	// api role syncs the catalog of every enabled provider with a game
+	// list (adapters/catalogsync; docs/providers-and-games.md#catalog-sync);
+	// 0, the default: never (`pitboss catalog sync` by hand).
+	CatalogSyncInterval time.Duration
 	// SeamlessFollowUpGrace is PITBOSS_SEAMLESS_FOLLOWUP_GRACE: how long a
 	// seamless client's unknown outcome waits before its follow-up's first
 	// attempt (wallet.Deps.FollowUpGrace; docs/seamless-wallet.md#follow-ups).
@@ -152,6 +158,11 @@ func loadConfig() (config, error) {
 	if c.PromoExpiryInterval, err = time.ParseDuration(env("PITBOSS_PROMO_EXPIRY_INTERVAL", promo.DefaultExpiryInterval.String())); err != nil ||
 		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
+	}
+	if c.CatalogSyncInterval, err = time.ParseDuration(env("PITBOSS_CATALOG_SYNC_INTERVAL", "0s")); err != nil ||
+		(c.CatalogSyncInterval != 0 && (c.CatalogSyncInterval < catalogsync.MinInterval || c.CatalogSyncInterval > catalogsync.MaxInterval)) {
+		errs = append(errs, fmt.Errorf("PITBOSS_CATALOG_SYNC_INTERVAL must be 0s (off) or a duration from %s to %s",
+			catalogsync.MinInterval, catalogsync.MaxInterval))
 	}
 	if c.SeamlessFollowUpGrace, err = time.ParseDuration(env("PITBOSS_SEAMLESS_FOLLOWUP_GRACE", wallet.FollowUpGrace.String())); err != nil ||
 		c.SeamlessFollowUpGrace < time.Second || c.SeamlessFollowUpGrace > time.Hour {

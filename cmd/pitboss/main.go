@@ -28,6 +28,7 @@ commands:
   key       issue|rotate|revoke|list a client's API keys (a new key is printed once)
   provider  add a provider; list providers, their signature scheme and wallet protocol; set one
   game      set a game of the catalog (its provider, name, category, provider code)
+  catalog   sync --provider ID [--dry-run]: a provider's games from its own game list (caleta)
   deal      add|list|history commission deal versions (flat or tiered, carry-forward)
   replay    rebuild the read models from the event store, compare with the live ones;
             --swap makes the rebuild live, --full applies every event up to the head
@@ -104,6 +105,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return providerCommand(ctx, cfg, args[1:], stdout)
 	case "game":
 		return gameCommand(ctx, cfg, args[1:], stdout)
+	case "catalog":
+		return catalogCommand(ctx, cfg, args[1:], stdout)
 	case "deal":
 		return dealCommand(ctx, cfg, args[1:], stdout)
 	case "checkpoint":
