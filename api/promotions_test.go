@@ -173,8 +173,21 @@ func TestPromotions(t *testing.T) {
 		if r := call("bet", map[string]any{"transaction_id": "fb-4", "round_id": "fr-4", "amount": "0"}); r.StatusCode == http.StatusOK {
 			t.Fatal("a fourth free bet was taken")
 		}
+		// A free bet rolled back gives the free bet back to its reward.
+		b := h.mustLaunch(c, players[2], "0", nil)
+		for _, op := range []struct {
+			name string
+			body map[string]any
+		}{{"bet", map[string]any{"transaction_id": "fb-rb", "round_id": "fr-rb", "amount": "0"}},
+			{"rollback", map[string]any{"transaction_id": "rb-rb", "reference_transaction_id": "fb-rb", "round_id": "fr-rb"}}} {
+			op.body["session_id"] = b.SessionID
+			if rec := h.WalletCall(h.provider, h.providerSecret, op.name, op.body); rec.Code != http.StatusOK {
+				t.Fatalf("%s: %d %s", op.name, rec.Code, rec.Body)
+			}
+		}
 		list := apitest.Data[[]rewardAnswer](t, h.Get("/api/v1/campaigns/spring/rewards", reader))
-		if len(list) != 5 || list[0].RewardID != "rw-0" || list[0].Used != 3 || list[0].Left != 0 {
+		if len(list) != 5 || list[0].RewardID != "rw-0" || list[0].Used != 3 || list[0].Left != 0 ||
+			list[2].Used != 0 || list[2].Left != 3 {
 			t.Fatalf("rewards %+v", list)
 		}
 		wins := h.Events(domain.PlayerWallet(c.ID, players[0], slEUR), domain.EventWinCredited)

@@ -37,6 +37,9 @@ func (h *Handler) Rollback(ctx context.Context, g domain.GameTx, ref string) (Re
 				if orig.Settles != "" && !slices.Contains(missing, orig.Settles) {
 					missing = append(missing, orig.Settles)
 				}
+				if orig.Kind == domain.TxBet && orig.Reward != "" {
+					missing = append(missing, domain.RewardKey(g.Client, orig.Reward))
+				}
 				missing = slices.DeleteFunc(missing, func(k string) bool { _, loaded := r.Record(k); return loaded })
 				if len(missing) > 0 {
 					return domain.Change{}, &needRecords{keys: missing}

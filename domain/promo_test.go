@@ -106,6 +106,14 @@ func TestRewards(t *testing.T) {
 					t.Errorf("event data = %+v", e.Data)
 				}
 			}},
+		{name: "a rolled-back free bet gives its free bet back",
+			given: []decision{grant(grantOf("rw-1")), bet("fb-1", amt("0"), spends("rw-1"), inRound("r1"))},
+			when:  rollback("rb-1", "fb-1", inRound("r1")), typ: domain.EventBetRolledBack,
+			check: func(t *testing.T, _ domain.Event, r domain.Reader) {
+				if rec, _ := r.Record(domain.RewardKey(client, "rw-1")); rec.Used != 0 {
+					t.Errorf("used = %d, want 0", rec.Used)
+				}
+			}},
 		{name: "cancel an unused reward", given: []decision{grant(grantOf("rw-1"))}, when: endReward("rw-1", false),
 			typ: domain.EventRewardCancelled, check: func(t *testing.T, e domain.Event, r domain.Reader) {
 				rec, _ := r.Record(domain.RewardKey(client, "rw-1"))

@@ -388,6 +388,14 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 			recs = append(recs, round)
 		}
 	}
+	// A free bet rolled back was not played: its reward gets it back (the
+	// provider may play it again, under a new id).
+	if orig.Kind == TxBet && orig.Reward != "" {
+		if rw, ok := r.Record(RewardKey(g.Client, orig.Reward)); ok && rw.Kind == TxReward && rw.Used > 0 {
+			rw.Used--
+			recs = append(recs, rw)
+		}
+	}
 	// A reversed win no longer settles its bet (or round): the provider
 	// may now roll that back.
 	if orig.Kind == TxWin && orig.Settles != "" {
