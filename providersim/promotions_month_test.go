@@ -291,3 +291,97 @@ func cents(t *testing.T, n json.Number) int64 {
 	}
 	return m.Minor()
 }
+
+// TestCampaignOverTBB grants a campaign's rewards through The Bet Brothers'
+// Free Spin API and spends them as its Game Events can — bets of 0 on the
+// game, matched to the player's active reward — then cancels one at the
+// supplier: the report counts what the events say.
+func TestCampaignOverTBB(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 4, 6, 9, 0, 0, 0, time.UTC)
+	clock := apitest.StoppedAt(start)
+	h := apitest.New(t, apitest.Options{Clock: clock, LedgerClock: clock})
+	ctx := context.Background()
+	provider, game := apitest.UID("tbb"), apitest.UID("slot")
+	p := gateway.Provider{ID: provider, Name: "TBB supplier", Secret: "secret-" + apitest.UID("s"), Enabled: true,
+		WalletProtocol: gateway.WalletProtocolTBB}
+	ps, err := providersim.StartPromoServer(providersim.PromoConfig{Protocol: gateway.WalletProtocolTBB, Secret: p.Secret,
+		ProviderName: provider})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	if err := h.Gateway.UpsertProvider(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Gateway.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: provider, Kind: gateway.ProviderKindJSON,
+		Endpoints: []string{ps.URL}, Balancing: gateway.BalancingPriority, Timeout: 5 * time.Second,
+		BreakerFailures: 3, BreakerCooldown: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	h.AddGame(game, provider, "TBB slot", "slots", true)
+	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopePromotionsRead,
+		gateway.ScopePromotionsWrite, gateway.ScopeReportsRead}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
+	do := func(method, path string, body any) map[string]any {
+		t.Helper()
+		rec := h.Call(method, path, c.Key, body)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+		var env struct {
+			Data map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+			t.Fatal(err)
+		}
+		return env.Data
+	}
+	do(http.MethodPost, "/api/v1/campaigns", map[string]any{"campaign_id": "april", "provider": provider,
+		"games": []string{game}, "currency": "EUR", "bet_value": "0.10", "free_bets": 3,
+		"valid_until": start.AddDate(0, 0, 7).Format(time.RFC3339)})
+	got := do(http.MethodPost, "/api/v1/campaigns/april/rewards", map[string]any{"rewards": []map[string]any{
+		{"reward_id": "april-a", "player_id": "tp-a"}, {"reward_id": "april-b", "player_id": "tp-b"}}})
+	if got["granted"] != 2.0 {
+		t.Fatalf("grant %v", got)
+	}
+	list := ps.Rewards()
+	if len(list) != 2 {
+		t.Fatalf("the supplier holds %d rewards, want 2", len(list))
+	}
+	session := launch(t, h, c, game, "tp-a")
+	rep, err := ps.SpendFreeBets(ctx, providersim.Spend{Config: providersim.Config{Protocol: gateway.WalletProtocolTBB,
+		BaseURL: h.URL, Provider: provider, Game: game, Player: "tp-a", Currency: "EUR", Secret: p.Secret},
+		Session: session, Reward: list[0].Ref, Wins: []string{"0.30", "0", "1.20"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deviations) != 0 {
+		t.Fatalf("%d deviations: %v", len(rep.Deviations), rep.Deviations)
+	}
+	if r := do(http.MethodPost, "/api/v1/campaigns/april/rewards/april-b/cancel", nil); r["state"] != "cancelled" {
+		t.Fatalf("cancel %v", r)
+	}
+	if rw, _ := ps.Reward(list[1].Ref); !rw.Canceled {
+		t.Fatal("the supplier still holds the cancelled reward")
+	}
+	h.Pump()
+	rec := h.Get("/api/v1/reports/campaigns", c.Key)
+	var out struct {
+		Data struct {
+			Campaigns []struct {
+				Used      int64       `json:"free_bets_used"`
+				Cancelled int64       `json:"free_bets_cancelled"`
+				PromoWins json.Number `json:"promo_wins"`
+			} `json:"campaigns"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || len(out.Data.Campaigns) != 1 {
+		t.Fatalf("report %s (%v)", rec.Body, err)
+	}
+	if l := out.Data.Campaigns[0]; l.Used != 3 || l.Cancelled != 3 || l.PromoWins.String() != "1.50" {
+		t.Fatalf("report %+v", l)
+	}
+	if dev := ps.Deviations(); len(dev) != 0 {
+		t.Fatalf("the supplier saw %d deviations: %v", len(dev), dev)
+	}
+}
