@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/api/apitest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
@@ -261,6 +262,16 @@ func TestCampaignMonthEnd(t *testing.T) {
 	fromEvents.Cost = json.Number(domain.FormatMinor(wins-bets, 2))
 	if fromEvents != report {
 		t.Fatalf("from the events %+v, the report %+v", fromEvents, report)
+	}
+
+	// verify: the chain, double entry, the accounts and the read models
+	// rebuilt from the events (the reward events have no history row).
+	vr, err := h.Audit.Verify(ctx, auditstore.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vr.OK {
+		t.Fatalf("verify: %+v", vr)
 	}
 }
 
