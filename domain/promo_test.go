@@ -20,7 +20,9 @@ func grantOf(reward string, mods ...func(*domain.RewardGrant)) domain.RewardGran
 }
 
 func grant(g domain.RewardGrant) decision {
-	return func(r domain.Reader, env domain.Env) (domain.Change, error) { return domain.DecideRewardGrant(r, g, env) }
+	return func(r domain.Reader, env domain.Env) (domain.Change, error) {
+		return domain.DecideRewardGrant(r, g, env)
+	}
 }
 
 func endReward(reward string, expire bool) decision {

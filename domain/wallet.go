@@ -379,7 +379,21 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 	}
 	orig.RolledBack = true
 	own.Amount = amount.minor
-	recs := []TxRecord{own, orig}
+	recs := append([]TxRecord{own, orig}, undoneRecords(r, g, orig)...)
+	d := g.data(amount, after)
+	d.ReferenceTx = ref
+	if orig.RoundID != "" {
+		d.RoundID = orig.RoundID
+	}
+	d.Postings = post
+	return Change{Event: newEvent(typ, player, env, d), Records: recs}, nil
+}
+
+// undoneRecords are the records a rollback of orig changes besides its own
+// and orig's: the round of a bet (one bet fewer standing), the reward a free
+// bet spent (its free bet back), what a win settled (no longer settled).
+func undoneRecords(r Reader, g GameTx, orig TxRecord) []TxRecord {
+	var recs []TxRecord
 	if orig.Kind == TxBet && orig.RoundID != "" {
 		if round, ok := r.Record(RoundKey(g.Client, g.Provider, orig.RoundID)); ok {
 			round.OpenBets--
@@ -404,13 +418,7 @@ func DecideRollback(r Reader, g GameTx, ref string, env Env) (Change, error) {
 			recs = append(recs, s)
 		}
 	}
-	d := g.data(amount, after)
-	d.ReferenceTx = ref
-	if orig.RoundID != "" {
-		d.RoundID = orig.RoundID
-	}
-	d.Postings = post
-	return Change{Event: newEvent(typ, player, env, d), Records: recs}, nil
+	return recs
 }
 
 // unsettled refuses the rollback of a bet a win has settled: a win naming
