@@ -35,6 +35,7 @@ const MaxReportDays = 1096
 // registerQueryRoutes adds the read-model queries to the /api/v1 group.
 func (s *Server) registerQueryRoutes(v1 *echo.Group) {
 	v1.GET("/transactions", s.listTransactions, requireScope(gateway.ScopeTransactionsRead))
+	v1.GET("/rounds/:round_id", s.roundDetail, requireScope(gateway.ScopeTransactionsRead))
 	v1.GET("/reports/ggr", s.ggrReport, requireScope(gateway.ScopeReportsRead))
 	v1.GET("/reports/commission", s.commissionReport, requireScope(gateway.ScopeReportsRead))
 	v1.POST("/reconciliations", s.reconcile, requireScope(gateway.ScopeReportsRead))

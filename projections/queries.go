@@ -221,9 +221,12 @@ const (
 type Queries struct {
 	Transactions TransactionReader
 	Reports      ReportReader
-	Positions    PositionReader
-	Ledger       LedgerHead
-	Clients      ClientHeads
+	// Rounds reads one round's rows (GET /api/v1/rounds/{round_id});
+	// without it Round is ErrNotConfigured.
+	Rounds    RoundReader
+	Positions PositionReader
+	Ledger    LedgerHead
+	Clients   ClientHeads
 	// MaxWait bounds the wait for a minimum position. Default 5s.
 	MaxWait time.Duration
 	// Poll is how often the position is read while waiting. Default 20ms.

@@ -57,5 +57,5 @@ func readQueries(pool *pgxpool.Pool) *projections.Queries { return readQueriesOn
 func readQueriesOn(primary, reads *pgxpool.Pool) *projections.Queries {
 	rm := readstore.NewReadModels(reads)
 	accounts := eventstore.NewAccounts(primary)
-	return &projections.Queries{Transactions: rm, Reports: rm, Positions: rm, Ledger: accounts, Clients: accounts}
+	return &projections.Queries{Transactions: rm, Reports: rm, Rounds: rm, Positions: rm, Ledger: accounts, Clients: accounts}
 }

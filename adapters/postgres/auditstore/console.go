@@ -31,9 +31,7 @@ func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
 var (
 	sqlConsoleRow = `SELECT ` + readstore.TxCols("") + ` FROM ` + readstore.ReadModelSchema + `.transactions WHERE id = $1 AND client_id = $2`
 	// The event rows of a game result's round.
-	sqlConsoleRoundRows = `
-SELECT id::text FROM ` + readstore.ReadModelSchema + `.transactions
- WHERE client_id = $1 AND player_id = $2 AND provider = $3 AND round_id = $4 AND type <> 'game_result'`
+	sqlConsoleRoundRows = `SELECT id::text FROM ` + readstore.ReadModelSchema + `.transactions WHERE ` + readstore.RoundRowsWhere
 	// The rollbacks that reference a bet or win.
 	sqlConsoleReferencing = `
 SELECT id::text FROM ` + readstore.ReadModelSchema + `.transactions
