@@ -53,6 +53,20 @@ func adminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *gatewaystore.
 	return pool, gatewaystore.NewGateway(pool), nil
 }
 
+// sealingAdminStores is adminStores whose gateway seals and opens
+// provider secrets with the master key.
+func sealingAdminStores(ctx context.Context, cfg config) (*pgxpool.Pool, *gatewaystore.Gateway, error) {
+	box, err := cfg.secretBox(cfg.logger())
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, gw, err := adminStores(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pool, gw.WithSecretBox(box), nil
+}
+
 func writeJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")

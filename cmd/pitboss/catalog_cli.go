@@ -107,16 +107,11 @@ func providerAdd(ctx context.Context, cfg config, args []string, out io.Writer) 
 		return fmt.Errorf("provider add: %w", err)
 	}
 
-	pool, gw, err := adminStores(ctx, cfg)
+	pool, gw, err := sealingAdminStores(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	box, err := cfg.secretBox(cfg.logger())
-	if err != nil {
-		return err
-	}
-	gw.WithSecretBox(box)
 	if _, err := gw.ProviderRoute(ctx, *id); err == nil { // reads no secret
 		return fmt.Errorf("provider %q exists: change it with `pitboss provider set`", *id)
 	} else if !errors.Is(err, domain.ErrNotFound) {

@@ -165,16 +165,11 @@ func catalogCommand(ctx context.Context, cfg config, args []string, out io.Write
 	if err := domain.ValidateID("--provider", *provider); err != nil {
 		return &exitError{exitUsage, err}
 	}
-	pool, gw, err := adminStores(ctx, cfg)
+	pool, gw, err := sealingAdminStores(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	box, err := cfg.secretBox(cfg.logger())
-	if err != nil {
-		return err
-	}
-	gw.WithSecretBox(box)
 	reg, err := providers.NewRegistryWithConfig(providers.Config{PublicURL: cfg.PublicURL, Logger: cfg.logger()})
 	if err != nil {
 		return err
