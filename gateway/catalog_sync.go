@@ -157,7 +157,7 @@ func PlanCatalogSync(provider string, snap CatalogSnapshot, list []ProviderGame)
 	for _, pg := range list {
 		code := strings.TrimSpace(pg.Code)
 		if err := domain.ValidateID("game_code", code); err != nil {
-			plan.Skipped = append(plan.Skipped, SkippedGame{Code: code,
+			plan.Skipped = append(plan.Skipped, SkippedGame{Code: ClipValue(code),
 				Reason: fmt.Sprintf("the game code is not 1..%d characters of A-Z a-z 0-9 . _ - @", domain.MaxIDLength)})
 			continue
 		}
