@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +26,7 @@ func TestHandler(t *testing.T) {
 		{"style", http.MethodGet, "/style.css", 200, "text/css", ":focus-visible"},
 		{"deals page script", http.MethodGet, "/deals.js", 200, "text/javascript", "/admin/v1/deals"},
 		{"wallet part script", http.MethodGet, "/wallet.js", 200, "text/javascript", "/admin/v1/seamless/follow-ups"},
+		{"campaigns page script", http.MethodGet, "/campaigns.js", 200, "text/javascript", "/api/v1/reports/campaigns"},
 		{"vendor readme", http.MethodGet, "/vendor/README.txt", 200, "text/plain", "ensure-console-assets.sh"},
 		{"head", http.MethodHead, "/app.js", 200, "text/javascript", ""},
 		{"unknown file", http.MethodGet, "/nope.js", 404, "", ""},
@@ -67,7 +69,7 @@ func TestHandler(t *testing.T) {
 // would fetch from another host: every src and href is relative.
 func TestNoOutsideReferences(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"index.html", "app.js", "deals.js", "wallet.js", "style.css"} {
+	for _, name := range []string{"index.html", "app.js", "deals.js", "wallet.js", "campaigns.js", "style.css"} {
 		b, err := fsRead(name)
 		if err != nil {
 			t.Fatal(err)
@@ -83,10 +85,15 @@ func TestNoOutsideReferences(t *testing.T) {
 // TestNoMarkupFromData keeps the script from turning text into markup:
 // every value the pages show (client names, key labels, reveal reasons,
 // user agents, ...) goes into the page as text (textContent, a text node or
-// an input's value), so none of these appear in it.
+// an input's value), so none of these appear in it. Every script of the
+// console is checked, so a new page's module cannot be forgotten.
 func TestNoMarkupFromData(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"app.js", "deals.js", "wallet.js"} {
+	scripts, err := fs.Glob(console.Assets(), "*.js")
+	if err != nil || len(scripts) < 4 {
+		t.Fatalf("scripts %v (%v)", scripts, err)
+	}
+	for _, name := range scripts {
 		b, err := fsRead(name)
 		if err != nil {
 			t.Fatal(err)

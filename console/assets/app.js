@@ -3,6 +3,7 @@
 // Number only to draw. The secret stays in sessionStorage (this tab only)
 // and goes out only as Authorization: Bearer to this same origin.
 
+import { campaignsPage } from './campaigns.js';
 import { dealsPage } from './deals.js';
 import { walletArea } from './wallet.js';
 
@@ -19,13 +20,15 @@ const PAGES = {
   rates: null,
   statements: 'reports:read',
   deals: null, // the admin token's too (it has no Alt key: Alt+1…9 are taken)
+  campaigns: 'promotions:read', // no Alt key either
 };
 const ADMIN_PAGES = ['tokens', 'rates', 'deals'];
 const ORDER = Object.keys(PAGES);
-const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write'];
+const ADMIN_SCOPES = ['transactions:read', 'wallet:read', 'reports:read', 'audit:read', 'deliveries:read', 'deliveries:write',
+  'promotions:read'];
 // Every scope a key may hold (gateway.AllScopes), offered when issuing.
 const ALL_SCOPES = ['launch', 'transactions:read', 'transactions:write', 'wallet:read', 'reports:read', 'audit:read',
-  'deliveries:read', 'deliveries:write'];
+  'deliveries:read', 'deliveries:write', 'promotions:read', 'promotions:write'];
 
 let me = null;
 
@@ -171,6 +174,7 @@ async function signOut() {
   $('#rec-form').reset();
   $('#rates-import').reset();
   resetTokens();
+  campaignsPart.reset();
   drawChart(null);
   $('#tx-detail').hidden = true;
   $('#tabs').hidden = true;
@@ -220,7 +224,8 @@ function route() {
   }
   document.body.dataset.page = page;
   if (!allowed(page)) {
-    $('#denied').textContent = ADMIN_PAGES.includes(page) ? 'Only the admin token opens this page.' : 'This key\'s scopes do not include this page.';
+    $('#denied').textContent = ADMIN_PAGES.includes(page) ? 'Only the admin token opens this page.'
+      : `This key's scopes do not include this page: it needs ${PAGES[page]}.`;
     $('#denied').hidden = false;
     return;
   }
@@ -711,7 +716,9 @@ async function loadTrail() {
 
 const LOADERS = { overview: loadOverview, transactions: loadTransactions, reports: loadReports, deliveries: loadDeliveries, audit: loadAudit,
   reconcile: loadReconcile, tokens: loadTokens, rates: loadRates, statements: loadStatements,
-  deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }) };
+  deals: dealsPage({ $, el, text, when, adminCall, errorText, loaded }), campaigns: () => campaignsPart.load() };
+// The Campaigns page: free-bet campaigns, their rewards and report.
+const campaignsPart = campaignsPage({ $, el, text, when, call, can, errorText, loaded, download, setBusy });
 // The Tokens page's wallet part: the client's wallet mode and follow-ups.
 const walletPart = walletArea({ $, el, text, when, badge, adminCall, clientPath, errorText, setBusy });
 
@@ -915,6 +922,7 @@ document.addEventListener('keydown', (ev) => {
   if (ev.key !== 'Escape') return;
   if (!$('#tx-detail').hidden) $('#tx-detail').hidden = true;
   if (!$('#tok-confirm').hidden) closeConfirm();
+  campaignsPart.escape();
 });
 
 (async function boot() {
