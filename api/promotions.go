@@ -164,7 +164,15 @@ type grantItem struct {
 	RewardID string      `json:"reward_id"`
 	Status   string      `json:"status"` // granted, replayed, refused
 	Reward   *rewardView `json:"reward,omitempty"`
-	Error    *wire.Error `json:"error,omitempty"`
+	Error    *grantError `json:"error,omitempty"`
+}
+
+// grantError is why a reward was refused, as an error body's error says it.
+type grantError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Status  int            `json:"status"`
+	Details map[string]any `json:"details,omitempty"`
 }
 
 func (s *Server) grantRewards(c echo.Context) error {
@@ -194,7 +202,7 @@ func (s *Server) grantRewards(c echo.Context) error {
 			if !known {
 				s.log.ErrorContext(c.Request().Context(), "grant reward", "reward", r.RewardID, "error", r.Err)
 			}
-			it.Status, it.Error = "refused", e
+			it.Status, it.Error = "refused", &grantError{Code: e.Code, Message: e.Message, Status: e.Status, Details: e.Details}
 			out.Refused++
 		case r.Created:
 			v := viewOfReward(r.Reward)

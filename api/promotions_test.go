@@ -41,7 +41,9 @@ type grantAnswer struct {
 		Status   string        `json:"status"`
 		Reward   *rewardAnswer `json:"reward"`
 		Error    *struct {
-			Code string `json:"code"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Status  int    `json:"status"`
 		} `json:"error"`
 	} `json:"rewards"`
 }
@@ -140,9 +142,11 @@ func TestPromotions(t *testing.T) {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
 		retry["rewards"] = retry["rewards"].([]map[string]any)[:2]
-		got = apitest.Data[grantAnswer](t, h.Call(http.MethodPost, "/api/v1/campaigns/spring/rewards", c.Key, retry))
+		rec = h.Call(http.MethodPost, "/api/v1/campaigns/spring/rewards", c.Key, retry)
+		got = apitest.Data[grantAnswer](t, rec)
 		if got.Replayed != 1 || got.Refused != 1 || got.Rewards[1].Error == nil ||
-			got.Rewards[1].Error.Code != wire.CodeIdempotencyConflict {
+			got.Rewards[1].Error.Code != wire.CodeIdempotencyConflict || got.Rewards[1].Error.Status != http.StatusConflict ||
+			!strings.Contains(rec.Body.String(), `"code":"IDEMPOTENCY_CONFLICT"`) {
 			t.Fatalf("retry %+v", got)
 		}
 		if n := len(h.Events(domain.PlayerWallet(c.ID, players[0], slEUR), domain.EventRewardGranted)); n != 1 {

@@ -274,7 +274,7 @@ export function campaignsPage({ $, el, text, when, call, can, errorText, loaded,
       resultBody.replaceChildren(...rows.map(([line, x]) => {
         // A refusal is an error body's error (code, message).
         const err = x.error || {};
-        const outcome = x.status === 'refused' ? `✖ refused: ${err.message ?? err.Message ?? ''} (${err.code ?? err.Code ?? 'refused'})`
+        const outcome = x.status === 'refused' ? `✖ refused: ${err.message ?? ''} (${err.code ?? 'refused'})`
           : OUTCOME_TEXT[x.status] || x.status;
         return el('tr', { dataset: { reward: x.reward_id, status: x.status } },
           el('td', { class: 'num', text: String(line.line) }), el('td', { text: line.player }),
