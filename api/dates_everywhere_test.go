@@ -46,6 +46,8 @@ func TestExtremeDatesEverywhere(t *testing.T) {
 			`"bands":[{"from":"0","to":"10","rate":"0.1"},{"from":"10","rate":"0.2"}],"carry_forward":true}`,
 		"POST /admin/v1/clients/{client_id}/keys":                 `{"scopes":["wallet:read"],"label":"dates"}`,
 		"POST /admin/v1/clients/{client_id}/keys/{key_id}/rotate": `{}`,
+		"POST /api/v1/campaigns": `{"campaign_id":"fz-dates","provider":"fzprov","games":["fzgame"],"currency":"EUR",` +
+			`"bet_value":"0.10","free_bets":1,"valid_from":"2099-01-01T00:00:00Z","valid_until":"2099-02-01T00:00:00Z"}`,
 	}
 	pathValues := map[string]string{"client_id": s.client, "key_id": s.keyID, "webhook_id": s.webhookID,
 		"provider": s.provider, "day": "2025-01-01", "id": "x"}

@@ -323,7 +323,20 @@ func (s *Service) gameCode(ctx context.Context, id string) (string, error) {
 
 // Campaign is the client's campaign id.
 func (s *Service) Campaign(ctx context.Context, clientID, id string) (Campaign, error) {
+	if err := possibleID("campaign", id); err != nil {
+		return Campaign{}, err
+	}
 	return s.store.Campaign(ctx, clientID, id)
+}
+
+// possibleID refuses, as not found, an id no campaign or reward can have
+// (every one was checked with domain.ValidateID when it was made): a
+// path's NUL byte or stray character never reaches the store.
+func possibleID(what, id string) error {
+	if domain.ValidateID(what, id) != nil {
+		return fmt.Errorf("%s %q: %w", what, gateway.ClipValue(id), domain.ErrNotFound)
+	}
+	return nil
 }
 
 // Campaigns lists the client's campaigns.
@@ -333,7 +346,7 @@ func (s *Service) Campaigns(ctx context.Context, clientID string) ([]Campaign, e
 
 // Rewards lists a campaign's rewards with their use.
 func (s *Service) Rewards(ctx context.Context, clientID, campaignID string) ([]Reward, error) {
-	if _, err := s.store.Campaign(ctx, clientID, campaignID); err != nil {
+	if _, err := s.Campaign(ctx, clientID, campaignID); err != nil {
 		return nil, err
 	}
 	return s.store.Rewards(ctx, clientID, campaignID)

@@ -96,6 +96,9 @@ type Reports struct {
 func (r Reports) Report(ctx context.Context, q ReportQuery) (Report, error) {
 	var list []Campaign
 	if q.CampaignID != "" {
+		if err := possibleID("campaign", q.CampaignID); err != nil {
+			return Report{}, err
+		}
 		c, err := r.Campaigns.Campaign(ctx, q.ClientID, q.CampaignID)
 		if err != nil {
 			return Report{}, err

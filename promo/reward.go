@@ -33,7 +33,7 @@ func (s *Service) Grant(ctx context.Context, clientID, campaignID string, in []G
 	if len(in) == 0 || len(in) > MaxGrantsPerRequest {
 		return nil, fieldErr("rewards", "rewards must list 1 to %d rewards", MaxGrantsPerRequest)
 	}
-	c, err := s.store.Campaign(ctx, clientID, campaignID)
+	c, err := s.Campaign(ctx, clientID, campaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +173,12 @@ func (s *Service) book(ctx context.Context, g domain.RewardGrant) (Reward, bool,
 func (s *Service) Cancel(ctx context.Context, clientID, campaignID, rewardID, reason string) (Reward, error) {
 	if err := domain.CheckText("reason", reason, domain.MaxReasonLength); err != nil {
 		return Reward{}, fieldErr("reason", "%v", err)
+	}
+	if err := possibleID("campaign", campaignID); err != nil {
+		return Reward{}, err
+	}
+	if err := possibleID("reward", rewardID); err != nil {
+		return Reward{}, err
 	}
 	r, err := s.store.Reward(ctx, clientID, rewardID)
 	if err != nil {
