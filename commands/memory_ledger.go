@@ -184,6 +184,19 @@ func (l *MemoryLedger) Account(ctx context.Context, id domain.AccountID) (domain
 	return l.accounts[id], nil
 }
 
+// TxRecord returns the committed idempotency record under key (the
+// wallet core's TxRecords port of this ledger).
+func (l *MemoryLedger) TxRecord(ctx context.Context, key string) (domain.TxRecord, bool, error) {
+	select {
+	case l.lock <- struct{}{}:
+	case <-ctx.Done():
+		return domain.TxRecord{}, false, ctx.Err()
+	}
+	defer func() { <-l.lock }()
+	r, ok := l.records[key]
+	return r, ok, nil
+}
+
 // Events returns a copy of every committed event in position order.
 func (l *MemoryLedger) Events() []StoredEvent {
 	l.lock <- struct{}{}
