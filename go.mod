@@ -9,6 +9,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/twmb/franz-go v1.22.2
+	golang.org/x/mod v0.43.0
 )
 
 require github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect

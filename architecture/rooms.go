@@ -48,6 +48,10 @@ var Rooms = []Room{
 			"(`ProviderPromotions`), the campaign report (`Reports`, its money read from the history read model); its " +
 			"`Store`, `ReportStore`, `Ledger` and `Catalog` ports",
 		Imports: []string{"domain", "commands", "gateway", "projections"}},
+	{Packages: []string{"ledgerlog"},
+		Holds: "the verifiable log over the ledger: RFC 6962 leaves over the events' canonical bodies, the tree grown " +
+			"in batches (`Append`: Go's `golang.org/x/mod/sumdb/tlog` arithmetic, C2SP tiles of height 8), C2SP " +
+			"checkpoints as signed notes (`Sign`, `Open`); one log for the platform, one per client (docs/audit.md)"},
 	{Packages: []string{"audit"},
 		Holds: "pure checks of the hash chain, double entry and account folds; signed checkpoints (payload, canonical " +
 			"bytes, Ed25519); the read ports of the audit and console routes (`Log`, `Runs`, `TransactionDetails`)",
