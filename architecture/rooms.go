@@ -165,6 +165,11 @@ var Rooms = []Room{
 	{Packages: []string{"adapters/postgres/roundstore"},
 		Holds:   "a provider's daily round export, read from the history read model (docs/reconciliation.md)",
 		Imports: []string{"projections"}},
+	{Packages: []string{"adapters/postgres/logstore"},
+		Holds: "the verifiable log in PostgreSQL (migration 00033): each log's tree, its C2SP tiles, which event each " +
+			"leaf is, the signed checkpoints; `Builder`, which grows the platform's and each client's log from the " +
+			"committed events, gap-safe and resumable (docs/audit.md)",
+		Imports: []string{"ledgerlog", "domain"}},
 	{Packages: []string{"adapters/postgres/promostore"},
 		Holds: "free-bet campaigns and the providers' grants (migration 00031); the ledger's reward records and the " +
 			"history read model's promo money per campaign, for the campaign report (docs/promotions.md)",
