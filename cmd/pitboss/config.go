@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -65,6 +66,13 @@ type config struct {
 	// seamless client's unknown outcome waits before its follow-up's first
 	// attempt (wallet.Deps.FollowUpGrace; docs/seamless-wallet.md#follow-ups).
 	SeamlessFollowUpGrace time.Duration
+	// LogOrigin is PITBOSS_LOG_ORIGIN: the verifiable log's C2SP origin
+	// (the platform log's; a client's adds /clients/<id>); empty: the
+	// public URL's host and "/ledger" (cfg.logOrigin).
+	LogOrigin string
+	// LogCheckpointInterval is PITBOSS_LOG_CHECKPOINT_INTERVAL: how often,
+	// at most, a log that grew gets a new signed checkpoint.
+	LogCheckpointInterval time.Duration
 	// PromoExpiryInterval is PITBOSS_PROMO_EXPIRY_INTERVAL: how often the
 	// api role expires free-bet rewards past their validity
 	// (promo.Service.RunExpiry; docs/promotions.md).
@@ -155,6 +163,14 @@ func loadConfig() (config, error) {
 		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
 		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
 	}
+	c.LogOrigin = env("PITBOSS_LOG_ORIGIN", "")
+	if c.LogOrigin != "" && !validLogOrigin(c.LogOrigin) {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_ORIGIN must be a host name with an optional path (e.g. casino.example/ledger), no scheme, spaces or '+'"))
+	}
+	if c.LogCheckpointInterval, err = time.ParseDuration(env("PITBOSS_LOG_CHECKPOINT_INTERVAL", "1m")); err != nil ||
+		c.LogCheckpointInterval < time.Second || c.LogCheckpointInterval > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_CHECKPOINT_INTERVAL must be a duration from 1s to 24h"))
+	}
 	if c.PromoExpiryInterval, err = time.ParseDuration(env("PITBOSS_PROMO_EXPIRY_INTERVAL", promo.DefaultExpiryInterval.String())); err != nil ||
 		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
@@ -234,4 +250,26 @@ func (c config) logger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+// validLogOrigin: a C2SP origin is a schema-less URL-like name; it is also
+// the note key name, which may hold no space or '+'.
+func validLogOrigin(s string) bool {
+	if s == "" || len(s) > 200 || strings.Contains(s, "://") || strings.ContainsAny(s, " +\t\n") {
+		return false
+	}
+	host, _, _ := strings.Cut(s, "/")
+	return host != "" && !strings.HasSuffix(s, "/")
+}
+
+// logOrigin is the verifiable log's origin: PITBOSS_LOG_ORIGIN, or the
+// public URL's host (with its port) and "/ledger".
+func (c config) logOrigin() string {
+	if c.LogOrigin != "" {
+		return c.LogOrigin
+	}
+	if u, err := url.Parse(c.PublicURL); err == nil && u.Host != "" {
+		return u.Host + "/ledger"
+	}
+	return "pitboss.local/ledger"
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
+	"github.com/pitboss/pitboss/adapters/postgres/logstore"
 	"github.com/pitboss/pitboss/adapters/postgres/promostore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
 	"github.com/pitboss/pitboss/adapters/postgres/roundstore"
@@ -320,10 +321,18 @@ func startCheckpointJob(ctx, gctx context.Context, g *errgroup.Group, cfg config
 	if err != nil {
 		return err
 	}
-	job, err := checkpointjob.New(auditstore.NewCheckpoints(pool, box), pub, checkpointjob.Config{Topic: topic, Logger: log})
+	keys := auditstore.NewCheckpoints(pool, box)
+	job, err := checkpointjob.New(keys, pub, checkpointjob.Config{Topic: topic, Logger: log})
 	if err != nil {
 		return err
 	}
 	g.Go(func() error { return job.Run(gctx) })
+	// The verifiable log (docs/audit.md): its trees grown from the
+	// committed events and their C2SP checkpoints signed, off the wallet's
+	// answer path, one instance of the cluster at a time.
+	g.Go(func() error {
+		return logstore.Run(gctx, logstore.NewBuilder(pool, 0, log), logstore.New(pool), cfg.logOrigin(), keys,
+			time.Second, cfg.LogCheckpointInterval, time.Now)
+	})
 	return nil
 }

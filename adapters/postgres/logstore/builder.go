@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -171,30 +170,4 @@ func grow(ctx context.Context, tx pgx.Tx, t Tree, evs []event) error {
 		return fmt.Errorf("store the tree of %s: %w", t.Log, err)
 	}
 	return nil
-}
-
-// Run makes passes until ctx ends: at once while a pass finds a full
-// batch, else every interval.
-func (b *Builder) Run(ctx context.Context, interval time.Duration) error {
-	if interval <= 0 {
-		interval = time.Second
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		n, err := b.Pass(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			b.log.Error("verifiable log: a pass failed", "error", err)
-		case n == b.batch:
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
 }
