@@ -163,14 +163,7 @@ func loadConfig() (config, error) {
 		(c.RoundAutoCloseAfter != 0 && c.RoundAutoCloseAfter < time.Hour) {
 		errs = append(errs, fmt.Errorf("PITBOSS_ROUND_AUTO_CLOSE_AFTER must be 0s (off) or a duration of at least 1h"))
 	}
-	c.LogOrigin = env("PITBOSS_LOG_ORIGIN", "")
-	if c.LogOrigin != "" && !validLogOrigin(c.LogOrigin) {
-		errs = append(errs, fmt.Errorf("PITBOSS_LOG_ORIGIN must be a host name with an optional path (e.g. casino.example/ledger), no scheme, spaces or '+'"))
-	}
-	if c.LogCheckpointInterval, err = time.ParseDuration(env("PITBOSS_LOG_CHECKPOINT_INTERVAL", "1m")); err != nil ||
-		c.LogCheckpointInterval < time.Second || c.LogCheckpointInterval > 24*time.Hour {
-		errs = append(errs, fmt.Errorf("PITBOSS_LOG_CHECKPOINT_INTERVAL must be a duration from 1s to 24h"))
-	}
+	errs = append(errs, c.loadLog()...)
 	if c.PromoExpiryInterval, err = time.ParseDuration(env("PITBOSS_PROMO_EXPIRY_INTERVAL", promo.DefaultExpiryInterval.String())); err != nil ||
 		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
@@ -272,4 +265,19 @@ func (c config) logOrigin() string {
 		return u.Host + "/ledger"
 	}
 	return "pitboss.local/ledger"
+}
+
+// loadLog reads the verifiable log's settings (docs/audit.md).
+func (c *config) loadLog() []error {
+	var errs []error
+	c.LogOrigin = env("PITBOSS_LOG_ORIGIN", "")
+	if c.LogOrigin != "" && !validLogOrigin(c.LogOrigin) {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_ORIGIN must be a host name with an optional path (e.g. casino.example/ledger), no scheme, spaces or '+'"))
+	}
+	var err error
+	if c.LogCheckpointInterval, err = time.ParseDuration(env("PITBOSS_LOG_CHECKPOINT_INTERVAL", "1m")); err != nil ||
+		c.LogCheckpointInterval < time.Second || c.LogCheckpointInterval > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_CHECKPOINT_INTERVAL must be a duration from 1s to 24h"))
+	}
+	return errs
 }
