@@ -49,11 +49,7 @@ func TestCampaignMonthEnd(t *testing.T) {
 	if err := h.Gateway.UpsertProvider(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Gateway.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: provider, Kind: gateway.ProviderKindCaleta,
-		Endpoints: []string{ps.URL}, Balancing: gateway.BalancingPriority, Timeout: 5 * time.Second,
-		BreakerFailures: 3, BreakerCooldown: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	route(t, h, provider, gateway.ProviderKindCaleta, ps.URL)
 	der, err := x509.MarshalPKCS8PrivateKey(ourKey)
 	if err != nil {
 		t.Fatal(err)
@@ -68,17 +64,7 @@ func TestCampaignMonthEnd(t *testing.T) {
 
 	call := func(method, path string, body any) map[string]any {
 		t.Helper()
-		rec := h.Call(method, path, c.Key, body)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
-		}
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-			t.Fatal(err)
-		}
-		return env.Data
+		return data(t, h, c, method, path, body)
 	}
 
 	// The campaign, made at Caleta first.
@@ -325,27 +311,13 @@ func TestCampaignOverTBB(t *testing.T) {
 	if err := h.Gateway.UpsertProvider(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Gateway.SetProviderRoute(ctx, gateway.ProviderRoute{ProviderID: provider, Kind: gateway.ProviderKindJSON,
-		Endpoints: []string{ps.URL}, Balancing: gateway.BalancingPriority, Timeout: 5 * time.Second,
-		BreakerFailures: 3, BreakerCooldown: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	route(t, h, provider, gateway.ProviderKindJSON, ps.URL)
 	h.AddGame(game, provider, "TBB slot", "slots", true)
 	c := h.NewLaunchClient("sandbox", []string{gateway.ScopeLaunch, gateway.ScopePromotionsRead,
 		gateway.ScopePromotionsWrite, gateway.ScopeReportsRead}, gateway.LaunchSettings{DefaultCurrency: "EUR"})
 	do := func(method, path string, body any) map[string]any {
 		t.Helper()
-		rec := h.Call(method, path, c.Key, body)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
-		}
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-			t.Fatal(err)
-		}
-		return env.Data
+		return data(t, h, c, method, path, body)
 	}
 	do(http.MethodPost, "/api/v1/campaigns", map[string]any{"campaign_id": "april", "provider": provider,
 		"games": []string{game}, "currency": "EUR", "bet_value": "0.10", "free_bets": 3,
@@ -394,5 +366,32 @@ func TestCampaignOverTBB(t *testing.T) {
 	}
 	if dev := ps.Deviations(); len(dev) != 0 {
 		t.Fatalf("the supplier saw %d deviations: %v", len(dev), dev)
+	}
+}
+
+// data sends a request with c's key and returns its answer's data; any
+// other status than 200 fails the test.
+func data(t *testing.T, h *apitest.Harness, c apitest.Client, method, path string, body any) map[string]any {
+	t.Helper()
+	rec := h.Call(method, path, c.Key, body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+	}
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Data
+}
+
+// route points provider's launches (and promotion calls) of kind at url.
+func route(t *testing.T, h *apitest.Harness, provider, kind, url string) {
+	t.Helper()
+	if err := h.Gateway.SetProviderRoute(context.Background(), gateway.ProviderRoute{ProviderID: provider, Kind: kind,
+		Endpoints: []string{url}, Balancing: gateway.BalancingPriority, Timeout: 5 * time.Second,
+		BreakerFailures: 3, BreakerCooldown: time.Minute}); err != nil {
+		t.Fatal(err)
 	}
 }
