@@ -72,7 +72,7 @@ var Rooms = []Room{
 			"document; the operator API's own handlers (transactions, balance, catalog and launches, reads and " +
 			"reports, reconciliation, audit, console routes), the signed launch and return address, the usage meter",
 		Imports: []string{"api/...", "wallet", "commands", "projections", "gateway", "audit", "reconcile", "domain", "console",
-			"promo"}},
+			"promo", "ledgerlog"}},
 	{Packages: []string{"api/wire"},
 		Holds: "what every handler package answers with: the error codes and `Error`, `Classify` (the one mapping of " +
 			"domain, gateway, read-model and provider errors to status and code), the success envelope (`OK`, " +
@@ -83,8 +83,8 @@ var Rooms = []Room{
 		Holds: "the admin API (`/admin/v1`): admin-token auth, clients, keys, tiers, launch and callback settings, the " +
 			"client secret's recorded reveal (the tokens area), deals, FX rates, closing statements, a client's wallet " +
 			"mode and the seamless wallet's follow-ups; `Register(group, Deps)`",
-		Imports: []string{"api/wire", "api/deliveries", "api/usage", "api/statements", "gateway", "projections",
-			"statement", "domain", "wallet"}},
+		Imports: []string{"api/wire", "api/deliveries", "api/usage", "api/statements", "api/vlog", "gateway", "projections",
+			"statement", "domain", "wallet", "ledgerlog"}},
 	{Packages: []string{"api/deliveries"},
 		Holds: "the delivery log, webhook endpoints (`Endpoints`: one implementation for `/api/v1` and `/admin/v1`) " +
 			"and the forwarded-callback setting",
@@ -92,6 +92,12 @@ var Rooms = []Room{
 	{Packages: []string{"api/usage"},
 		Holds:   "usage reports (`Reports`), for the client and the admin alike",
 		Imports: []string{"api/wire", "gateway", "domain"}},
+	{Packages: []string{"api/vlog"},
+		Holds: "the verifiable log over HTTP (docs/audit.md): each log as C2SP tlog-tiles (checkpoint, hash tiles, entry " +
+			"bundles; `TilePath`, `ParseTilePath`), its note verifier keys, inclusion and consistency proofs against its " +
+			"checkpoints; one implementation for a client's own log (`/api/v1/audit/log`) and the platform's " +
+			"(`/admin/v1/log`); its `Store` port",
+		Imports: []string{"api/wire", "audit", "ledgerlog", "domain"}},
 	{Packages: []string{"api/statements"},
 		Holds: "closed periods' statements (docs/statements.md): a client's list, each as JSON (with the signed " +
 			"record), CSV or a printable HTML page; closing a period, for the admin API",
@@ -158,10 +164,10 @@ var Rooms = []Room{
 		Holds:   "delivery queue and log, webhook endpoints, forwarded-callback settings",
 		Imports: []string{"adapters/postgres", "adapters/secretbox", "gateway", "domain"}},
 	{Packages: []string{"adapters/postgres/auditstore"},
-		Holds: "verify (chain, double entry, folds, read models), verify runs, export, audit pages, transaction " +
+		Holds: "verify (chain, double entry, folds, read models, the verifiable log recomputed), verify runs, export, audit pages, transaction " +
 			"detail, closed statements",
 		Imports: []string{"adapters/postgres", "adapters/postgres/readstore", "adapters/secretbox", "audit",
-			"statement", "projections", "domain"}},
+			"statement", "ledgerlog", "projections", "domain"}},
 	{Packages: []string{"adapters/postgres/roundstore"},
 		Holds:   "a provider's daily round export, read from the history read model (docs/reconciliation.md)",
 		Imports: []string{"projections"}},

@@ -111,7 +111,8 @@ SELECT key, event_id, coalesce(position, ''), event_position, count(*) OVER ()
 
 // Verify checks the whole event store in one snapshot: the hash chain, the
 // event bodies, double entry, the anchors, the accounts table against the
-// fold of the events, and the idempotency records; then the read models
+// fold of the events, the idempotency records and the verifiable log
+// (checkLog); then the read models
 // against a rebuild (in the rebuild's own snapshot). Memory stays bounded
 // by the batch size and the number of currencies: events are read in
 // batches by position, and the per-account fold is aggregated by Postgres
@@ -144,7 +145,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	defer release()
 
 	chain := audit.NewChain(opts.Examples, opts.Anchors...)
-	var accounts, records audit.CheckResult
+	var accounts, records, logs audit.CheckResult
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
@@ -155,6 +156,11 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 		return err
 	})
 	g.Go(func() error { return walkChain(gctx, snaps[0], chain, opts.BatchSize, progress) })
+	g.Go(func() error {
+		var err error
+		logs, err = checkLog(gctx, snaps[3], opts.Examples, opts.BatchSize)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return rep, err
 	}
@@ -170,7 +176,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	}
 	rep.Currencies = totals
 	rep.Clients = chain.Clients()
-	rep.Checks = append(checks, accounts, records)
+	rep.Checks = append(checks, accounts, records, logs)
 	release()
 
 	if opts.SkipReadModels {
@@ -186,11 +192,12 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	return rep, nil
 }
 
-// sharedSnapshot opens three read-only REPEATABLE READ transactions on
-// three connections that see the same snapshot (pg_export_snapshot): one
+// sharedSnapshot opens four read-only REPEATABLE READ transactions on
+// four connections that see the same snapshot (pg_export_snapshot): one
 // walks the chain, two stream the account fold and the accounts table side
-// by side. release ends them all; it may be called more than once.
-func (a *Audit) sharedSnapshot(ctx context.Context) (snaps [3]pgx.Tx, release func(), err error) {
+// by side, one recomputes the verifiable log. release ends them all; it
+// may be called more than once.
+func (a *Audit) sharedSnapshot(ctx context.Context) (snaps [4]pgx.Tx, release func(), err error) {
 	var conns []*pgxpool.Conn
 	var txs []pgx.Tx
 	release = func() {
