@@ -61,6 +61,7 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	batch := fs.Int("batch", 2000, "events read per round trip")
 	checkpoint := fs.String("checkpoint", "", "a signed checkpoint to verify (a file with its JSON record, or its id): the signature, then the chain and totals up to it")
+	since := fs.String("since", "", "a signed checkpoint note of the platform log (a file): the log at the head consistent with it, and only the events after it checked")
 	var anchors anchorFlags
 	fs.Var(&anchors, "anchor", "POSITION:HASH recorded earlier (a head hash); repeatable; the hash must still be there")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
@@ -68,6 +69,12 @@ func verify(ctx context.Context, cfg config, args []string, stdout, stderr io.Wr
 	}
 	if fs.NArg() > 0 || *examples < 1 || *batch < 1 || *batch > 100_000 {
 		return &exitError{exitVerifyError, fmt.Errorf("verify: unexpected arguments %q (or --examples/--batch out of range)", fs.Args())}
+	}
+	if *since != "" {
+		if *checkpoint != "" || len(anchors) > 0 || *skipRM {
+			return &exitError{exitVerifyError, errors.New("verify: --since checks the events after a log checkpoint; --checkpoint, --anchor and --skip-read-models belong to the other verifications")}
+		}
+		return verifySince(ctx, cfg, sinceArgs{file: *since, asJSON: *asJSON, quiet: *quiet, examples: *examples, batch: *batch}, stdout, stderr)
 	}
 	if *checkpoint != "" {
 		if len(anchors) > 0 || *skipRM {
