@@ -196,6 +196,7 @@ func TestMonthEndStatements(t *testing.T) {
 	if oct.Statement.Position == 0 || oct.Statement.CheckpointID == 0 || len(oct.Statement.ChainHash) != 64 {
 		t.Fatalf("October stands on %+v", oct.Statement)
 	}
+	wantClientLog(t, h, oct)
 	var hash []byte
 	if err := h.Pool.QueryRow(ctx, `SELECT hash FROM events WHERE position = $1`, oct.Statement.Position).Scan(&hash); err != nil {
 		t.Fatal(err)

@@ -167,7 +167,7 @@ var Rooms = []Room{
 		Holds: "verify (chain, double entry, folds, read models, the verifiable log recomputed), verify runs, export, audit pages, transaction " +
 			"detail, closed statements",
 		Imports: []string{"adapters/postgres", "adapters/postgres/readstore", "adapters/secretbox", "audit",
-			"statement", "ledgerlog", "projections", "domain"}},
+			"statement", "ledgerlog", "adapters/postgres/logstore", "projections", "domain"}},
 	{Packages: []string{"adapters/postgres/roundstore"},
 		Holds:   "a provider's daily round export, read from the history read model (docs/reconciliation.md)",
 		Imports: []string{"projections"}},

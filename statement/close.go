@@ -3,6 +3,7 @@ package statement
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,6 +38,9 @@ type Store interface {
 	// CheckpointCovering is the id of the client's first signed
 	// checkpoint at or after position; ok is false when there is none.
 	CheckpointCovering(ctx context.Context, client string, position int64) (id int64, ok bool, err error)
+	// ClientLogAt is the client's verifiable log at position: how many
+	// of its events are at or below it, and the root of their tree.
+	ClientLogAt(ctx context.Context, client string, position int64) (size int64, root []byte, err error)
 	// Insert stores s, refusing (ErrClosed, ErrOutOfOrder, ErrConcurrent)
 	// a period already closed, one before the last closed period, or a
 	// statement computed while another of the client and provider was
@@ -88,9 +92,10 @@ type Request struct {
 
 // Close computes and stores the statement of r's period: its figures as
 // the read models hold them once they reflect every event the client has
-// committed, the client's last event of the period and the checkpoint
-// covering it (one is made when none covers it yet), the late changes of
-// earlier closed periods, signed with the active checkpoint key.
+// committed, the client's last event of the period, the checkpoint
+// covering it (one is made when none covers it yet) and the client's
+// verifiable log there, the late changes of earlier closed periods, signed
+// with the active checkpoint key.
 func (c *Closer) Close(ctx context.Context, r Request) (Signed, error) {
 	from, last, err := ParsePeriod(r.Period, r.Start)
 	if err != nil {
@@ -133,6 +138,13 @@ func (c *Closer) Close(ctx context.Context, r Request) (Signed, error) {
 		p.Position, p.ChainHash = pos, hex.EncodeToString(hash)
 		if p.CheckpointID, err = c.checkpoint(ctx, r.ClientID, pos); err != nil {
 			return Signed{}, err
+		}
+		size, root, err := c.Store.ClientLogAt(ctx, r.ClientID, pos)
+		if err != nil {
+			return Signed{}, fmt.Errorf("statement: the client's log at %d: %w", pos, err)
+		}
+		if size > 0 {
+			p.LogSize, p.LogRoot = size, base64.StdEncoding.EncodeToString(root)
 		}
 	}
 	priors := make([]Prior, 0, len(prior))

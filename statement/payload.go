@@ -56,8 +56,16 @@ type Payload struct {
 	ChainHash string `json:"chain_hash"`
 	// CheckpointID is the client's signed checkpoint the statement stands
 	// on: the first at or after Position (0 when Position is 0).
-	CheckpointID int64  `json:"checkpoint_id"`
-	KeyID        string `json:"key_id"`
+	CheckpointID int64 `json:"checkpoint_id"`
+	// LogSize and LogRoot are the client's verifiable log at Position
+	// (docs/audit.md, "The verifiable log"): how many of the client's
+	// events are at or below it, and the root of their tree (standard
+	// base64, as a C2SP checkpoint writes it). Absent (0 and "") with
+	// Position 0, and from statements closed before the log existed, so
+	// their bytes still parse.
+	LogSize int64  `json:"log_size,omitempty"`
+	LogRoot string `json:"log_root,omitempty"`
+	KeyID   string `json:"key_id"`
 	// Lines are the period's own figures per currency, in currency order.
 	Lines []Line `json:"lines"`
 	// Late are changes to earlier closed periods of the same client and
@@ -201,6 +209,10 @@ func (p Payload) validate() error {
 		bad("a statement without events names no chain hash or checkpoint")
 	case p.Position > 0 && (!hexHash.MatchString(p.ChainHash) || p.CheckpointID < 1):
 		bad("chain_hash must be 64 lower-case hex digits and checkpoint_id set")
+	}
+	if r, err := base64.StdEncoding.DecodeString(p.LogRoot); p.LogSize < 0 || (p.LogSize > 0) != (p.LogRoot != "") ||
+		p.LogRoot != "" && (err != nil || len(r) != 32) || p.LogSize > 0 && p.Position == 0 {
+		bad("log_size and log_root: a positive size and a base64 32-byte root, both or neither, and only with a position")
 	}
 	if !hexKeyID.MatchString(p.KeyID) {
 		bad("key_id is not 16 lower-case hex digits")

@@ -3,6 +3,7 @@ package statement_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,7 @@ func signedPayload(t *testing.T) (statement.Payload, ed25519.PrivateKey) {
 	return statement.Payload{Format: statement.Format, ID: "0190a5b2-0000-7000-8000-000000000001", ClientID: "acme", Provider: "prov",
 		Period: statement.PeriodMonth, From: "2026-10-01", To: "2026-10-31", ClosedAt: "2026-11-01T00:05:00.000000Z",
 		ClosedBy: "admin:ab12", Position: 42, ChainHash: strings.Repeat("ab", 32), CheckpointID: 7,
+		LogSize: 17, LogRoot: base64.StdEncoding.EncodeToString(make([]byte, 32)),
 		KeyID: audit.CheckpointKeyID(pub), Lines: []statement.Line{{Currency: "EUR", Bets: "20.00", BetRefunds: "0.00",
 			Wins: "8.00", WinReversals: "0.00", GGR: "12.00", PromoBets: "0.00", PromoBetRefunds: "0.00", PromoWins: "0.00",
 			PromoWinReversals: "0.00", PromoGGR: "0.00", Commission: "1.20", Rate: "0.1"}},
@@ -172,6 +174,20 @@ func TestPayloadIsCanonicalAndValidated(t *testing.T) {
 	if _, err := statement.Parse([]byte(strings.Replace(string(b), `"format":`, `"format" :`, 1))); err == nil {
 		t.Fatal("a re-spaced payload parsed")
 	}
+	if !strings.Contains(string(b), `"checkpoint_id":7,"log_size":17,"log_root":"AAAA`) {
+		t.Fatalf("the log's fields are not after checkpoint_id: %s", b)
+	}
+	// A statement closed before the log existed has neither field, and
+	// its bytes still parse.
+	old := p
+	old.LogSize, old.LogRoot = 0, ""
+	ob, err := statement.Encode(old)
+	if err != nil || strings.Contains(string(ob), "log_") {
+		t.Fatalf("without a log: %s %v", ob, err)
+	}
+	if _, err := statement.Parse(ob); err != nil {
+		t.Fatalf("parse a statement without a log: %v", err)
+	}
 	for name, mutate := range map[string]func(*statement.Payload){
 		"a month that is not one":       func(p *statement.Payload) { p.To = "2026-10-30" },
 		"a day over two days":           func(p *statement.Payload) { p.Period, p.To = statement.PeriodDay, "2026-10-02" },
@@ -180,6 +196,10 @@ func TestPayloadIsCanonicalAndValidated(t *testing.T) {
 		"a jackpot amount that is not decimal": func(p *statement.Payload) {
 			p.Lines[0].JackpotWins, p.Lines[0].JackpotWinReversals, p.Lines[0].JackpotGGR = "0.00", "0.00", "x"
 		},
+		"a log size without a root": func(p *statement.Payload) { p.LogRoot = "" },
+		"a log root without a size": func(p *statement.Payload) { p.LogSize = 0 },
+		"a log root of 31 bytes":    func(p *statement.Payload) { p.LogRoot = base64.StdEncoding.EncodeToString(make([]byte, 31)) },
+		"a log without a position":  func(p *statement.Payload) { p.Position, p.ChainHash, p.CheckpointID = 0, "", 0 },
 		"lines out of order": func(p *statement.Payload) {
 			p.Lines = append(p.Lines, p.Lines[0])
 		},

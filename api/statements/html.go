@@ -33,6 +33,7 @@ dt{font-weight:600}code{font-size:.85em;word-break:break-all}.note{color:#333;fo
 <dt>Closed</dt><dd>{{.Statement.ClosedAt}} (UTC) by {{.Statement.ClosedBy}}</dd>
 <dt>Ledger position</dt><dd>{{if .Statement.Position}}{{.Statement.Position}}, chain hash <code>{{.Statement.ChainHash}}</code>{{else}}no events in the period{{end}}</dd>
 <dt>Stands on</dt><dd>{{if .Statement.CheckpointID}}signed checkpoint {{.Statement.CheckpointID}}{{else}}—{{end}}</dd>
+<dt>Client log</dt><dd>{{if .Statement.LogSize}}{{.Statement.LogSize}} events, root <code>{{.Statement.LogRoot}}</code>{{else}}—{{end}}</dd>
 <dt>Signed with</dt><dd>key <code>{{.Statement.KeyID}}</code></dd>
 </dl>
 <h2>The period, per currency</h2>

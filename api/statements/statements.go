@@ -131,17 +131,24 @@ func (h Handlers) Get(c echo.Context, client string) error {
 }
 
 // CSVColumns are a statement's CSV columns: one row per line (kind line),
-// late change (late) and total (total).
+// late change (late) and total (total); every row ends with the client's
+// verifiable log at the statement's position (empty when it has none).
 var CSVColumns = []string{"statement_id", "client_id", "provider", "from", "to", "kind", "currency", "of_statement", "of_from", "of_to",
 	"bets", "bet_refunds", "wins", "win_reversals", "ggr", "promo_ggr", "jackpot_ggr", "rounds", "players", "rate", "rate_changed",
-	"commission"}
+	"commission", "log_size", "log_root"}
 
 func writeCSV(c echo.Context, v View) error {
 	w := wire.StartCSV(c, "statement-"+v.ID)
 	_ = w.Write(CSVColumns)
 	p := v.Statement
 	head := []string{p.ID, p.ClientID, p.Provider, p.From, p.To}
-	row := func(rest ...string) { _ = w.Write(append(append([]string(nil), head...), rest...)) }
+	logSize := ""
+	if p.LogSize > 0 {
+		logSize = itoa(p.LogSize)
+	}
+	row := func(rest ...string) {
+		_ = w.Write(append(append(append([]string(nil), head...), rest...), logSize, p.LogRoot))
+	}
 	for _, l := range p.Lines {
 		changed := "false"
 		if l.RateChanged {

@@ -9,8 +9,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/pitboss/pitboss/adapters/postgres/logstore"
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/ledgerlog"
 	"github.com/pitboss/pitboss/statement"
 )
 
@@ -156,4 +159,63 @@ func (st *Statements) Insert(ctx context.Context, s statement.Signed, known int)
 		}
 		return nil
 	})
+}
+
+// ClientLogAt is the client's verifiable log at position (a statement's):
+// how many of its events are at or below position, and the root of their
+// tree. When the builder's stored tree has reached position, the root is
+// read from the stored tiles, checked against the stored root
+// (tlog.TileHashReader); when it has not yet (the builder runs every
+// PITBOSS_LOG_CHECKPOINT_INTERVAL in the relay role), the client's events
+// after the stored tree up to position are appended to it as the builder
+// will append them (ledgerlog.Append), so a close neither waits for the
+// builder nor is refused. 0 and nil when the client has no event there.
+func (st *Statements) ClientLogAt(ctx context.Context, client string, position int64) (int64, []byte, error) {
+	logs := logstore.New(st.pool)
+	name := ledgerlog.ClientLog(client)
+	tree, err := logs.Tree(ctx, name)
+	if err != nil {
+		return 0, nil, err
+	}
+	var stored tlog.HashReader
+	if tree.Size > 0 {
+		stored = tlog.TileHashReader(tlog.Tree{N: tree.Size, Hash: tree.Root}, logs.TileReader(ctx, name))
+	}
+	if tree.Position >= position {
+		var size int64
+		if err := st.pool.QueryRow(ctx, `SELECT coalesce((SELECT n * 256 + (SELECT count(*) FROM unnest(positions) p WHERE p <= $2)
+			FROM log_leaves WHERE log = $1 AND first_position <= $2 ORDER BY first_position DESC LIMIT 1), 0)`,
+			name, position).Scan(&size); err != nil {
+			return 0, nil, fmt.Errorf("the leaves of %s up to %d: %w", name, position, err)
+		}
+		if size == 0 {
+			return 0, nil, nil
+		}
+		root, err := tlog.TreeHash(size, stored)
+		if err != nil {
+			return 0, nil, fmt.Errorf("the root of %s at %d: %w", name, size, err)
+		}
+		return size, root[:], nil
+	}
+	rows, err := st.pool.Query(ctx, `SELECT body::text FROM events WHERE position > $1 AND position <= $2
+		AND split_part(stream_id, ':', 2) = $3 ORDER BY position`, tree.Position, position, client)
+	if err != nil {
+		return 0, nil, fmt.Errorf("the events of %s after its tree: %w", name, err)
+	}
+	var leaves []tlog.Hash
+	var body string
+	if _, err := pgx.ForEachRow(rows, []any{&body}, func() error {
+		leaves = append(leaves, ledgerlog.LeafHash([]byte(body)))
+		return nil
+	}); err != nil {
+		return 0, nil, fmt.Errorf("the events of %s after its tree: %w", name, err)
+	}
+	if tree.Size+int64(len(leaves)) == 0 {
+		return 0, nil, nil
+	}
+	g, err := ledgerlog.Append(tree.Size, stored, leaves)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s at %d: %w", name, position, err)
+	}
+	return g.To, g.Root[:], nil
 }
