@@ -9,9 +9,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pitboss/pitboss/api/vlog"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/ledgerlog"
 )
 
 // Paging of GET /api/v1/audit/events.
@@ -25,6 +27,9 @@ func (s *Server) registerAuditRoutes(v1 *echo.Group) {
 	v1.GET("/audit/events", s.auditEvents, requireScope(gateway.ScopeAuditRead))
 	v1.GET("/audit/checkpoints", s.auditCheckpoints, requireScope(gateway.ScopeAuditRead))
 	v1.GET("/audit/checkpoint-keys", s.auditCheckpointKeys, requireScope(gateway.ScopeAuditRead))
+	vlog.Handlers{Store: s.deps.Log, Keys: s.deps.Checkpoints, OriginBase: s.cfg.LogOrigin,
+		LogOf: func(c echo.Context) string { return ledgerlog.ClientLog(wire.Principal(c).ClientID) },
+	}.Register(v1, "/audit/log", requireScope(gateway.ScopeAuditRead))
 }
 
 // auditEventsPage is the envelope of GET /api/v1/audit/events.

@@ -1203,6 +1203,7 @@ func (h *oaHarness) session() {
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoint-keys", auth: full, want: oaWant()})
 	do(oaReq{method: "GET", path: "/api/v1/audit/checkpoint-keys", auth: walletOnly, want: oaWant(403), code: wire.CodeForbidden})
 	h.consoleSession(full, walletOnly)
+	h.logSession()
 
 	// Deliveries: callbacks to /cb succeed; webhooks to /wh park.
 	var parked string

@@ -42,7 +42,7 @@ func (s *Server) adminDeps() admin.Deps {
 		Callbacks: s.deps.Admin.Callbacks, Reveals: s.deps.Admin.Reveals, FX: s.deps.Admin.FX, Deals: s.deps.Admin.Deals, Wallets: s.deps.Admin.Wallets, FollowUps: s.deps.Admin.FollowUps,
 		SeamlessLedger: s.deps.Admin.SeamlessLedger, Operators: s.deps.Operators, ClientIP: s.clientIP, Webhooks: s.deps.Webhooks,
 		Statements: s.deps.Admin.Statements, StatementStore: s.deps.Statements, Providers: s.providers(),
-		Usage: s.deps.Usage, Keys: s.deps.Keys,
+		Usage: s.deps.Usage, Keys: s.deps.Keys, Log: s.deps.Log, LogKeys: s.deps.Checkpoints, LogOrigin: s.cfg.LogOrigin,
 		RateLimits: s.cfg.RateLimits, PrivateCallbacks: s.cfg.PrivateCallbacks, Now: s.now, Logger: s.log}
 }
 

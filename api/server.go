@@ -24,6 +24,7 @@ import (
 	"github.com/pitboss/pitboss/api/admin"
 	"github.com/pitboss/pitboss/api/dialect/pitboss"
 	"github.com/pitboss/pitboss/api/statements"
+	"github.com/pitboss/pitboss/api/vlog"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/audit"
 	"github.com/pitboss/pitboss/commands"
@@ -67,6 +68,10 @@ type Config struct {
 	RateLimits gateway.RateLimits
 	// ReadyTimeout bounds each /readyz check; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// LogOrigin is the verifiable log's origin base (ledgerlog.Origin):
+	// the origin line of the platform's checkpoints, and with
+	// "/clients/<id>" of a client's; the log's keys route names it.
+	LogOrigin string
 	// FollowUpGrace is how long a seamless client's unknown outcome waits
 	// before its follow-up's first attempt (wallet.Deps.FollowUpGrace; 0:
 	// wallet.FollowUpGrace).
@@ -157,6 +162,9 @@ type Deps struct {
 	// Checkpoints lists the signed checkpoints and their public keys (GET
 	// /api/v1/audit/checkpoints and /checkpoint-keys); nil answers 503.
 	Checkpoints audit.Checkpoints
+	// Log serves the verifiable log's tiles, checkpoints and proofs (GET
+	// /api/v1/audit/log/..., /admin/v1/log/...); nil answers 503.
+	Log vlog.Store
 	// Console serves the console's own routes (docs/console.md).
 	Console ConsoleDeps
 

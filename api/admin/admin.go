@@ -23,9 +23,11 @@ import (
 	"github.com/pitboss/pitboss/api/deliveries"
 	"github.com/pitboss/pitboss/api/statements"
 	"github.com/pitboss/pitboss/api/usage"
+	"github.com/pitboss/pitboss/api/vlog"
 	"github.com/pitboss/pitboss/api/wire"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/ledgerlog"
 	"github.com/pitboss/pitboss/wallet"
 )
 
@@ -73,6 +75,13 @@ type Deps struct {
 	// own wallet; without either that route answers 503.
 	SeamlessLedger SeamlessLedger
 	Operators      wallet.Operators
+	// Log serves the platform's verifiable log (/admin/v1/log/...: C2SP
+	// tiles, checkpoint, keys, proofs); LogKeys lists the checkpoint keys
+	// and LogOrigin is the log's origin base. Without Log those routes
+	// answer 503.
+	Log       vlog.Store
+	LogKeys   vlog.Keys
+	LogOrigin string
 	// ClientIP is the address a request came from as the server judges it
 	// (trusted proxies considered), for the reveal trail; nil: the direct
 	// peer.
@@ -155,6 +164,8 @@ func Register(g *echo.Group, deps Deps) {
 	g.GET("/clients/:client/webhooks/:id", s.getWebhook)
 	g.PATCH("/clients/:client/webhooks/:id", s.updateWebhook)
 	g.DELETE("/clients/:client/webhooks/:id", s.deleteWebhook)
+	vlog.Handlers{Store: deps.Log, Keys: deps.LogKeys, OriginBase: deps.LogOrigin,
+		LogOf: func(echo.Context) string { return ledgerlog.PlatformLog }}.Register(g, "/log")
 }
 
 // auth checks Authorization: Bearer <admin token> in constant time.

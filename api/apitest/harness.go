@@ -32,6 +32,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/deliverystore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/gatewaystore"
+	"github.com/pitboss/pitboss/adapters/postgres/logstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/adapters/postgres/promostore"
 	"github.com/pitboss/pitboss/adapters/postgres/readstore"
@@ -40,6 +41,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/secretbox"
 	"github.com/pitboss/pitboss/adapters/system"
 	"github.com/pitboss/pitboss/api"
+	"github.com/pitboss/pitboss/api/vlog"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
 	"github.com/pitboss/pitboss/projections"
@@ -195,6 +197,13 @@ type pumpState struct {
 	pumped int64 // the last position fed
 }
 
+// LogOrigin is the harness server's verifiable log origin base
+// (api.Config.LogOrigin).
+const LogOrigin = "pitboss.test/ledger"
+
+// The log routes read the log store through the port they declare.
+var _ vlog.Store = (*logstore.Store)(nil)
+
 // New boots the server. Everything it starts stops, and the fresh
 // database is dropped, when the test ends.
 func New(t testing.TB, o Options) *Harness {
@@ -294,7 +303,7 @@ func New(t testing.TB, o Options) *Harness {
 		FXRates: gw, TxRecords: h.Accounts, ProviderRounds: roundstore.NewRounds(pool),
 		Operators: h.Operators, FollowUps: h.FollowUps,
 		Clock: h.Clock, IDs: ids, Logger: logger,
-		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil),
+		Audit: h.Audit, Checkpoints: auditstore.NewCheckpoints(pool, nil), Log: logstore.New(pool),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: h.Audit,
 			Details: auditstore.NewConsole(pool)},
 		Admin: api.AdminDeps{Clients: gw, Launch: h.LaunchClients, Callbacks: h.Deliveries, Reveals: h.LaunchClients, FX: gw,
@@ -319,7 +328,7 @@ func New(t testing.TB, o Options) *Harness {
 	h.Server = api.NewServer(api.Config{
 		PublicURL: publicURL, SessionTTL: ttl, HostEnvironments: o.HostEnvironments, DefaultEnvironment: "sandbox",
 		TrustedProxies: o.TrustedProxies, PrivateCallbacks: o.privateCallbacks(), AdminToken: o.AdminToken,
-		RateLimits: limits, ReadyTimeout: o.ReadyTimeout,
+		RateLimits: limits, ReadyTimeout: o.ReadyTimeout, LogOrigin: LogOrigin,
 	}, deps)
 	if o.DemoGame {
 		h.mountDemoGame(deps.Games != nil)

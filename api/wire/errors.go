@@ -92,6 +92,11 @@ const (
 	// wallet refused a provider's call for a reason of its own (a blocked
 	// player, a limit of the operator's).
 	CodeOperatorRefused = "OPERATOR_REFUSED"
+
+	// The verifiable log (docs/audit.md, "The verifiable log"): the event
+	// is committed but the log, or the checkpoint asked for, does not hold
+	// it yet (409; the next checkpoint will).
+	CodeNotInLog = "NOT_IN_LOG"
 )
 
 // retryableCodes are the codes whose request may succeed when repeated
@@ -106,6 +111,8 @@ var retryableCodes = map[string]bool{
 	CodeRateLimited:     true,
 	// Another statement was closed meanwhile: closing again recomputes.
 	CodeStatementConcurrent: true,
+	// The builder appends the event and signs a checkpoint of it soon.
+	CodeNotInLog: true,
 }
 
 // Retryable reports whether a request that failed with code may be retried

@@ -238,7 +238,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		PublicURL: cfg.PublicURL, HostEnvironments: cfg.hostEnvironments(), DefaultEnvironment: cfg.DefaultEnvironment,
 		TrustedProxies: cfg.TrustedProxies, PrivateCallbacks: cfg.Delivery.PrivateTargets,
 		AdminToken: adminToken, RateLimits: cfg.Admin.RateLimits, ReadyTimeout: cfg.Admin.ReadyTimeout,
-		FollowUpGrace: cfg.SeamlessFollowUpGrace,
+		FollowUpGrace: cfg.SeamlessFollowUpGrace, LogOrigin: cfg.logOrigin(),
 	}, api.Deps{
 		Admin: api.AdminDeps{Clients: gw, Launch: launchClients, Callbacks: deliveries, Reveals: launchClients, FX: gw,
 			Statements: &statement.Closer{Reports: readQueries(pool), Store: auditstore.NewStatements(pool),
@@ -253,7 +253,7 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		Clock: system.Clock{}, IDs: system.IDs{}, Logger: log, LaunchClients: launchClients,
 		Deliveries: deliveries, Webhooks: deliveries, Queries: readQueriesOn(pool, reads), FXRates: gw, TxRecords: eventstore.NewAccounts(pool),
 		ProviderRounds: roundstore.NewRounds(pool), Operators: operators, FollowUps: followUps,
-		Audit: auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil),
+		Audit: auditstore.NewAudit(pool), Checkpoints: auditstore.NewCheckpoints(pool, nil), Log: logstore.New(pool),
 		Console: api.ConsoleDeps{Lag: gatewaystore.NewLag(pool), Verifications: auditstore.NewAudit(pool),
 			Details: auditstore.NewConsole(pool)},
 	})
