@@ -28,6 +28,7 @@ type ReadReport struct {
 	SeedEventsPerS float64            `json:"seed_events_per_second"`
 	Replay         ReplayTiming       `json:"replay"`
 	Verify         VerifyTiming       `json:"verify"`
+	Since          *SinceTiming       `json:"verify_since,omitempty"` // since.go
 	Sizes          map[string]float64 `json:"table_sizes_mb"`
 	Queries        []QueryResult      `json:"queries"`
 }
@@ -80,7 +81,8 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 			}
 		}()
 	}
-	svc, err := newService(cfg, serviceSpec{Name: "read", DBURL: dbURL, LogLevel: cfg.LogLevel})
+	svc, err := newService(cfg, serviceSpec{Name: "read", DBURL: dbURL, LogLevel: cfg.LogLevel,
+		Extra: []string{"PITBOSS_LOG_ORIGIN=" + benchLogOrigin}})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +167,12 @@ func runRead(ctx context.Context, cfg config, logf func(string, ...any)) (*ReadR
 	// for the live tables. Run before the queries, it put the player
 	// filter's first page at 57 ms p99 (5.6 ms p50) at 10M events: a
 	// measure of the cache after a verification, not of the query.
-	return rep, timeVerify(ctx, svc, rep, logf)
+	if err := timeVerify(ctx, svc, rep, logf); err != nil {
+		return rep, err
+	}
+	since, err := timeSince(ctx, pool, svc, rep.Events, logf)
+	rep.Since = &since
+	return rep, err
 }
 
 func timeQueries(ctx context.Context, cfg config, base string, keys map[string]string, seed seedResult,

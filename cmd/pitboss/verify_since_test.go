@@ -5,8 +5,10 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -276,4 +278,82 @@ func mustSign(t *testing.T, cp ledgerlog.Checkpoint, k ledgerlog.Key) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// BenchmarkVerifySince is `pitboss verify --since` on a ledger of
+// PITBOSS_SINCE_LEDGER events (default 200,000) whose log was signed
+// PITBOSS_SINCE_DAY events (default 100,000) before the head: the whole
+// command, in events after the checkpoint per second. It also reports
+// the log builder's rate over the ledger.
+//
+//	go test ./cmd/pitboss -run '^$' -bench VerifySince -benchtime 3x
+func BenchmarkVerifySince(b *testing.B) {
+	ledger, day := sinceEnvInt(b, "PITBOSS_SINCE_LEDGER", 200_000), sinceEnvInt(b, "PITBOSS_SINCE_DAY", 100_000)
+	pool, dsn := pgtest.NewDatabase(b)
+	ctx := b.Context()
+	if _, err := eventstore.SeedEvents(ctx, pool, eventstore.SeedOptions{Events: ledger, Clients: 3, Seed: 11}); err != nil {
+		b.Fatal(err)
+	}
+	box, err := secretbox.New(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cps := auditstore.NewCheckpoints(pool, box)
+	if _, err := cps.RotateKey(ctx); err != nil {
+		b.Fatal(err)
+	}
+	st := logstore.New(pool)
+	t0 := time.Now()
+	buildTo := func(size int64) {
+		for {
+			tree, err := st.Tree(ctx, ledgerlog.PlatformLog)
+			if err != nil {
+				b.Fatal(err)
+			}
+			left := size - tree.Size
+			if left <= 0 {
+				return
+			}
+			if _, err := logstore.NewBuilder(pool, int(min(left, logstore.DefaultBuildBatch)), nil).Pass(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	buildTo(int64(ledger - day))
+	if _, err := st.SignDue(ctx, sinceOrigin, cps, 0, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	buildTo(int64(ledger))
+	buildRate := float64(ledger) / time.Since(t0).Seconds()
+	cp, err := st.CheckpointOfSize(ctx, ledgerlog.PlatformLog, int64(ledger-day))
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "checkpoint")
+	if err := os.WriteFile(file, cp.Note, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cfg := config{DatabaseURL: dsn, LogOrigin: sinceOrigin}
+	var took time.Duration
+	for b.Loop() {
+		var out bytes.Buffer
+		start := time.Now()
+		if err := verify(ctx, cfg, []string{"--since", file, "--quiet", "--batch", "4096"}, &out, io.Discard); err != nil {
+			b.Fatalf("%v\n%s", err, out.String())
+		}
+		took += time.Since(start)
+	}
+	b.ReportMetric(float64(day)*float64(b.N)/took.Seconds(), "events/s")
+	b.ReportMetric(buildRate, "log-build-events/s")
+}
+
+func sinceEnvInt(b *testing.B, name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q", name, v)
+		}
+		return n
+	}
+	return def
 }
