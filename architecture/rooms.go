@@ -185,6 +185,11 @@ var Rooms = []Room{
 	{Packages: []string{"adapters/relay"},
 		Holds:   "event store → Kafka, gap-safe, one active",
 		Imports: []string{"adapters/kafka", "adapters/system", "domain"}},
+	{Packages: []string{"adapters/witness"},
+		Holds: "the witnesses' cosignatures of the verifiable log's checkpoints over C2SP tlog-witness (`Cosigner`, " +
+			"`AddCheckpoint`, cosignature/v1 `Verify`), added to the stored notes; `ParseWitnesses` reads " +
+			"PITBOSS_LOG_WITNESSES (docs/audit.md)",
+		Imports: []string{"adapters/postgres/logstore"}},
 	{Packages: []string{"adapters/checkpointjob"},
 		Holds: "the daily signed checkpoint (in the relay role, under an advisory lock) and its publication on the " +
 			"checkpoints topic",

@@ -14,6 +14,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/catalogsync"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/projector"
+	"github.com/pitboss/pitboss/adapters/witness"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/wallet"
@@ -73,6 +74,10 @@ type config struct {
 	// LogCheckpointInterval is PITBOSS_LOG_CHECKPOINT_INTERVAL: how often,
 	// at most, a log that grew gets a new signed checkpoint.
 	LogCheckpointInterval time.Duration
+	// LogWitnesses is PITBOSS_LOG_WITNESSES: the witnesses asked to
+	// cosign the log's checkpoints (relay role; docs/audit.md, "Witness
+	// cosigning"), each its cosignature verifier key and its URL.
+	LogWitnesses []witness.Witness
 	// PromoExpiryInterval is PITBOSS_PROMO_EXPIRY_INTERVAL: how often the
 	// api role expires free-bet rewards past their validity
 	// (promo.Service.RunExpiry; docs/promotions.md).
@@ -278,6 +283,9 @@ func (c *config) loadLog() []error {
 	if c.LogCheckpointInterval, err = time.ParseDuration(env("PITBOSS_LOG_CHECKPOINT_INTERVAL", "1m")); err != nil ||
 		c.LogCheckpointInterval < time.Second || c.LogCheckpointInterval > 24*time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_LOG_CHECKPOINT_INTERVAL must be a duration from 1s to 24h"))
+	}
+	if c.LogWitnesses, err = witness.ParseWitnesses(env("PITBOSS_LOG_WITNESSES", "")); err != nil {
+		errs = append(errs, fmt.Errorf("PITBOSS_LOG_WITNESSES: %w", err))
 	}
 	return errs
 }

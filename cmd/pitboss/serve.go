@@ -37,6 +37,7 @@ import (
 	"github.com/pitboss/pitboss/adapters/relay"
 	"github.com/pitboss/pitboss/adapters/roundclose"
 	"github.com/pitboss/pitboss/adapters/system"
+	"github.com/pitboss/pitboss/adapters/witness"
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
@@ -334,5 +335,11 @@ func startCheckpointJob(ctx, gctx context.Context, g *errgroup.Group, cfg config
 		return logstore.Run(gctx, logstore.NewBuilder(pool, 0, log), logstore.New(pool), cfg.logOrigin(), keys,
 			time.Second, cfg.LogCheckpointInterval, time.Now)
 	})
+	// The witnesses' cosignatures of the latest checkpoints, apart from
+	// the builder, which a slow witness never holds up.
+	if len(cfg.LogWitnesses) > 0 {
+		cos := witness.NewCosigner(logstore.New(pool), cfg.LogWitnesses, nil, log)
+		g.Go(func() error { return witness.Run(gctx, cos, cfg.LogCheckpointInterval) })
+	}
 	return nil
 }
