@@ -175,6 +175,12 @@ func TestAuditLogTiles(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a long index reaches the tile handler", func(t *testing.T) {
+		e := apitest.WantError(t, f.Get("/api/v1/audit/log/tile/0/x001/000.p/1", f.acme), 404, wire.CodeNotFound)
+		if !strings.Contains(e.Error.Message, "tile/0/x001/000.p/1 in the tree of the latest checkpoint") {
+			t.Fatalf("not the tile handler's 404: %+v", e.Error)
+		}
+	})
 	t.Run("statuses", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, path, key string
@@ -186,6 +192,8 @@ func TestAuditLogTiles(t *testing.T) {
 			{"a level above the tree", "/api/v1/audit/log/tile/1/000.p/1", f.acme, 404, wire.CodeNotFound},
 			{"a wider bundle", "/api/v1/audit/log/tile/entries/000.p/9", f.acme, 404, wire.CodeNotFound},
 			{"not a tile path", "/api/v1/audit/log/tile/0/0", f.acme, 404, wire.CodeNotFound},
+			{"a long index beyond the tree", "/api/v1/audit/log/tile/0/x001/000.p/1", f.acme, 404, wire.CodeNotFound},
+			{"a long entries index beyond the tree", "/api/v1/audit/log/tile/entries/x002/x001/000", f.acme, 404, wire.CodeNotFound},
 			{"without audit:read", "/api/v1/audit/log/checkpoint", f.acmeNoScope, 403, wire.CodeForbidden},
 			{"without a key", "/api/v1/audit/log/checkpoint", "none", 401, wire.CodeUnauthorized},
 			{"a client key on the platform's", "/admin/v1/log/checkpoint", f.acme, 403, wire.CodeForbidden},
