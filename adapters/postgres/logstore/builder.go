@@ -16,10 +16,12 @@ import (
 
 // Builder grows every log from the committed events, off the wallet's
 // answer path (the relay role runs it). A pass reads the events after the
-// platform tree's last position in position order — gap-safe: it stops at
-// the first event whose transaction is newer than the oldest one still
-// running (as the relay does), so no event can later appear below what
-// the logs hold — appends each to the platform log and to its client's
+// platform tree's last position in position order — gap-safe: it takes the
+// events whose positions follow on without a hole, and past a hole only
+// those whose transaction is older than the oldest one still running (as
+// the relay does), so no event can later appear below what the logs hold
+// (a long transaction elsewhere does not stall it) — appends each to the
+// platform log and to its client's
 // log, and stores the tiles, leaves and trees in one transaction, under a
 // lock that lets one builder of the cluster work at a time. A crash loses
 // nothing: the next pass starts where the stored platform tree ends.
@@ -88,11 +90,20 @@ func (b *Builder) pass(ctx context.Context, tx pgx.Tx) (int, error) {
 	var pos int64
 	var stream, body string
 	var settled, stop bool
+	next, hole := platform.Position+1, false
 	if _, err := pgx.ForEachRow(rows, []any{&pos, &stream, &body, &settled}, func() error {
-		if stop || !settled {
-			stop = true // an event of a transaction that may have a neighbour still running: later
+		// Positions are given in commit order under the writer's lock, so
+		// an event right after the last taken can never be preceded by one
+		// committed later: take it. After a hole (a position never
+		// written, or one whose transaction still runs), take only events
+		// of transactions older than every running one, as the relay
+		// does, and stop at the first other.
+		hole = hole || (pos != next && platform.Position > 0)
+		if stop || (hole && !settled) {
+			stop = true
 			return nil
 		}
+		next = pos + 1
 		id, err := domain.ParseAccountID(stream)
 		if err != nil {
 			return fmt.Errorf("event %d: stream %q: %w", pos, stream, err)
