@@ -210,6 +210,10 @@ func (s *scanner) data(d *EventData) bool {
 			return s.str(&d.CampaignID)
 		case "reward_id":
 			return s.str(&d.RewardID)
+		case "free_bets":
+			return s.int(&d.FreeBets)
+		case "provider_ref":
+			return s.str(&d.ProviderRef)
 		case "operator_tx_id":
 			return s.str(&d.OperatorTxID)
 		case "expires_at":
