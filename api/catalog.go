@@ -69,10 +69,18 @@ type gameView struct {
 	Category     string `json:"category"`
 	Provider     string `json:"provider"`
 	ProviderName string `json:"provider_name"`
+	// BlockedCountries lets a lobby leave out the games a player's country
+	// may not launch (403 GAME_BLOCKED_IN_COUNTRY); empty when none.
+	BlockedCountries []string `json:"blocked_countries"`
 }
 
 func viewOfGame(g gateway.GameListing) gameView {
-	return gameView{ID: g.ID, Name: g.Name, Category: g.Category, Provider: g.ProviderID, ProviderName: g.ProviderName}
+	blocked := g.BlockedCountries
+	if blocked == nil {
+		blocked = []string{}
+	}
+	return gameView{ID: g.ID, Name: g.Name, Category: g.Category, Provider: g.ProviderID, ProviderName: g.ProviderName,
+		BlockedCountries: blocked}
 }
 
 // listProviders is GET /api/v1/providers: every enabled provider with the

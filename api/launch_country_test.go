@@ -54,6 +54,14 @@ func TestLaunchCountry(t *testing.T) {
 		}
 	}
 
+	// The listing says so, for a lobby to leave the game out.
+	listed := apitest.Data[struct {
+		BlockedCountries []string `json:"blocked_countries"`
+	}](t, h.Call(http.MethodGet, "/api/v1/games/demo-slot", c.Key, ""))
+	if len(listed.BlockedCountries) != 2 || listed.BlockedCountries[0] != "BG" || listed.BlockedCountries[1] != "PL" {
+		t.Fatalf("listed blocked_countries %v", listed.BlockedCountries)
+	}
+
 	for _, country := range []string{"PL", "bg"} {
 		e := apitest.WantError(t, h.Call(http.MethodPost, "/api/v1/game/launch", c.Key, body(country)), http.StatusForbidden,
 			wire.CodeGameBlockedInCountry)

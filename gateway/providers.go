@@ -260,6 +260,9 @@ type GameListing struct {
 	Category     string
 	ProviderID   string
 	ProviderName string
+	// BlockedCountries are the countries whose players the provider's
+	// game list blocks (catalog sync): a launch naming one is refused.
+	BlockedCountries []string
 }
 
 // GameFilter selects games; empty fields do not filter. Page is 1-based.

@@ -153,7 +153,7 @@ func (g *Gateway) ListGames(ctx context.Context, f gateway.GameFilter) ([]gatewa
 	}
 	limit, offset := arg(f.PerPage), arg(int64(f.Page-1)*int64(f.PerPage))
 	rows, err := tx.Query(ctx, `
-		SELECT x.id, x.name, x.category, x.provider_id, p.name
+		SELECT x.id, x.name, x.category, x.provider_id, p.name, x.blocked_countries
 		FROM games x JOIN providers p ON p.id = x.provider_id
 		WHERE `+cond+` ORDER BY lower(x.name), x.id LIMIT `+limit+` OFFSET `+offset, args...)
 	if err != nil {
@@ -171,14 +171,14 @@ func (g *Gateway) ListGames(ctx context.Context, f gateway.GameFilter) ([]gatewa
 
 func scanGameListing(row pgx.CollectableRow) (gateway.GameListing, error) {
 	var l gateway.GameListing
-	err := row.Scan(&l.ID, &l.Name, &l.Category, &l.ProviderID, &l.ProviderName)
+	err := row.Scan(&l.ID, &l.Name, &l.Category, &l.ProviderID, &l.ProviderName, &l.BlockedCountries)
 	return l, err
 }
 
 // GameListing returns one enabled game of an enabled provider.
 func (g *Gateway) GameListing(ctx context.Context, id string) (gateway.GameListing, error) {
 	rows, err := g.pool.Query(ctx, `
-		SELECT x.id, x.name, x.category, x.provider_id, p.name
+		SELECT x.id, x.name, x.category, x.provider_id, p.name, x.blocked_countries
 		FROM games x JOIN providers p ON p.id = x.provider_id
 		WHERE x.id = $1 AND x.enabled AND p.enabled`, id)
 	if err != nil {
