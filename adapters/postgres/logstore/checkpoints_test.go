@@ -15,7 +15,9 @@ import (
 
 type key struct{ priv ed25519.PrivateKey }
 
-func (k key) SigningKey(context.Context) (string, ed25519.PrivateKey, error) { return "k1", k.priv, nil }
+func (k key) SigningKey(context.Context) (string, ed25519.PrivateKey, error) {
+	return "k1", k.priv, nil
+}
 
 // TestSignDue signs each grown log's checkpoint once per interval: a C2SP
 // note under the log's origin that opens with the key's verifier key and
