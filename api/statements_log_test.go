@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/mod/sumdb/tlog"
-
 	"github.com/pitboss/pitboss/api/apitest"
+	"github.com/pitboss/pitboss/ledgerlog/ledgerlogtest"
 )
 
 // wantClientLog checks a closed statement's client log — the client's
@@ -25,33 +24,19 @@ func wantClientLog(t *testing.T, h *stmtHarness, v stmtView) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	var n int64
+	var tr ledgerlogtest.Tree
 	for rows.Next() {
 		var body string
 		if err := rows.Scan(&body); err != nil {
 			t.Fatal(err)
 		}
-		hs, err := tlog.StoredHashes(n, []byte(body), r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, n = append(stored, hs...), n+1
+		tr.Add(t, []byte(body))
 	}
+	n := tr.Size()
 	if rows.Err() != nil || n == 0 {
 		t.Fatalf("%d events (%v)", n, rows.Err())
 	}
-	root, err := tlog.TreeHash(n, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := tr.Root(t)
 	want := base64.StdEncoding.EncodeToString(root[:])
 	if v.Statement.LogSize != n || v.Statement.LogRoot != want {
 		t.Fatalf("the statement's log: %d %s, the client's events give %d %s", v.Statement.LogSize, v.Statement.LogRoot, n, want)

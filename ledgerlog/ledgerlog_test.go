@@ -10,6 +10,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/pitboss/pitboss/ledgerlog"
+	"github.com/pitboss/pitboss/ledgerlog/ledgerlogtest"
 )
 
 // memTiles is a tile store in memory: what the Postgres store does, kept
@@ -32,32 +33,6 @@ func (m memTiles) save(g ledgerlog.Growth) {
 	for _, t := range g.Tiles {
 		m[[2]int64{int64(t.L), t.N}] = t.Data
 	}
-}
-
-// reference is the tree computed by tlog alone over every record at once,
-// from stored hashes kept in a slice: the independent root.
-func reference(t *testing.T, records [][]byte) tlog.Hash {
-	t.Helper()
-	var stored []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for n, rec := range records {
-		hs, err := tlog.StoredHashes(int64(n), rec, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, hs...)
-	}
-	h, err := tlog.TreeHash(int64(len(records)), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 func records(n int) [][]byte {
@@ -97,7 +72,7 @@ func TestAppendInBatchesIsTheTree(t *testing.T) {
 				tiles.save(g)
 				size, root = g.To, g.Root
 			}
-			if want := reference(t, recs); root != want {
+			if want := ledgerlogtest.RootOf(t, recs); root != want {
 				t.Fatalf("root %s, tlog's %s", root, want)
 			}
 			// A verifier's reader checks every tile against the root.

@@ -5,40 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	"golang.org/x/mod/sumdb/tlog"
-
 	"github.com/pitboss/pitboss/adapters/postgres/auditstore"
 	"github.com/pitboss/pitboss/adapters/postgres/eventstore"
 	"github.com/pitboss/pitboss/adapters/postgres/logstore"
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/ledgerlog"
+	"github.com/pitboss/pitboss/ledgerlog/ledgerlogtest"
 )
-
-// rootOf is the tree of records computed by tlog alone, every stored hash
-// kept in memory.
-func rootOf(t *testing.T, records [][]byte) tlog.Hash {
-	t.Helper()
-	var stored []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for n, rec := range records {
-		hs, err := tlog.StoredHashes(int64(n), rec, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, hs...)
-	}
-	h, err := tlog.TreeHash(int64(len(records)), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
 
 // TestClientLogAt states a client's log at a statement's position — its
 // events at or below it and their tree's root, as tlog computes them from
@@ -78,7 +51,7 @@ func TestClientLogAt(t *testing.T) {
 	check := func(t *testing.T, leaf int) {
 		t.Helper()
 		size, root, err := st.ClientLogAt(ctx, client, positions[leaf])
-		want := rootOf(t, bodies[:leaf+1])
+		want := ledgerlogtest.RootOf(t, bodies[:leaf+1])
 		if err != nil || size != int64(leaf+1) || !bytes.Equal(root, want[:]) {
 			t.Fatalf("at %d: size %d root %x (%v), want %d %x", positions[leaf], size, root, err, leaf+1, want)
 		}

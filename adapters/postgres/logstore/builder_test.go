@@ -13,45 +13,24 @@ import (
 	"github.com/pitboss/pitboss/adapters/postgres/pgtest"
 	"github.com/pitboss/pitboss/domain"
 	"github.com/pitboss/pitboss/ledgerlog"
+	"github.com/pitboss/pitboss/ledgerlog/ledgerlogtest"
 )
 
-// tree is a tree tlog grows alone, from the records' hashes, keeping its
-// stored hashes in memory: nothing of ledgerlog or the store.
+// tree is the tree tlog grows alone (ledgerlogtest.Tree) and the records
+// the proofs check.
 type tree struct {
-	stored []tlog.Hash
-	n      int64
-	kept   map[int64][]byte // the records the proofs check
-}
-
-func (tr *tree) ReadHashes(idx []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(idx))
-	for i, x := range idx {
-		out[i] = tr.stored[x]
-	}
-	return out, nil
+	ledgerlogtest.Tree
+	kept map[int64][]byte
 }
 
 func (tr *tree) add(t *testing.T, record []byte) {
-	hs, err := tlog.StoredHashes(tr.n, record, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.stored = append(tr.stored, hs...)
 	if tr.kept == nil {
 		tr.kept = map[int64][]byte{}
 	}
-	if tr.n < 3 || tr.n%9973 == 0 {
-		tr.kept[tr.n] = record
+	if n := tr.Size(); n < 3 || n%9973 == 0 {
+		tr.kept[n] = record
 	}
-	tr.n++
-}
-
-func (tr *tree) root(t *testing.T) tlog.Hash {
-	h, err := tlog.TreeHash(tr.n, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	tr.Add(t, record)
 }
 
 // TestBuilderRootsEqualTlogs builds the logs of a ledger made by the
@@ -125,10 +104,10 @@ func TestBuilderRootsEqualTlogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Size != want.n {
-			t.Fatalf("%s: size %d, %d events", log, got.Size, want.n)
+		if got.Size != want.Size() {
+			t.Fatalf("%s: size %d, %d events", log, got.Size, want.Size())
 		}
-		if root := want.root(t); got.Root != root {
+		if root := want.Root(t); got.Root != root {
 			t.Fatalf("%s: root %s, tlog's %s", log, got.Root, root)
 		}
 		hr := tlog.TileHashReader(tlog.Tree{N: got.Size, Hash: got.Root}, st.TileReader(ctx, log))
@@ -150,7 +129,7 @@ func TestBuilderRootsEqualTlogs(t *testing.T) {
 		check(ledgerlog.ClientLog(client), c)
 	}
 	// Leaves map to positions and back.
-	for _, leaf := range []int64{0, all.n / 2, all.n - 1} {
+	for _, leaf := range []int64{0, all.Size() / 2, all.Size() - 1} {
 		pos, err := st.Leaf(ctx, ledgerlog.PlatformLog, leaf)
 		if err != nil || pos != positions[leaf] {
 			t.Fatalf("leaf %d: position %d (%v), want %d", leaf, pos, err, positions[leaf])
