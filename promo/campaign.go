@@ -89,8 +89,10 @@ type Grant struct {
 	ProviderRef                    string
 }
 
-// Store keeps campaigns and reads rewards (adapters/postgres/promostore).
+// Store keeps campaigns and reads rewards and what the campaign report
+// adds up (adapters/postgres/promostore).
 type Store interface {
+	ReportStore
 	// CreateCampaign stores c. When the client already has a campaign of
 	// that id it returns the stored one and created false, whatever its
 	// terms (the caller compares).

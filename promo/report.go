@@ -2,7 +2,6 @@ package promo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -213,9 +212,5 @@ func mergeDays(a, b []time.Time) []time.Time {
 
 // Report is the campaign report of q, with fx for a reporting currency.
 func (s *Service) Report(ctx context.Context, q ReportQuery, fx projections.FXRates) (Report, error) {
-	rs, ok := s.store.(ReportStore)
-	if !ok {
-		return Report{}, errors.New("campaign report: the store reads no report")
-	}
-	return Reports{Campaigns: s.store, Store: rs, FX: fx}.Report(ctx, q)
+	return Reports{Campaigns: s.store, Store: s.store, FX: fx}.Report(ctx, q)
 }

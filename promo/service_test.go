@@ -99,6 +99,14 @@ func (s *store) Reward(_ context.Context, client, reward string) (promo.Reward, 
 		Used: rec.Used, State: rec.State}, nil
 }
 
+func (s *store) RewardCounts(context.Context, string, []string) (map[string]promo.RewardCounts, error) {
+	return map[string]promo.RewardCounts{}, nil
+}
+
+func (s *store) CampaignMoney(context.Context, string, []string, time.Time, time.Time) ([]promo.DayMoney, error) {
+	return nil, nil
+}
+
 func (s *store) DueRewards(context.Context, time.Time, int) ([]promo.Reward, error) { return nil, nil }
 
 func (s *store) ActiveReward(context.Context, string, string, string, string, string, time.Time) (string, bool, error) {
