@@ -157,6 +157,17 @@ func TestVerifySince(t *testing.T) {
 			tamper: `UPDATE accounts SET balance = balance + 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
 			undo:   `UPDATE accounts SET balance = balance - 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
 			check:  audit.CheckAccounts, want: "stored balance"},
+		// The rows read beside the walk claim a touch after the checkpoint:
+		// a row that does not is read after it, by the events' list.
+		{name: "an account's last_position set back before the checkpoint",
+			save:   `SELECT last_position::text::bytea FROM accounts WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
+			tamper: `UPDATE accounts SET last_position = 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
+			undo:   `UPDATE accounts SET last_position = convert_from($1, 'UTF8')::bigint WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
+			check:  audit.CheckAccounts, want: "stored last_position 1 ≠ 2999"},
+		{name: "an account's version edited",
+			tamper: `UPDATE accounts SET version = version + 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
+			undo:   `UPDATE accounts SET version = version - 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
+			check:  audit.CheckAccounts, want: "stored version"},
 		// The tile of the checkpoint's last leaf (1999: level 0, tile 7),
 		// a hash of it the checkpoint covers.
 		{name: "a tile the checkpoint covers changed",

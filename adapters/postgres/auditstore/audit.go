@@ -138,7 +138,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	// One snapshot for events, accounts and records: the ledger writes all
 	// three in one transaction, so a live ledger never shows a half batch.
 	// Read-only, it takes no transaction id and holds no writer back.
-	snaps, release, err := a.sharedSnapshot(ctx)
+	snaps, release, err := a.sharedSnapshot(ctx, 4)
 	if err != nil {
 		return rep, err
 	}
@@ -192,12 +192,14 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 	return rep, nil
 }
 
-// sharedSnapshot opens four read-only REPEATABLE READ transactions on
-// four connections that see the same snapshot (pg_export_snapshot): one
+// sharedSnapshot opens n read-only REPEATABLE READ transactions on n
+// connections that see the same snapshot (pg_export_snapshot): Verify's
 // walks the chain, two stream the account fold and the accounts table side
-// by side, one recomputes the verifiable log. release ends them all; it
-// may be called more than once.
-func (a *Audit) sharedSnapshot(ctx context.Context) (snaps [4]pgx.Tx, release func(), err error) {
+// by side, one recomputes the verifiable log; VerifySince's walks the
+// events after the checkpoint while the other reads the accounts. release
+// ends them all; it may be called more than once.
+func (a *Audit) sharedSnapshot(ctx context.Context, n int) (snaps []pgx.Tx, release func(), err error) {
+	snaps = make([]pgx.Tx, n)
 	var conns []*pgxpool.Conn
 	var txs []pgx.Tx
 	release = func() {
