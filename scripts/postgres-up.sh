@@ -155,6 +155,15 @@ case "$H" in
   localhost|127.*|::1|0.0.0.0|'*') listen="$H" ;;
   *) listen="$H" ; log "note: listening on $H (not a loopback address)" ;;
 esac
+# Each statement's calls and time, for make bench's moderate step
+# (cmd/pitboss-bench/moderate.go), where the server has the module (a
+# preload library that is missing would stop it from starting). Loaded at
+# start: a running server takes it at its next restart.
+pgss_conf="# pg_stat_statements: not installed with this server"
+if [ -f "$(dirname "$PG_BIN")/lib/pg_stat_statements.so" ]; then
+  pgss_conf="shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = top"
+fi
 pg_run tee "$PG_CLUSTER/pitboss.conf" >/dev/null <<EOF
 # Written by scripts/postgres-up.sh on every start; edit the script, not this file.
 listen_addresses = '$listen'
@@ -173,6 +182,7 @@ timezone = 'UTC'
 log_timezone = 'UTC'
 log_line_prefix = '%m [%p] %q%u@%d '
 logging_collector = off
+$pgss_conf
 EOF
 
 # 4. Start.

@@ -68,6 +68,10 @@ type Config struct {
 	// DefaultNoTargetsFor when zero; negative asks the store every time.
 	NoTargetsFor time.Duration
 	Logger       *slog.Logger
+	// FetchWait lets the broker gather a fetch for up to this long at a
+	// light load (kafka.BatchConsumerConfig.FetchWait); zero: it answers
+	// at once.
+	FetchWait time.Duration
 }
 
 // Stats counts what a forwarder did.
@@ -131,7 +135,7 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		// FromOldest: a new group starts at the oldest offset; enqueueing
 		// is idempotent, so nothing is delivered twice.
 		err := kafka.ConsumeBatches(ctx, kafka.BatchConsumerConfig{Brokers: f.cfg.Brokers, Group: f.cfg.Group,
-			Topic: f.cfg.Topic, MaxBatch: f.cfg.MaxBatch, FromOldest: true, Logger: f.log}, f.handleBatch)
+			Topic: f.cfg.Topic, MaxBatch: f.cfg.MaxBatch, FromOldest: true, FetchWait: f.cfg.FetchWait, Logger: f.log}, f.handleBatch)
 		if ctx.Err() != nil {
 			return nil
 		}

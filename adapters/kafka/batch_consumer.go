@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,13 @@ import (
 // owner of the partition) and the handler must be idempotent.
 type BatchHandler func(ctx context.Context, batch []*sarama.ConsumerMessage) bool
 
+// Defaults of BatchConsumerConfig's gathering: what the service's
+// consumers use (PITBOSS_CONSUMER_FETCH_WAIT).
+const (
+	DefaultFetchWait     = 20 * time.Millisecond
+	DefaultFetchMinBytes = 256 << 10
+)
+
 // BatchConsumerConfig configures ConsumeBatches.
 type BatchConsumerConfig struct {
 	Brokers []string
@@ -27,6 +35,15 @@ type BatchConsumerConfig struct {
 	// FromOldest: a new group starts at the topic's oldest offset (else
 	// at its newest).
 	FromOldest bool
+	// FetchWait, when positive, lets the broker hold a fetch until
+	// FetchMinBytes are waiting or FetchWait has passed (sarama's
+	// Consumer.MaxWaitTime and Consumer.Fetch.Min; by default it answers
+	// as soon as one record is there). At a light load a fetch, and so a
+	// batch, then carries the records of those milliseconds instead of
+	// one (make bench's moderate step, issue 38); under load the bytes are
+	// there at once and nothing waits.
+	FetchWait     time.Duration
+	FetchMinBytes int32
 	// Settled, when set, is called after each batch is marked.
 	Settled func()
 	Logger  *slog.Logger
@@ -52,7 +69,12 @@ func ConsumeBatches(ctx context.Context, cfg BatchConsumerConfig, handle BatchHa
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	group, err := sarama.NewConsumerGroup(cfg.Brokers, cfg.Group, SaramaSubscriberConfig(cfg.FromOldest))
+	sc := SaramaSubscriberConfig(cfg.FromOldest)
+	if cfg.FetchWait > 0 {
+		sc.Consumer.MaxWaitTime = cfg.FetchWait
+		sc.Consumer.Fetch.Min = cmp.Or(cfg.FetchMinBytes, DefaultFetchMinBytes)
+	}
+	group, err := sarama.NewConsumerGroup(cfg.Brokers, cfg.Group, sc)
 	if err != nil {
 		return fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
 	}

@@ -130,3 +130,71 @@ func TestConsumeBatchesRefusesAnIncompleteConfig(t *testing.T) {
 		}
 	}
 }
+
+// With FetchWait the broker holds a fetch until enough bytes wait or the
+// wait passes: records committed one transaction at a time within it come
+// in one or two batches, not one each, and all of them, in order.
+func TestConsumeBatchesFetchWait(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 1)
+	pub := testPublisher(t, brokers)
+	// One record first, so the member has joined and fetches before the rest.
+	if err := pub.Publish(topic, streamMsg("s", 1, []byte("1"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		batches [][]string
+		total   int
+	)
+	joined := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- kafka.ConsumeBatches(ctx, kafka.BatchConsumerConfig{Brokers: brokers, Topic: topic, MaxBatch: 100, FromOldest: true,
+			Group: "pitboss-test-fetchwait-" + strconv.FormatInt(time.Now().UnixNano(), 36), FetchWait: 2 * time.Second},
+			func(_ context.Context, batch []*sarama.ConsumerMessage) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				var b []string
+				for _, m := range batch {
+					b = append(b, string(m.Value))
+				}
+				batches = append(batches, b)
+				if total == 0 {
+					close(joined)
+				}
+				if total += len(batch); total >= 6 {
+					cancel()
+				}
+				return true
+			})
+	}()
+	select {
+	case <-joined:
+	case <-ctx.Done():
+		t.Fatal("the first record was not consumed within 60s")
+	}
+	for v := 2; v <= 6; v++ {
+		if err := pub.Publish(topic, streamMsg("s", v, []byte(strconv.Itoa(v)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("ConsumeBatches: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(batches[1:]) != "[[2 3 4 5 6]]" && len(batches) > 3 {
+		t.Fatalf("five transactions within the fetch wait came in %d batches: %v; want one or two", len(batches)-1, batches[1:])
+	}
+	var flat []string
+	for _, b := range batches {
+		flat = append(flat, b...)
+	}
+	if fmt.Sprint(flat) != "[1 2 3 4 5 6]" {
+		t.Fatalf("records %v, want 1..6 in order", flat)
+	}
+}

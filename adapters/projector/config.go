@@ -87,6 +87,15 @@ type Config struct {
 	// WatermarkInterval is the least time between two watermark moves;
 	// IdleAdvance how often the watermark is moved without new events.
 	WatermarkInterval, IdleAdvance time.Duration
+	// FetchWait lets the broker gather a fetch for up to this long at a
+	// light load (kafka.BatchConsumerConfig.FetchWait); zero: it answers
+	// at once.
+	FetchWait time.Duration
+	// Gather is how long a round smaller than MaxBatch waits for the
+	// rounds of other partitions the same fetch woke, to share its
+	// transaction (combiner); zero: it does not wait (rounds that queue
+	// while a transaction runs share the next one all the same).
+	Gather time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -143,6 +152,9 @@ func (c Config) Validate() error {
 	}
 	if c.ConsumerGroup == "" {
 		errs = append(errs, errors.New("consumer group is empty"))
+	}
+	if c.Gather < 0 || c.Gather > time.Second {
+		errs = append(errs, fmt.Errorf("gather %v: want 0 (off) to 1s", c.Gather))
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, fmt.Errorf("max batch %d < 1", c.MaxBatch))

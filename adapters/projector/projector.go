@@ -119,7 +119,8 @@ type Worker struct {
 
 	kick                                       chan struct{}
 	running                                    atomic.Bool
-	applyMu                                    sync.Mutex // one read-model transaction at a time
+	applyLock                                  chan struct{} // one read-model transaction at a time
+	rounds                                     *combiner
 	applied, skipped, deadLettered, retries, w atomic.Int64
 }
 
@@ -151,8 +152,13 @@ func New(store Store, cfg Config, logger *slog.Logger) (*Worker, error) {
 	if cfg.Combined {
 		label = "all"
 	}
-	return &Worker{cfg: cfg, store: store, projs: projs, kick: make(chan struct{}, 1),
-		log: logger.With("component", "projector", "projection", label, "group", cfg.ConsumerGroup)}, nil
+	w := &Worker{cfg: cfg, store: store, projs: projs, kick: make(chan struct{}, 1), applyLock: make(chan struct{}, 1),
+		log: logger.With("component", "projector", "projection", label, "group", cfg.ConsumerGroup)}
+	w.rounds = &combiner{lock: w.applyLock, gather: cfg.Gather, small: cfg.MaxBatch,
+		apply: func(ctx context.Context, events []domain.Event) ([][]projections.ApplyResult, error) {
+			return store.ApplyProjections(ctx, projs, events)
+		}}
+	return w, nil
 }
 
 // ConsumerGroup is the worker's consumer group.
@@ -200,7 +206,8 @@ func (w *Worker) consume(ctx context.Context) error {
 	// FromOldest: a new group starts at the oldest offset, so a new
 	// projection sees every event the topic still holds.
 	return kafka.ConsumeBatches(ctx, kafka.BatchConsumerConfig{Brokers: w.cfg.Brokers, Group: w.cfg.ConsumerGroup,
-		Topic: w.cfg.Topic, MaxBatch: w.cfg.MaxBatch, FromOldest: true, Settled: w.kickAdvance, Logger: w.log},
+		Topic: w.cfg.Topic, MaxBatch: w.cfg.MaxBatch, FromOldest: true, FetchWait: w.cfg.FetchWait, Settled: w.kickAdvance,
+		Logger: w.log},
 		func(ctx context.Context, batch []*sarama.ConsumerMessage) bool {
 			return w.handleBatch(ctx, dlq, items(unmarshaler, batch))
 		})
@@ -245,8 +252,9 @@ func items(unmarshaler wmkafka.Unmarshaler, batch []*sarama.ConsumerMessage) []i
 // other. An event a round cannot settle (a gap, an invalid event, or every
 // event of the round when the transaction failed) is handled on its own,
 // with retries, before the next round. Transactions of one projection are
-// serialised (applyMu): concurrent ones of different partitions would
-// update the same aggregate rows in different orders and deadlock.
+// serialised (applyLock): concurrent ones of different partitions would
+// update the same aggregate rows in different orders and deadlock. Rounds
+// of different partitions that arrive together share one (combiner).
 func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, items []item) bool {
 	var (
 		rounds [][]int
@@ -268,9 +276,7 @@ func (w *Worker) handleBatch(ctx context.Context, dlq message.Publisher, items [
 		for k, i := range round {
 			events[k] = items[i].event
 		}
-		w.applyMu.Lock()
-		results, err := w.store.ApplyProjections(ctx, w.projs, events)
-		w.applyMu.Unlock()
+		results, err := w.rounds.Apply(ctx, events)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false
@@ -326,9 +332,9 @@ func (w *Worker) handle(ctx context.Context, dlq message.Publisher, p projection
 		e        = it.event
 	)
 	for {
-		w.applyMu.Lock()
+		w.applyLock <- struct{}{}
 		applied, err := w.store.Apply(ctx, p, e)
-		w.applyMu.Unlock()
+		<-w.applyLock
 		if err == nil {
 			if applied {
 				w.applied.Add(1)

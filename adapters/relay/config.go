@@ -18,6 +18,7 @@ const (
 	DefaultMaxPublishAttempts = 8
 	DefaultPublishBackoff     = 100 * time.Millisecond
 	DefaultMaxPublishBackoff  = 5 * time.Second
+	DefaultLingerBelow        = 32
 )
 
 // Config configures a Relay. The zero value of every field but the ones
@@ -52,6 +53,14 @@ type Config struct {
 	// to MaxPublishBackoff.
 	PublishBackoff    time.Duration
 	MaxPublishBackoff time.Duration
+	// Linger is how long the relay gathers after a notification when its
+	// last batch held fewer than LingerBelow events (a light load), so a
+	// Kafka transaction and a checkpoint carry the events of those
+	// milliseconds, not one or two (make bench's moderate step, issue 38).
+	// Under load the batches are larger and it never waits. Zero: it never
+	// lingers (`pitboss serve` sets PITBOSS_RELAY_LINGER, 20 ms).
+	Linger      time.Duration
+	LingerBelow int
 }
 
 func (c *Config) setDefaults() {
@@ -82,6 +91,9 @@ func (c *Config) setDefaults() {
 	if c.MaxPublishBackoff == 0 {
 		c.MaxPublishBackoff = DefaultMaxPublishBackoff
 	}
+	if c.LingerBelow == 0 {
+		c.LingerBelow = DefaultLingerBelow
+	}
 }
 
 // Validate reports every invalid field at once.
@@ -107,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.PublishBackoff <= 0 || c.MaxPublishBackoff < c.PublishBackoff {
 		errs = append(errs, fmt.Errorf("publish backoff %v..%v: want 0 < first <= max", c.PublishBackoff, c.MaxPublishBackoff))
+	}
+	if c.Linger < 0 || c.Linger > time.Second {
+		errs = append(errs, fmt.Errorf("linger %v: want 0 (off) to 1s, the relay's lag follows it", c.Linger))
 	}
 	return errors.Join(errs...)
 }

@@ -257,6 +257,7 @@ func (r *Relay) lead(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("load checkpoint %s: %w", r.cfg.Name, err)
 	}
 	r.logger.InfoContext(ctx, "relay resumes", "tx_id", cp.txID, "position", cp.position)
+	last := 0 // the last batch that held events: a light load when small
 	for {
 		n, err := r.relayBatch(ctx, conn, &cp)
 		if err != nil {
@@ -265,14 +266,20 @@ func (r *Relay) lead(ctx context.Context, conn *pgx.Conn) error {
 		if n == r.cfg.BatchSize {
 			continue // more may be waiting
 		}
-		if err := r.waitForEvents(ctx, conn); err != nil {
+		if n > 0 {
+			last = n // an empty read (a late notification, a poll) says nothing of the load
+		}
+		if err := r.waitForEvents(ctx, conn, last < r.cfg.LingerBelow); err != nil {
 			return err
 		}
 	}
 }
 
-// waitForEvents returns on a notification or after PollInterval.
-func (r *Relay) waitForEvents(ctx context.Context, conn *pgx.Conn) error {
+// waitForEvents returns on a notification or after PollInterval. After a
+// notification, light (the last batch was small) waits Config.Linger
+// more, gathering the next writes into the batch; notifications already
+// received are then dropped, the read covers them.
+func (r *Relay) waitForEvents(ctx context.Context, conn *pgx.Conn, light bool) error {
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.PollInterval)
 	_, err := conn.WaitForNotification(wctx)
 	cancel()
@@ -284,6 +291,12 @@ func (r *Relay) waitForEvents(ctx context.Context, conn *pgx.Conn) error {
 			return nil // the poll interval passed
 		}
 		return fmt.Errorf("wait for %s: %w", NotifyChannel, err)
+	}
+	if light && r.cfg.Linger > 0 {
+		r.stats.lingers.Add(1)
+		if !system.Sleep(ctx, r.cfg.Linger) {
+			return ctx.Err()
+		}
 	}
 	// One read covers every notification already received.
 	done, stop := context.WithCancel(ctx)

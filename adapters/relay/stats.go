@@ -25,6 +25,8 @@ type Stats struct {
 	PublishErrors uint64
 	// Polls counts reads of the event store, empty ones included.
 	Polls uint64
+	// Lingers counts the waits of Config.Linger before a read.
+	Lingers uint64
 	// LockTries counts the answers to a try of the leader lock, granted
 	// or not: a standby's count grows every StandbyRetry, so a test can
 	// see a standby keep trying (and being refused) while another leads.
@@ -44,6 +46,7 @@ func (r *Relay) Stats() Stats {
 		Batches:       r.stats.batches.Load(),
 		PublishErrors: r.stats.publishErrors.Load(),
 		Polls:         r.stats.polls.Load(),
+		Lingers:       r.stats.lingers.Load(),
 		LockTries:     r.stats.lockTries.Load(),
 	}
 	if ns := r.stats.publishedAt.Load(); ns != 0 {
@@ -62,6 +65,7 @@ type stats struct {
 	batches       atomic.Uint64
 	publishErrors atomic.Uint64
 	polls         atomic.Uint64
+	lingers       atomic.Uint64
 	lockTries     atomic.Uint64
 }
 

@@ -64,10 +64,13 @@ type config struct {
 	Steps    []int         `json:"steps"`
 	// Rate is the open-loop step's target in wallet calls/s; 0: 70 % of
 	// the best closed-loop step's throughput.
-	Rate    float64 `json:"open_loop_rate"`
-	Players int     `json:"players"`
-	Events  int     `json:"read_events"`
-	Samples int     `json:"read_samples"`
+	Rate float64 `json:"open_loop_rate"`
+	// ModerateRate is the moderate step's fixed open-loop rate in wallet
+	// calls/s (issue 38: where operators live); 0 skips it.
+	ModerateRate float64 `json:"moderate_open_loop_rate"`
+	Players      int     `json:"players"`
+	Events       int     `json:"read_events"`
+	Samples      int     `json:"read_samples"`
 	// PgbenchMaxClients caps pgbench's connections (max_connections is
 	// 200 on the local server, shared with everyone's tests).
 	PgbenchMaxClients int  `json:"pgbench_max_clients"`
@@ -140,6 +143,7 @@ func loadConfig(args []string) (config, error) {
 	dur := fs.String("duration", envOr("BENCH_DURATION", defDur), "length of each load step (BENCH_DURATION)")
 	steps := fs.String("steps", envOr("BENCH_STEPS", "1,16,64,256"), "closed-loop concurrencies (BENCH_STEPS)")
 	fs.Float64Var(&c.Rate, "rate", atof(envOr("BENCH_RATE", "0")), "open-loop target in wallet calls/s; 0: 70% of the best closed-loop step (BENCH_RATE)")
+	fs.Float64Var(&c.ModerateRate, "moderate-rate", atof(envOr("BENCH_MODERATE_RATE", "250")), "the moderate step's fixed open-loop rate in wallet calls/s, after the other steps; 0 skips it (BENCH_MODERATE_RATE)")
 	fs.IntVar(&c.Players, "players", atoi(envOr("BENCH_PLAYERS", "3000")), "players preloaded with a balance and a session (BENCH_PLAYERS)")
 	fs.IntVar(&c.Events, "events", atoi(envOr("BENCH_EVENTS", strconv.Itoa(defEvents))), "events generated for the read side (BENCH_EVENTS)")
 	fs.IntVar(&c.Samples, "samples", atoi(envOr("BENCH_READ_SAMPLES", strconv.Itoa(defSamples))), "calls per read query (BENCH_READ_SAMPLES)")

@@ -74,6 +74,23 @@ func evaluate(rep Report) []Target {
 		atMost(fmt.Sprintf("relay lag p99 at %d", c), s.Lag.Relay.P99ms, 500, "ms")
 		atMost(fmt.Sprintf("projection lag p99 at %d (balances)", c), s.Lag.ProjectionBalances.P99ms, 1000, "ms")
 	}
+	// Issue 38: the cost of a call where operators live.
+	if rep.Write != nil {
+		for _, s := range rep.Write.Steps {
+			if s.Mode != "moderate" || s.CallsPerSec <= 0 {
+				continue
+			}
+			n := stepName(s)
+			atMost(n+": system CPU per call (machine less load generator)", s.systemMsPerCall(), 1.0, "ms")
+			atMost(n+": wallet p99", s.Latency["all"].P99, 20, "ms")
+			atMost(n+": relay lag p99", s.Lag.Relay.P99ms, 100, "ms")
+			atMost(n+": projection lag p99 (balances)", s.Lag.ProjectionBalances.P99ms, 250, "ms")
+		}
+	}
+	if s := rep.step(1); s != nil && s.CallsPerSec > 0 {
+		atMost("closed 1: system CPU per call (machine less load generator)", s.systemMsPerCall(), 1.5, "ms")
+		atMost("wallet p99 at 1", s.Latency["all"].P99, 10, "ms")
+	}
 	if rep.Write != nil && rep.Write.PeakRSSMB > 0 {
 		atMost("service peak RSS", rep.Write.PeakRSSMB, 256, "MB")
 	}
@@ -206,6 +223,21 @@ func markdown(rep Report) string {
 					c.Kafka, c.MachineBusy, c.LoadEnd)
 			}
 		}
+		w("\n### CPU per wallet call (µs), by component\n\n")
+		w("System: the machine less the load generator (what issue 38 targets; other work on the box counts too); own: the service, its Postgres backends, Postgres's shared processes and Kafka.\n\n")
+		w("| load | calls/s | service | its Postgres backends | Postgres shared | Kafka | load generator | own | system |\n")
+		w("|---|---|---|---|---|---|---|---|---|\n")
+		for _, s := range wr.Steps {
+			if s.CallsPerSec <= 0 {
+				continue
+			}
+			c, us := s.CPU, 1e6/s.CallsPerSec
+			w("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", stepName(s), s.CallsPerSec, c.Service*us, c.PostgresBench*us,
+				c.PostgresOwn*us, c.Kafka*us, c.LoadGenerator*us, s.ownMsPerCall()*1e3, s.systemMsPerCall()*1e3)
+		}
+		for _, s := range wr.Steps {
+			moderateTables(w, s)
+		}
 		w("\nService peak RSS (VmHWM): %.0f MB.\n\n", wr.PeakRSSMB)
 		if len(wr.Profile) > 0 {
 			w("### CPU profile of the service at %d (`go tool pprof -top`)\n\n```\n", wr.ProfileStep)
@@ -275,8 +307,11 @@ func markdown(rep Report) string {
 }
 
 func stepName(s WalletStep) string {
-	if s.Mode == "open" {
+	switch s.Mode {
+	case "open":
 		return fmt.Sprintf("open %.0f/s", s.TargetRate)
+	case "moderate":
+		return fmt.Sprintf("moderate %.0f/s", s.TargetRate)
 	}
 	return fmt.Sprintf("closed %d", s.Concurrency)
 }

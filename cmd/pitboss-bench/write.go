@@ -48,7 +48,7 @@ type LedgerBatches struct {
 
 // WalletStep is one load step of the wallet benchmark.
 type WalletStep struct {
-	Mode        string             `json:"mode"` // closed: fixed concurrency; open: fixed arrival rate
+	Mode        string             `json:"mode"` // closed: fixed concurrency; open, moderate: fixed arrival rate
 	Concurrency int                `json:"concurrency,omitempty"`
 	TargetRate  float64            `json:"target_calls_per_second,omitempty"`
 	Seconds     float64            `json:"seconds"`
@@ -63,6 +63,11 @@ type WalletStep struct {
 	Ledger      LedgerBatches      `json:"ledger"`
 	Pgbench     *PgbenchResult     `json:"pgbench,omitempty"`
 	VsPgbench   float64            `json:"calls_per_pgbench_tps,omitempty"`
+	// The moderate step's: each statement's cost (pg_stat_statements)
+	// and the service's CPU by role (its profile's labels).
+	Statements     []StatementCost `json:"statements,omitempty"`
+	StatementsNote string          `json:"statements_note,omitempty"`
+	Roles          []RoleCPU       `json:"roles,omitempty"`
 }
 
 // WriteReport is the wallet benchmark's outcome.
@@ -234,6 +239,12 @@ func runWrite(ctx context.Context, cfg config, ts string, logf func(string, ...a
 		step.Mode, step.TargetRate = "open", rate
 		logf("write: open %.0f: %.0f calls/s, p99 %.1f ms", rate, step.CallsPerSec, step.Latency["all"].P99)
 		rep.Steps = append(rep.Steps, step)
+	}
+
+	if cfg.ModerateRate > 0 && ctx.Err() == nil {
+		rep.Steps = append(rep.Steps, moderateStep(ctx, cfg, svc, dbURL, func() WalletStep {
+			return measureStep(ctx, svc, lw, watch, func() *recorder { return wc.openLoop(ctx, players, cfg.ModerateRate, cfg.Duration) })
+		}, logf))
 	}
 
 	if _, hwm, err := memKB(svc.pid()); err == nil {

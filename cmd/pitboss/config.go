@@ -82,6 +82,14 @@ type config struct {
 	// api role expires free-bet rewards past their validity
 	// (promo.Service.RunExpiry; docs/promotions.md).
 	PromoExpiryInterval time.Duration
+	// RelayLinger is PITBOSS_RELAY_LINGER: how long the relay gathers
+	// after a wake-up when its last batch was small (relay.Config.Linger;
+	// 0s: never). ConsumerFetchWait is PITBOSS_CONSUMER_FETCH_WAIT: how
+	// long the broker may hold the projector's and the forwarder's
+	// fetches at a light load (kafka.BatchConsumerConfig.FetchWait; 0s:
+	// it answers at once). README's configuration; the figures in
+	// docs/benchmarks.md.
+	RelayLinger, ConsumerFetchWait time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -172,6 +180,14 @@ func loadConfig() (config, error) {
 	if c.PromoExpiryInterval, err = time.ParseDuration(env("PITBOSS_PROMO_EXPIRY_INTERVAL", promo.DefaultExpiryInterval.String())); err != nil ||
 		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
+	}
+	if c.RelayLinger, err = time.ParseDuration(env("PITBOSS_RELAY_LINGER", defaultGather.String())); err != nil ||
+		c.RelayLinger < 0 || c.RelayLinger > time.Second {
+		errs = append(errs, fmt.Errorf("PITBOSS_RELAY_LINGER must be a duration from 0s (off) to 1s"))
+	}
+	if c.ConsumerFetchWait, err = time.ParseDuration(env("PITBOSS_CONSUMER_FETCH_WAIT", defaultGather.String())); err != nil ||
+		c.ConsumerFetchWait < 0 || c.ConsumerFetchWait > time.Second {
+		errs = append(errs, fmt.Errorf("PITBOSS_CONSUMER_FETCH_WAIT must be a duration from 0s (off) to 1s"))
 	}
 	if c.CatalogSyncInterval, err = time.ParseDuration(env("PITBOSS_CATALOG_SYNC_INTERVAL", "0s")); err != nil ||
 		(c.CatalogSyncInterval != 0 && (c.CatalogSyncInterval < catalogsync.MinInterval || c.CatalogSyncInterval > catalogsync.MaxInterval)) {
@@ -289,3 +305,8 @@ func (c *config) loadLog() []error {
 	}
 	return errs
 }
+
+// defaultGather is the default of PITBOSS_RELAY_LINGER and
+// PITBOSS_CONSUMER_FETCH_WAIT: at a light load a stage waits this long to
+// carry several events per batch (issue 38); under load nothing waits.
+const defaultGather = 20 * time.Millisecond

@@ -141,7 +141,8 @@ func startForwarder(ctx context.Context, g *errgroup.Group, cfg config, pool *pg
 	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, kafka.BrokerDefaultReplication); err != nil {
 		return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
 	}
-	fwd, err := forwarder.New(store, forwarder.Config{Brokers: cfg.KafkaBrokers, Topic: cfg.Topic, Logger: log})
+	fwd, err := forwarder.New(store, forwarder.Config{Brokers: cfg.KafkaBrokers, Topic: cfg.Topic,
+		FetchWait: cfg.ConsumerFetchWait, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,11 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 		return err
 	}
 	for _, c := range cfgs {
+		c.FetchWait = cfg.ConsumerFetchWait
+		if c.FetchWait > 0 {
+			// The partitions one fetch woke share a transaction.
+			c.Gather = projectorGather
+		}
 		w, err := projector.New(store, c, log)
 		if err != nil {
 			return err
@@ -44,6 +49,11 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 	}
 	return nil
 }
+
+// projectorGather is how long the projector's small rounds wait for the
+// other partitions' rounds of the same fetch (projector.Config.Gather):
+// they are woken within a millisecond of each other.
+const projectorGather = 2 * time.Millisecond
 
 // readQueries are the read-model queries the API answers from.
 func readQueries(pool *pgxpool.Pool) *projections.Queries { return readQueriesOn(pool, pool) }

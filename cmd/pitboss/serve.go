@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	rpprof "runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -106,41 +107,30 @@ func serve(ctx context.Context, cfg config, args []string) error {
 		}
 	}
 	if slices.Contains(roles, "api") {
-		if err := startAPI(gctx, g, cfg, pool, reads, registry, log); err != nil {
+		if err := asRole(gctx, "api", func() error { return startAPI(gctx, g, cfg, pool, reads, registry, log) }); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(roles, "relay") {
-		if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, kafka.BrokerDefaultReplication); err != nil {
-			return fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
-		}
-		// The batching publisher: one Kafka transaction per relay batch
-		// (all or nothing, docs/kafka-events.md), not one round trip per
-		// event (make bench, 64 concurrent wallet calls: 1,230-1,290
-		// calls/s against 710-820 with NewPublisher, whose per-message
-		// acknowledgements also starve the rest of the process).
-		pub, err := kafka.NewBatchPublisher(cfg.KafkaBrokers, log)
-		if err != nil {
-			return fmt.Errorf("kafka publisher: %w", err)
-		}
-		defer pub.Close()
-		r, err := relay.New(pool, pub, relay.Config{Topic: cfg.Topic}, log)
-		if err != nil {
+		var pub *kafka.BatchPublisher
+		err := asRole(gctx, "relay", func() (err error) {
+			pub, err = startRelay(ctx, gctx, g, cfg, pool, registry, log)
 			return err
+		})
+		if pub != nil {
+			defer pub.Close() // after g.Wait: the relay and the checkpoint job have stopped
 		}
-		watchRelay(registry, r)
-		g.Go(func() error { return r.Run(gctx) })
-		if err := startCheckpointJob(ctx, gctx, g, cfg, pool, pub, log); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	if slices.Contains(roles, "forwarder") {
-		if err := startForwarder(gctx, g, cfg, pool, log); err != nil {
+		if err := asRole(gctx, "forwarder", func() error { return startForwarder(gctx, g, cfg, pool, log) }); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(roles, "projector") {
-		if err := startProjectors(gctx, g, cfg, pool, log); err != nil {
+		if err := asRole(gctx, "projector", func() error { return startProjectors(gctx, g, cfg, pool, log) }); err != nil {
 			return err
 		}
 	}
@@ -151,6 +141,40 @@ func serve(ctx context.Context, cfg config, args []string) error {
 	}
 	log.Info("pitboss stopped", "error", err)
 	return err
+}
+
+// asRole runs start with the profiler label role=NAME: the goroutines it
+// starts carry it (and theirs after them), so a CPU profile splits the
+// process's time by role (`go tool pprof -tags`; make bench's
+// per-component table).
+func asRole(ctx context.Context, role string, start func() error) (err error) {
+	rpprof.Do(ctx, rpprof.Labels("role", role), func(context.Context) { err = start() })
+	return err
+}
+
+// startRelay runs the relay and the checkpoint job beside it, on a
+// publisher the caller closes once they have stopped.
+func startRelay(ctx, gctx context.Context, g *errgroup.Group, cfg config, pool *pgxpool.Pool, registry *metrics.Registry,
+	log *slog.Logger) (*kafka.BatchPublisher, error) {
+	if err := kafka.EnsureTopic(ctx, cfg.KafkaBrokers, cfg.Topic, 6, kafka.BrokerDefaultReplication); err != nil {
+		return nil, fmt.Errorf("kafka topic %s at %s: %w", cfg.Topic, strings.Join(cfg.KafkaBrokers, ","), err)
+	}
+	// The batching publisher: one Kafka transaction per relay batch
+	// (all or nothing, docs/kafka-events.md), not one round trip per
+	// event (make bench, 64 concurrent wallet calls: 1,230-1,290
+	// calls/s against 710-820 with NewPublisher, whose per-message
+	// acknowledgements also starve the rest of the process).
+	pub, err := kafka.NewBatchPublisher(cfg.KafkaBrokers, log)
+	if err != nil {
+		return nil, fmt.Errorf("kafka publisher: %w", err)
+	}
+	r, err := relay.New(pool, pub, relay.Config{Topic: cfg.Topic, Linger: cfg.RelayLinger}, log)
+	if err != nil {
+		return pub, err
+	}
+	watchRelay(registry, r)
+	g.Go(func() error { return r.Run(gctx) })
+	return pub, startCheckpointJob(ctx, gctx, g, cfg, pool, pub, log)
 }
 
 // startAPI runs the HTTP server and the ledger writer behind it. On
@@ -193,8 +217,9 @@ func startAPI(ctx context.Context, g *errgroup.Group, cfg config, pool, reads *p
 		return metrics.LedgerPathCounts{Cache: st.Fast, Store: st.Store, Refused: st.Refused, Pipelined: st.Pipelined}
 	})
 	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
-	g.Go(func() error {
-		err := ledger.Run(writerCtx)
+	g.Go(func() (err error) {
+		// Its own profiler label: the group commit's share of the api role.
+		rpprof.Do(writerCtx, rpprof.Labels("role", "ledger"), func(ctx context.Context) { err = ledger.Run(ctx) })
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
