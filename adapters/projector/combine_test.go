@@ -142,3 +142,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestWatermarkPause(t *testing.T) {
+	t.Parallel()
+	c := Config{Brokers: []string{"b"}, Combined: true}
+	c.setDefaults()
+	tests := []struct {
+		moved int64
+		want  time.Duration
+	}{
+		{0, DefaultLightWatermark}, // idle tick
+		{1, DefaultLightWatermark}, // a light load's move
+		{LightMove - 1, DefaultLightWatermark},
+		{LightMove, DefaultWatermarkInterval}, // under load
+		{5000, DefaultWatermarkInterval},
+	}
+	for _, tc := range tests {
+		if got := c.watermarkPause(tc.moved); got != tc.want {
+			t.Errorf("moved %d: pause %v, want %v", tc.moved, got, tc.want)
+		}
+	}
+	// A configured interval above the light one raises it.
+	slow := Config{Brokers: []string{"b"}, Combined: true, WatermarkInterval: 200 * time.Millisecond}
+	slow.setDefaults()
+	if got := slow.watermarkPause(0); got != 200*time.Millisecond {
+		t.Errorf("interval 200ms: light pause %v, want 200ms", got)
+	}
+}

@@ -18,6 +18,9 @@ const (
 	DefaultMaxRetryBackoff    = 5 * time.Second
 	DefaultWatermarkInterval  = 20 * time.Millisecond
 	DefaultIdleAdvance        = time.Second
+	DefaultLightWatermark     = 80 * time.Millisecond
+	// LightMove is a watermark move of a light load: fewer events.
+	LightMove = 32
 )
 
 // The modes of the projector role (PITBOSS_PROJECTOR_MODE): one combined
@@ -87,6 +90,11 @@ type Config struct {
 	// WatermarkInterval is the least time between two watermark moves;
 	// IdleAdvance how often the watermark is moved without new events.
 	WatermarkInterval, IdleAdvance time.Duration
+	// LightWatermark replaces WatermarkInterval after a move of fewer than
+	// LightMove events (a light load: each move is a transaction per
+	// projection, and the moves would follow every small batch); under
+	// load the moves are larger and WatermarkInterval holds.
+	LightWatermark time.Duration
 	// FetchWait lets the broker gather a fetch for up to this long at a
 	// light load (kafka.BatchConsumerConfig.FetchWait); zero: it answers
 	// at once.
@@ -133,6 +141,9 @@ func (c *Config) setDefaults() {
 	if c.IdleAdvance == 0 {
 		c.IdleAdvance = DefaultIdleAdvance
 	}
+	if c.LightWatermark == 0 {
+		c.LightWatermark = max(DefaultLightWatermark, c.WatermarkInterval)
+	}
 }
 
 // Validate reports every invalid field.
@@ -168,8 +179,19 @@ func (c Config) Validate() error {
 	if c.RetryBackoff <= 0 || c.MaxRetryBackoff < c.RetryBackoff {
 		errs = append(errs, fmt.Errorf("retry backoff %v..%v: want 0 < first <= max", c.RetryBackoff, c.MaxRetryBackoff))
 	}
+	if c.LightWatermark < c.WatermarkInterval {
+		errs = append(errs, fmt.Errorf("light watermark interval %v < watermark interval %v", c.LightWatermark, c.WatermarkInterval))
+	}
 	if c.WatermarkInterval <= 0 || c.IdleAdvance <= 0 {
 		errs = append(errs, fmt.Errorf("watermark interval %v and idle advance %v must be positive", c.WatermarkInterval, c.IdleAdvance))
 	}
 	return errors.Join(errs...)
+}
+
+// watermarkPause is the pause after a watermark move of moved events.
+func (c Config) watermarkPause(moved int64) time.Duration {
+	if moved < LightMove {
+		return c.LightWatermark
+	}
+	return c.WatermarkInterval
 }

@@ -443,8 +443,9 @@ func (w *Worker) kickAdvance() {
 }
 
 // advance moves the projections' watermarks after applied events (at most
-// every WatermarkInterval) and every IdleAdvance; Stats.Position is the
-// least of them.
+// every WatermarkInterval, or LightWatermark after a move of fewer than
+// LightMove events) and every IdleAdvance; Stats.Position is the least of
+// them.
 func (w *Worker) advance(ctx context.Context, kick <-chan struct{}) {
 	t := time.NewTicker(w.cfg.IdleAdvance)
 	defer t.Stop()
@@ -466,10 +467,11 @@ func (w *Worker) advance(ctx context.Context, kick <-chan struct{}) {
 				least = pos
 			}
 		}
+		moved := int64(LightMove) // a failed move: as under load, try again soon
 		if ok && least >= 0 {
-			w.w.Store(least)
+			moved = least - w.w.Swap(least)
 		}
-		if !system.Sleep(ctx, w.cfg.WatermarkInterval) {
+		if !system.Sleep(ctx, w.cfg.watermarkPause(moved)) {
 			return
 		}
 	}
