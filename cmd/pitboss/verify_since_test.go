@@ -168,6 +168,14 @@ func TestVerifySince(t *testing.T) {
 			tamper: `UPDATE accounts SET version = version + 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
 			undo:   `UPDATE accounts SET version = version - 1 WHERE account_id = (SELECT stream_id FROM events WHERE position = 2999)`,
 			check:  audit.CheckAccounts, want: "stored version"},
+		// The event before a stream's first after the checkpoint removed:
+		// the stream no longer continues where it stood at the checkpoint.
+		{name: "an event before the checkpoint removed from a stream the day continues",
+			tamper: `CREATE TABLE removed_event AS SELECT * FROM events e WHERE e.position <= 2000 AND (e.stream_id, e.stream_version) IN
+			           (SELECT stream_id, min(stream_version) - 1 FROM events WHERE position > 2000 GROUP BY stream_id ORDER BY stream_id LIMIT 1);
+			         DELETE FROM events WHERE event_id IN (SELECT event_id FROM removed_event)`,
+			undo:  `INSERT INTO events SELECT * FROM removed_event; DROP TABLE removed_event`,
+			check: audit.CheckAccounts, want: "its stream was at"},
 		// The tile of the checkpoint's last leaf (1999: level 0, tile 7),
 		// a hash of it the checkpoint covers.
 		{name: "a tile the checkpoint covers changed",
