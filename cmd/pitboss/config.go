@@ -181,14 +181,7 @@ func loadConfig() (config, error) {
 		c.PromoExpiryInterval < time.Second || c.PromoExpiryInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("PITBOSS_PROMO_EXPIRY_INTERVAL must be a duration from 1s to 1h"))
 	}
-	if c.RelayLinger, err = time.ParseDuration(env("PITBOSS_RELAY_LINGER", defaultGather.String())); err != nil ||
-		c.RelayLinger < 0 || c.RelayLinger > time.Second {
-		errs = append(errs, fmt.Errorf("PITBOSS_RELAY_LINGER must be a duration from 0s (off) to 1s"))
-	}
-	if c.ConsumerFetchWait, err = time.ParseDuration(env("PITBOSS_CONSUMER_FETCH_WAIT", defaultGather.String())); err != nil ||
-		c.ConsumerFetchWait < 0 || c.ConsumerFetchWait > time.Second {
-		errs = append(errs, fmt.Errorf("PITBOSS_CONSUMER_FETCH_WAIT must be a duration from 0s (off) to 1s"))
-	}
+	errs = append(errs, c.loadGather()...)
 	if c.CatalogSyncInterval, err = time.ParseDuration(env("PITBOSS_CATALOG_SYNC_INTERVAL", "0s")); err != nil ||
 		(c.CatalogSyncInterval != 0 && (c.CatalogSyncInterval < catalogsync.MinInterval || c.CatalogSyncInterval > catalogsync.MaxInterval)) {
 		errs = append(errs, fmt.Errorf("PITBOSS_CATALOG_SYNC_INTERVAL must be 0s (off) or a duration from %s to %s",
@@ -302,6 +295,21 @@ func (c *config) loadLog() []error {
 	}
 	if c.LogWitnesses, err = witness.ParseWitnesses(env("PITBOSS_LOG_WITNESSES", "")); err != nil {
 		errs = append(errs, fmt.Errorf("PITBOSS_LOG_WITNESSES: %w", err))
+	}
+	return errs
+}
+
+// loadGather reads PITBOSS_RELAY_LINGER and PITBOSS_CONSUMER_FETCH_WAIT.
+func (c *config) loadGather() []error {
+	var errs []error
+	var err error
+	if c.RelayLinger, err = time.ParseDuration(env("PITBOSS_RELAY_LINGER", defaultGather.String())); err != nil ||
+		c.RelayLinger < 0 || c.RelayLinger > time.Second {
+		errs = append(errs, fmt.Errorf("PITBOSS_RELAY_LINGER must be a duration from 0s (off) to 1s"))
+	}
+	if c.ConsumerFetchWait, err = time.ParseDuration(env("PITBOSS_CONSUMER_FETCH_WAIT", defaultGather.String())); err != nil ||
+		c.ConsumerFetchWait < 0 || c.ConsumerFetchWait > time.Second {
+		errs = append(errs, fmt.Errorf("PITBOSS_CONSUMER_FETCH_WAIT must be a duration from 0s (off) to 1s"))
 	}
 	return errs
 }
