@@ -17,12 +17,10 @@ import (
 // owner of the partition) and the handler must be idempotent.
 type BatchHandler func(ctx context.Context, batch []*sarama.ConsumerMessage) bool
 
-// Defaults of BatchConsumerConfig's gathering: what the service's
-// consumers use (PITBOSS_CONSUMER_FETCH_WAIT).
-const (
-	DefaultFetchWait     = 20 * time.Millisecond
-	DefaultFetchMinBytes = 256 << 10
-)
+// DefaultFetchMinBytes is the bytes a held fetch waits for when
+// BatchConsumerConfig.FetchMinBytes is zero: far more than a light load
+// writes in the wait, a few ms' worth under load.
+const DefaultFetchMinBytes = 256 << 10
 
 // BatchConsumerConfig configures ConsumeBatches.
 type BatchConsumerConfig struct {
