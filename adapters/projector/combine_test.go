@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pitboss/pitboss/domain"
+	"github.com/pitboss/pitboss/internal/eventually"
 	"github.com/pitboss/pitboss/projections"
 )
 
@@ -86,7 +87,7 @@ func TestCombinerResults(t *testing.T) {
 					res, err := c.Apply(context.Background(), r)
 					outs[i] = out{res, err}
 				})
-				waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == i+1 })
+				eventually.True(t, 10*time.Second, "the round queued", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == i+1 })
 			}
 			<-c.lock
 			wg.Wait()
@@ -122,24 +123,13 @@ func TestCombinerGather(t *testing.T) {
 	c := &combiner{lock: make(chan struct{}, 1), apply: f.apply, gather: 300 * time.Millisecond, small: 10}
 	var wg sync.WaitGroup
 	wg.Go(func() { _, _ = c.Apply(context.Background(), []domain.Event{ev("a1", "A")}) })
-	waitFor(t, func() bool { return len(c.lock) == 1 }) // the first holds the lock, gathering
+	eventually.True(t, 10*time.Second, "the first round to hold the lock", func() bool { return len(c.lock) == 1 }) // gathering
 	for i, s := range []string{"B", "C"} {
 		wg.Go(func() { _, _ = c.Apply(context.Background(), []domain.Event{ev(fmt.Sprint(i), s)}) })
 	}
 	wg.Wait()
 	if txs, rounds := c.stats(); txs != 1 || rounds != 3 {
 		t.Errorf("three rounds within the gather: %d transactions of %d rounds (%v), want 1 of 3", txs, rounds, f.txs)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

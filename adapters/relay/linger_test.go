@@ -29,13 +29,13 @@ func TestLingerGathersLightLoad(t *testing.T) {
 		PollInterval: 3 * time.Second})
 	eventually.True(t, 60*time.Second, "the relay's first read", func() bool { return r.Stats().Polls > 0 })
 
-	// Light: five commits of one event, 50 ms apart (a relay without a
-	// linger publishes each on its own).
+	// Light: five commits of one event, 20 ms apart (a relay without a
+	// linger publishes each, or two, on their own).
 	for range 5 {
 		if err := writeBatch(ctx, pool, streams, 1); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // the load's pace, not a wait for the relay
+		time.Sleep(20 * time.Millisecond) // the load's pace, not a wait for the relay
 	}
 	waitCaughtUp(t, pool, r, 60*time.Second)
 	st := r.Stats()
