@@ -31,7 +31,7 @@ type combiner struct {
 
 	mu    sync.Mutex
 	queue []*round
-	// Transactions and rounds applied, for the tests and the stats.
+	// Transactions and rounds applied (the tests read them).
 	txs, rounds int64
 }
 

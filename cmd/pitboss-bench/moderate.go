@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -161,25 +161,14 @@ func parseRoleTags(out string) []RoleCPU {
 	return roles
 }
 
+// seconds reads a pprof duration ("1.20s", "500ms"); 0 when it does not
+// read.
 func seconds(v, unit string) float64 {
-	f, err := strconv.ParseFloat(v, 64)
+	d, err := time.ParseDuration(v + unit)
 	if err != nil {
 		return 0
 	}
-	switch unit {
-	case "ns":
-		return f * 1e-9
-	case "us", "µs":
-		return f * 1e-6
-	case "ms":
-		return f * 1e-3
-	case "m":
-		return f * 60
-	case "h":
-		return f * 3600
-	default:
-		return f
-	}
+	return d.Seconds()
 }
 
 // moderateStep runs the open loop at cfg.ModerateRate with the
@@ -208,8 +197,9 @@ func moderateStep(ctx context.Context, cfg config, svc *service, dbURL string, r
 		}
 		step.Roles = roles
 	}
+	service, _ := usPerCall(step, 0)
 	logf("write: moderate %.0f: %.0f calls/s, p99 %.1f ms; system CPU %.2f ms a call (service %.0f µs); relay lag p99 %.0f ms, projection p99 %.0f ms; %.1f ops/batch",
-		cfg.ModerateRate, step.CallsPerSec, step.Latency["all"].P99, step.systemMsPerCall(), step.servicePerCall(),
+		cfg.ModerateRate, step.CallsPerSec, step.Latency["all"].P99, step.systemMsPerCall(), service,
 		step.Lag.Relay.P99ms, step.Lag.ProjectionBalances.P99ms, step.Ledger.OpsPerBatch)
 	return step
 }
@@ -232,13 +222,6 @@ func (s WalletStep) ownMsPerCall() float64 {
 	}
 	c := s.CPU
 	return (c.Service + c.PostgresBench + c.PostgresOwn + c.Kafka) / s.CallsPerSec * 1e3
-}
-
-func (s WalletStep) servicePerCall() float64 {
-	if s.CallsPerSec <= 0 {
-		return 0
-	}
-	return s.CPU.Service / s.CallsPerSec * 1e6
 }
 
 // moderateTables writes the moderate step's service CPU by role and its

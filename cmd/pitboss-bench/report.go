@@ -210,8 +210,8 @@ func markdown(rep Report) string {
 		for _, s := range wr.Steps {
 			c := s.CPU
 			perCall := "–"
-			if s.CallsPerSec > 0 {
-				perCall = fmt.Sprintf("%.0f", c.Service/s.CallsPerSec*1e6)
+			if us, _ := usPerCall(s, 0); us > 0 {
+				perCall = fmt.Sprintf("%.0f", us)
 			}
 			w("| %s | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f |\n", stepName(s), c.Service, perCall, c.PostgresBench,
 				c.PostgresOwn, c.Kafka, c.LoadGenerator, c.MachineBusy, c.LoadEnd, s.RSSMB)

@@ -196,7 +196,7 @@ func (a *Audit) Verify(ctx context.Context, opts VerifyOptions) (audit.Report, e
 // connections that see the same snapshot (pg_export_snapshot): Verify's
 // walks the chain, two stream the account fold and the accounts table side
 // by side, one recomputes the verifiable log; VerifySince's walks the
-// events after the checkpoint while the other reads the accounts. release
+// events after the checkpoint while the others read the accounts. release
 // ends them all; it may be called more than once.
 func (a *Audit) sharedSnapshot(ctx context.Context, n int) (snaps []pgx.Tx, release func(), err error) {
 	snaps = make([]pgx.Tx, n)
