@@ -86,9 +86,9 @@ type config struct {
 	// after a wake-up when its last batch was small (relay.Config.Linger;
 	// 0s: never). ConsumerFetchWait is PITBOSS_CONSUMER_FETCH_WAIT: how
 	// long the broker may hold the projector's and the forwarder's
-	// fetches at a light load (kafka.BatchConsumerConfig.FetchWait; 0s:
-	// it answers at once). README's configuration; the figures in
-	// docs/benchmarks.md.
+	// fetches at a light load (kafka.BatchConsumerConfig.FetchWait; 0s,
+	// the default: it answers at once). README's configuration; the
+	// figures in docs/benchmarks.md.
 	RelayLinger, ConsumerFetchWait time.Duration
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
@@ -307,14 +307,17 @@ func (c *config) loadGather() []error {
 		c.RelayLinger < 0 || c.RelayLinger > time.Second {
 		errs = append(errs, fmt.Errorf("PITBOSS_RELAY_LINGER must be a duration from 0s (off) to 1s"))
 	}
-	if c.ConsumerFetchWait, err = time.ParseDuration(env("PITBOSS_CONSUMER_FETCH_WAIT", defaultGather.String())); err != nil ||
+	if c.ConsumerFetchWait, err = time.ParseDuration(env("PITBOSS_CONSUMER_FETCH_WAIT", "0s")); err != nil ||
 		c.ConsumerFetchWait < 0 || c.ConsumerFetchWait > time.Second {
 		errs = append(errs, fmt.Errorf("PITBOSS_CONSUMER_FETCH_WAIT must be a duration from 0s (off) to 1s"))
 	}
 	return errs
 }
 
-// defaultGather is the default of PITBOSS_RELAY_LINGER and
-// PITBOSS_CONSUMER_FETCH_WAIT: at a light load a stage waits this long to
-// carry several events per batch (issue 38); under load nothing waits.
+// defaultGather is the default of PITBOSS_RELAY_LINGER: at a light load
+// the relay waits this long to carry several events per Kafka transaction
+// (issue 38); under load nothing waits. PITBOSS_CONSUMER_FETCH_WAIT is off
+// by default: the relay's linger already spaces the transactions, so a held
+// fetch gathered nothing more at 250 calls/s, and held fetches cost the
+// broker and the service about 0.045 cores while idle (docs/benchmarks.md).
 const defaultGather = 20 * time.Millisecond

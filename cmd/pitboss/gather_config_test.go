@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// TestGatherConfig reads PITBOSS_RELAY_LINGER and
-// PITBOSS_CONSUMER_FETCH_WAIT: 20 ms by default, 0s off, at most 1s. Not
+// TestGatherConfig reads PITBOSS_RELAY_LINGER (20 ms by default) and
+// PITBOSS_CONSUMER_FETCH_WAIT (off by default): 0s off, at most 1s. Not
 // parallel: it sets the variables.
 func TestGatherConfig(t *testing.T) {
 	tests := []struct {
@@ -15,7 +15,6 @@ func TestGatherConfig(t *testing.T) {
 		want    time.Duration
 		invalid bool
 	}{
-		{value: "", want: 20 * time.Millisecond},
 		{value: "0s", want: 0},
 		{value: "5ms", want: 5 * time.Millisecond},
 		{value: "1s", want: time.Second},
@@ -23,8 +22,13 @@ func TestGatherConfig(t *testing.T) {
 		{value: "-1ms", invalid: true},
 		{value: "soon", invalid: true},
 	}
+	defaults := map[string]time.Duration{"PITBOSS_RELAY_LINGER": 20 * time.Millisecond, "PITBOSS_CONSUMER_FETCH_WAIT": 0}
 	for _, name := range []string{"PITBOSS_RELAY_LINGER", "PITBOSS_CONSUMER_FETCH_WAIT"} {
-		for _, tc := range tests {
+		for _, tc := range append([]struct {
+			value   string
+			want    time.Duration
+			invalid bool
+		}{{value: "", want: defaults[name]}}, tests...) {
 			t.Run(name+"="+tc.value, func(t *testing.T) {
 				t.Setenv(name, tc.value)
 				c, err := loadConfig()

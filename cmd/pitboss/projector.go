@@ -37,10 +37,8 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 	}
 	for _, c := range cfgs {
 		c.FetchWait = cfg.ConsumerFetchWait
-		if c.FetchWait > 0 {
-			// The partitions one fetch woke share a transaction.
-			c.Gather = projectorGather
-		}
+		// The partitions one fetch woke share a transaction.
+		c.Gather = projectorGather
 		w, err := projector.New(store, c, log)
 		if err != nil {
 			return err
@@ -52,7 +50,9 @@ func startProjectors(ctx context.Context, g *errgroup.Group, cfg config, pool *p
 
 // projectorGather is how long the projector's small rounds wait for the
 // other partitions' rounds of the same fetch (projector.Config.Gather):
-// they are woken within a millisecond of each other.
+// they are woken within a millisecond of each other. It does not depend
+// on a held fetch: one relay transaction spans the partitions, and a fetch
+// that sees it sees them all.
 const projectorGather = 2 * time.Millisecond
 
 // readQueries are the read-model queries the API answers from.
