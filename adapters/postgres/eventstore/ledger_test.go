@@ -362,8 +362,9 @@ func TestLedgerStops(t *testing.T) {
 }
 
 // TestLedgerNotifiesAndRecordsPositions: a commit notifies the relay's
-// channel, and the outcome, the stored record and the account row agree on
-// the event's position.
+// channel — a batch decided from the store (the first) and one decided
+// from the cache (the second) — and the outcome, the stored record and the
+// account row agree on the event's position.
 func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewDatabase(t)
@@ -377,7 +378,7 @@ func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	if _, err := listener.Exec(ctx, "LISTEN pitboss_events"); err != nil {
 		t.Fatal(err)
 	}
-	_, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
+	l, h := storetest.StartLedger(t, pool, eventstore.LedgerConfig{})
 	client, player := storetest.UID("c"), storetest.UID("p")
 	res := deposit(t, h, client, player, "10.00")
 	if _, err := listener.Conn().WaitForNotification(ctx); err != nil {
@@ -397,6 +398,13 @@ func TestLedgerNotifiesAndRecordsPositions(t *testing.T) {
 	}
 	if recPos != 1 || lastPos != 1 {
 		t.Errorf("record position %d, external account last_position %d, want 1 and 1", recPos, lastPos)
+	}
+	deposit(t, h, client, player, "5.00")
+	if _, err := listener.Conn().WaitForNotification(ctx); err != nil {
+		t.Fatalf("no notification after a commit decided from the cache: %v", err)
+	}
+	if st := l.Stats(); st.Store != 1 || st.Fast != 1 {
+		t.Errorf("batches %+v, want one from the store and one from the cache", st)
 	}
 }
 
