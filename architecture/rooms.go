@@ -232,9 +232,9 @@ var Rooms = []Room{
 		Holds: "flags, configuration, wiring (the only place that knows every concrete type); the benchmark driver; " +
 			"the slowest tests at the end of `make test`",
 		Imports: []string{Everything}},
-	{Packages: []string{"internal/progress", "internal/procmem", "internal/freeport"},
+	{Packages: []string{"internal/progress", "internal/procmem", "internal/freeport", "internal/procs"},
 		Holds: "the long commands' progress (a redrawn line and structured records), the process's resident memory, " +
-			"loopback ports for the processes the benchmark and the chaos stack start",
+			"loopback ports for the processes the benchmark and the chaos stack start, `serve`'s Ps adapted to its load",
 		Imports: []string{"internal/procmem"}},
 	{Packages: []string{"architecture"},
 		Holds: "this map as Go data (`Rooms`), the size limits, and the test that checks the import graph and the " +

@@ -63,6 +63,7 @@ func testConfig(t *testing.T) (config, *pgxpool.Pool) {
 	cfg.DataDir = t.TempDir()
 	cfg.LogLevel = slog.LevelWarn
 	cfg.ShutdownTimeout = 30 * time.Second
+	cfg.AdaptiveProcs = false // the test process's Ps are its tests'
 	cfg.Admin.Token = "test-admin-token-" + randomHex(16)
 	return cfg, pool
 }

@@ -90,6 +90,10 @@ type config struct {
 	// the default: it answers at once). README's configuration; the
 	// figures in docs/benchmarks.md.
 	RelayLinger, ConsumerFetchWait time.Duration
+	// AdaptiveProcs is PITBOSS_ADAPTIVE_PROCS (on, the default, or off):
+	// serve runs on one P while it is light and on all of them under load
+	// (internal/procs). A GOMAXPROCS the operator set turns it off.
+	AdaptiveProcs bool
 	// SecretKey is PITBOSS_SECRET_KEY, the master key that seals client
 	// and provider secrets (see secretkey.go); empty: a key file in DataDir.
 	SecretKey string
@@ -299,10 +303,17 @@ func (c *config) loadLog() []error {
 	return errs
 }
 
-// loadGather reads PITBOSS_RELAY_LINGER and PITBOSS_CONSUMER_FETCH_WAIT.
+// loadGather reads the light-load settings: PITBOSS_RELAY_LINGER,
+// PITBOSS_CONSUMER_FETCH_WAIT and PITBOSS_ADAPTIVE_PROCS.
 func (c *config) loadGather() []error {
 	var errs []error
 	var err error
+	switch v := env("PITBOSS_ADAPTIVE_PROCS", "on"); v {
+	case "on", "off":
+		c.AdaptiveProcs = v == "on" && os.Getenv("GOMAXPROCS") == ""
+	default:
+		errs = append(errs, fmt.Errorf("PITBOSS_ADAPTIVE_PROCS must be on or off, not %q", v))
+	}
 	if c.RelayLinger, err = time.ParseDuration(env("PITBOSS_RELAY_LINGER", defaultGather.String())); err != nil ||
 		c.RelayLinger < 0 || c.RelayLinger > time.Second {
 		errs = append(errs, fmt.Errorf("PITBOSS_RELAY_LINGER must be a duration from 0s (off) to 1s"))

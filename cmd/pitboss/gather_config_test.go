@@ -49,3 +49,35 @@ func TestGatherConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveProcsConfig reads PITBOSS_ADAPTIVE_PROCS: on by default, off
+// by the operator's choice or by a GOMAXPROCS of theirs. Not parallel: it
+// sets the variables.
+func TestAdaptiveProcsConfig(t *testing.T) {
+	tests := []struct {
+		value, gomaxprocs string
+		want, invalid     bool
+	}{
+		{value: "", want: true},
+		{value: "on", want: true},
+		{value: "off", want: false},
+		{value: "", gomaxprocs: "2", want: false},
+		{value: "yes", invalid: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value+"/"+tc.gomaxprocs, func(t *testing.T) {
+			t.Setenv("PITBOSS_ADAPTIVE_PROCS", tc.value)
+			t.Setenv("GOMAXPROCS", tc.gomaxprocs)
+			c, err := loadConfig()
+			if tc.invalid {
+				if err == nil || !strings.Contains(err.Error(), "PITBOSS_ADAPTIVE_PROCS") {
+					t.Fatalf("error %v, want one naming PITBOSS_ADAPTIVE_PROCS", err)
+				}
+				return
+			}
+			if err != nil || c.AdaptiveProcs != tc.want {
+				t.Fatalf("AdaptiveProcs %v, %v; want %v", c.AdaptiveProcs, err, tc.want)
+			}
+		})
+	}
+}

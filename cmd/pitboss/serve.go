@@ -42,6 +42,7 @@ import (
 	"github.com/pitboss/pitboss/api"
 	"github.com/pitboss/pitboss/commands"
 	"github.com/pitboss/pitboss/gateway"
+	"github.com/pitboss/pitboss/internal/procs"
 	"github.com/pitboss/pitboss/promo"
 	"github.com/pitboss/pitboss/statement"
 	"github.com/pitboss/pitboss/wallet"
@@ -101,6 +102,12 @@ func serve(ctx context.Context, cfg config, args []string) error {
 	cfg.Admin.kafkaRoles = slices.ContainsFunc(roles, func(r string) bool { return r != "api" })
 
 	g, gctx := errgroup.WithContext(ctx)
+	if cfg.AdaptiveProcs {
+		g.Go(func() error {
+			procs.Run(gctx, procs.Config{}, log.With("component", "procs"))
+			return nil
+		})
+	}
 	if addr := pprofAddr(); addr != "" {
 		if err := startPprof(gctx, g, addr, log); err != nil {
 			return err
