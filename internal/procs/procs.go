@@ -13,6 +13,10 @@
 // P while it uses little CPU and switches to all of them the moment
 // goroutines wait to run (the scheduler's own latency histogram), and
 // stays there for a while before it may go back.
+//
+// Setting GOMAXPROCS stops the runtime's own updates of it (from a
+// container's CPU limit, Go 1.25 on): Max is the value when Run starts,
+// and a limit changed later is not followed.
 package procs
 
 import (
