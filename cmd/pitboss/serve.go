@@ -103,10 +103,10 @@ func serve(ctx context.Context, cfg config, args []string) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	if cfg.AdaptiveProcs {
-		g.Go(func() error {
-			procs.Run(gctx, procs.Config{}, log.With("component", "procs"))
-			return nil
-		})
+		// Not in g: it lasts as long as serve, and never fails it.
+		pctx, stop := context.WithCancel(gctx)
+		defer stop()
+		go procs.Run(pctx, procs.Config{}, log.With("component", "procs"))
 	}
 	if addr := pprofAddr(); addr != "" {
 		if err := startPprof(gctx, g, addr, log); err != nil {
