@@ -79,12 +79,29 @@ func machineCPU() (busy, total float64) {
 		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
+	return cpuJiffies(line)
+}
+
+// cpuJiffies reads /proc/stat's "cpu" line: user nice system idle iowait
+// irq softirq steal guest guest_nice. Busy is the time this machine ran
+// something: user, nice, system, irq and softirq. Idle and iowait are not;
+// steal is time the hypervisor gave another machine, not CPU of ours
+// (counted busy, a noisy neighbour would raise our CPU per call); guest
+// and guest_nice are already inside user and nice. Total is everything
+// but guest and guest_nice, for the same reason.
+func cpuJiffies(line string) (busy, total float64) {
 	f := strings.Fields(line)
+	if len(f) < 2 || f[0] != "cpu" {
+		return 0, 0
+	}
 	for i, v := range f[1:] {
 		n, _ := strconv.ParseFloat(v, 64)
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
+		switch i {
+		case 0, 1, 2, 5, 6: // user, nice, system, irq, softirq
 			busy += n
+			total += n
+		case 3, 4, 7: // idle, iowait, steal
+			total += n
 		}
 	}
 	return busy, total
