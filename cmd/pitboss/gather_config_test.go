@@ -22,28 +22,32 @@ func TestGatherConfig(t *testing.T) {
 		{value: "-1ms", invalid: true},
 		{value: "soon", invalid: true},
 	}
-	defaults := map[string]time.Duration{"PITBOSS_RELAY_LINGER": 20 * time.Millisecond, "PITBOSS_CONSUMER_FETCH_WAIT": 0}
-	for _, name := range []string{"PITBOSS_RELAY_LINGER", "PITBOSS_CONSUMER_FETCH_WAIT"} {
-		for _, tc := range append([]struct {
-			value   string
-			want    time.Duration
-			invalid bool
-		}{{value: "", want: defaults[name]}}, tests...) {
-			t.Run(name+"="+tc.value, func(t *testing.T) {
-				t.Setenv(name, tc.value)
+	for _, v := range []struct {
+		name string
+		def  time.Duration
+		got  func(config) time.Duration
+	}{
+		{"PITBOSS_RELAY_LINGER", 20 * time.Millisecond, func(c config) time.Duration { return c.RelayLinger }},
+		{"PITBOSS_CONSUMER_FETCH_WAIT", 0, func(c config) time.Duration { return c.ConsumerFetchWait }},
+	} {
+		t.Run(v.name+" unset", func(t *testing.T) {
+			t.Setenv(v.name, "")
+			if c, err := loadConfig(); err != nil || v.got(c) != v.def {
+				t.Fatalf("%v, %v; want the default %v", v.got(c), err, v.def)
+			}
+		})
+		for _, tc := range tests {
+			t.Run(v.name+"="+tc.value, func(t *testing.T) {
+				t.Setenv(v.name, tc.value)
 				c, err := loadConfig()
 				if tc.invalid {
-					if err == nil || !strings.Contains(err.Error(), name) {
-						t.Fatalf("error %v, want one naming %s", err, name)
+					if err == nil || !strings.Contains(err.Error(), v.name) {
+						t.Fatalf("error %v, want one naming %s", err, v.name)
 					}
 					return
 				}
-				got := c.RelayLinger
-				if name == "PITBOSS_CONSUMER_FETCH_WAIT" {
-					got = c.ConsumerFetchWait
-				}
-				if err != nil || got != tc.want {
-					t.Fatalf("%v, %v; want %v", got, err, tc.want)
+				if err != nil || v.got(c) != tc.want {
+					t.Fatalf("%v, %v; want %v", v.got(c), err, tc.want)
 				}
 			})
 		}
