@@ -58,7 +58,7 @@ type Config struct {
 	// Kafka transaction and a checkpoint carry the events of those
 	// milliseconds, not one or two (make bench's moderate step, issue 38).
 	// Under load the batches are larger and it never waits. Zero: it never
-	// lingers (`pitboss serve` sets PITBOSS_RELAY_LINGER, 20 ms).
+	// lingers (`pitboss serve` sets PITBOSS_RELAY_LINGER, 50 ms).
 	Linger      time.Duration
 	LingerBelow int
 }

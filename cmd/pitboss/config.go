@@ -327,8 +327,13 @@ func (c *config) loadGather() []error {
 
 // defaultGather is the default of PITBOSS_RELAY_LINGER: at a light load
 // the relay waits this long to carry several events per Kafka transaction
-// (issue 38); under load nothing waits. PITBOSS_CONSUMER_FETCH_WAIT is off
-// by default: the relay's linger already spaces the transactions, so a held
-// fetch gathered nothing more at 250 calls/s, and held fetches cost the
-// broker and the service about 0.045 cores while idle (docs/benchmarks.md).
-const defaultGather = 20 * time.Millisecond
+// (issue 38); under load nothing waits. 50 ms against 20 ms at 250 calls/s
+// (four interleaved pairs): the machine's CPU per call 2,462 → 1,976 µs
+// (fewer Kafka transactions, relay reads and checkpoints, projector and
+// forwarder transactions), relay lag p99 26–28 → 55–56 ms of issue 38's
+// 100, projection lag p99 116–121 → 142–147 ms of its 250; 100 ms put the
+// relay lag p99 over 100 ms. PITBOSS_CONSUMER_FETCH_WAIT is off by default:
+// the relay's linger already spaces the transactions, so a held fetch
+// gathered nothing more at 250 calls/s, and held fetches cost the broker
+// and the service about 0.045 cores while idle (docs/benchmarks.md).
+const defaultGather = 50 * time.Millisecond

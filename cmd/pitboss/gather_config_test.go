@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestGatherConfig reads PITBOSS_RELAY_LINGER (20 ms by default) and
+// TestGatherConfig reads PITBOSS_RELAY_LINGER (50 ms by default) and
 // PITBOSS_CONSUMER_FETCH_WAIT (off by default): 0s off, at most 1s. Not
 // parallel: it sets the variables.
 func TestGatherConfig(t *testing.T) {
@@ -27,7 +27,7 @@ func TestGatherConfig(t *testing.T) {
 		def  time.Duration
 		got  func(config) time.Duration
 	}{
-		{"PITBOSS_RELAY_LINGER", 20 * time.Millisecond, func(c config) time.Duration { return c.RelayLinger }},
+		{"PITBOSS_RELAY_LINGER", 50 * time.Millisecond, func(c config) time.Duration { return c.RelayLinger }},
 		{"PITBOSS_CONSUMER_FETCH_WAIT", 0, func(c config) time.Duration { return c.ConsumerFetchWait }},
 	} {
 		t.Run(v.name+" unset", func(t *testing.T) {
